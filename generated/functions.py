@@ -441,6 +441,12 @@ from .ops import (
     exp_,
     expm1,
     expm1_,
+    fake_quantize_per_channel_affine,
+    fake_quantize_per_channel_affine_cachemask,
+    fake_quantize_per_channel_affine_cachemask_backward,
+    fake_quantize_per_tensor_affine,
+    fake_quantize_per_tensor_affine_cachemask,
+    fake_quantize_per_tensor_affine_cachemask_backward,
     fill,
     fill_,
     fix,
@@ -5450,6 +5456,98 @@ def atan2_backward0_apply(
             grad_inputs[0] = grad_result[0]
         if needs_input_grad[1]:
             grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class FakeQuantizePerTensorAffineCachemaskBackward0(Node):
+    """Backward of ``fake_quantize_per_tensor_affine_cachemask(Tensor self, float scale, int zero_point, int quant_min, int quant_max) -> (Tensor output, Tensor mask)``.
+
+    self: fake_quantize_per_tensor_affine_cachemask_backward(grad, mask)
+    """
+
+    __slots__ = ("mask_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mask_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fake_quantize_per_tensor_affine_cachemask_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            mask=unpack_saved(self.mask_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.mask_ is not None:
+            self.mask_.reset_data()
+
+    @property
+    def _saved_mask(self) -> Tensor | None:
+        return unpack_saved(self.mask_, self)
+
+
+def fake_quantize_per_tensor_affine_cachemask_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    mask: Tensor | None,
+) -> list[Any]:
+    """The formulas of FakeQuantizePerTensorAffineCachemaskBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            fake_quantize_per_tensor_affine_cachemask_backward(grad, mask)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class FakeQuantizePerChannelAffineCachemaskBackward0(Node):
+    """Backward of ``fake_quantize_per_channel_affine_cachemask(Tensor self, Tensor scale, Tensor zero_point, int axis, int quant_min, int quant_max) -> (Tensor output, Tensor mask)``.
+
+    self: fake_quantize_per_channel_affine_cachemask_backward(grad, mask)
+    """
+
+    __slots__ = ("mask_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mask_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fake_quantize_per_channel_affine_cachemask_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            mask=unpack_saved(self.mask_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.mask_ is not None:
+            self.mask_.reset_data()
+
+    @property
+    def _saved_mask(self) -> Tensor | None:
+        return unpack_saved(self.mask_, self)
+
+
+def fake_quantize_per_channel_affine_cachemask_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    mask: Tensor | None,
+) -> list[Any]:
+    """The formulas of FakeQuantizePerChannelAffineCachemaskBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            fake_quantize_per_channel_affine_cachemask_backward(grad, mask)
+            if any_grad_defined
+            else None
+        )
     return grad_inputs
 
 

@@ -103,6 +103,9 @@ from gradgen.numpy_kernels import (
     erfinv,
     expand,
     extremum,
+    fake_quantize_cachemask_backward,
+    fake_quantize_per_channel_cachemask,
+    fake_quantize_per_tensor_cachemask,
     fft_c2c,
     fft_c2r,
     fft_r2c,
@@ -365,6 +368,24 @@ warnings.filterwarnings(
     module=__name__,
 )
 
+
+# `values, indices = ...` or `.values`, as torch.return_types.fake_quantize_per_tensor_affine_cachemask
+fake_quantize_per_tensor_affine_cachemask_return = namedtuple(
+    "fake_quantize_per_tensor_affine_cachemask",
+    [
+        "output",
+        "mask",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.fake_quantize_per_channel_affine_cachemask
+fake_quantize_per_channel_affine_cachemask_return = namedtuple(
+    "fake_quantize_per_channel_affine_cachemask",
+    [
+        "output",
+        "mask",
+    ],
+)
 
 # `values, indices = ...` or `.values`, as torch.return_types.frexp
 frexp_Tensor_return = namedtuple(
@@ -1585,6 +1606,58 @@ def numpy_hypot(ks: int, self: Tensor, other: Tensor) -> Any:
         return wrap_result(hypot_floating(self, other), common_dtype)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+
+
+def numpy_fake_quantize_per_tensor_affine_cachemask(
+    ks: int, self: Tensor, scale: float, zero_point: int, quant_min: int, quant_max: int
+) -> Any:
+    """fake_quantize_per_tensor_affine_cachemask(Tensor self, float scale, int zero_point, int quant_min, int quant_max) -> (Tensor output, Tensor mask)"""
+    self = self._data
+    output, mask = fake_quantize_per_tensor_cachemask(
+        self, scale, zero_point, quant_min, quant_max
+    )
+    return fake_quantize_per_tensor_affine_cachemask_return(
+        wrap_result(output), wrap_result(mask)
+    )
+
+
+def numpy_fake_quantize_per_tensor_affine_cachemask_backward(
+    ks: int, grad: Tensor, mask: Tensor
+) -> Any:
+    """fake_quantize_per_tensor_affine_cachemask_backward(Tensor grad, Tensor mask) -> Tensor"""
+    grad = grad._data
+    mask = mask._data
+    return wrap_result(fake_quantize_cachemask_backward(grad, mask))
+
+
+def numpy_fake_quantize_per_channel_affine_cachemask(
+    ks: int,
+    self: Tensor,
+    scale: Tensor,
+    zero_point: Tensor,
+    axis: int,
+    quant_min: int,
+    quant_max: int,
+) -> Any:
+    """fake_quantize_per_channel_affine_cachemask(Tensor self, Tensor scale, Tensor zero_point, int axis, int quant_min, int quant_max) -> (Tensor output, Tensor mask)"""
+    self = self._data
+    scale = scale._data
+    zero_point = zero_point._data
+    output, mask = fake_quantize_per_channel_cachemask(
+        self, scale, zero_point, axis, quant_min, quant_max
+    )
+    return fake_quantize_per_channel_affine_cachemask_return(
+        wrap_result(output), wrap_result(mask)
+    )
+
+
+def numpy_fake_quantize_per_channel_affine_cachemask_backward(
+    ks: int, grad: Tensor, mask: Tensor
+) -> Any:
+    """fake_quantize_per_channel_affine_cachemask_backward(Tensor grad, Tensor mask) -> Tensor"""
+    grad = grad._data
+    mask = mask._data
+    return wrap_result(fake_quantize_cachemask_backward(grad, mask))
 
 
 def numpy_where_self(ks: int, condition: Tensor, self: Tensor, other: Tensor) -> Any:
@@ -7642,6 +7715,18 @@ operators.fmax.register(DispatchKey.NumPy, numpy_fmax)
 operators.fmin.register(DispatchKey.NumPy, numpy_fmin)
 operators.atan2.register(DispatchKey.NumPy, numpy_atan2)
 operators.hypot.register(DispatchKey.NumPy, numpy_hypot)
+operators.fake_quantize_per_tensor_affine_cachemask.register(
+    DispatchKey.NumPy, numpy_fake_quantize_per_tensor_affine_cachemask
+)
+operators.fake_quantize_per_tensor_affine_cachemask_backward.register(
+    DispatchKey.NumPy, numpy_fake_quantize_per_tensor_affine_cachemask_backward
+)
+operators.fake_quantize_per_channel_affine_cachemask.register(
+    DispatchKey.NumPy, numpy_fake_quantize_per_channel_affine_cachemask
+)
+operators.fake_quantize_per_channel_affine_cachemask_backward.register(
+    DispatchKey.NumPy, numpy_fake_quantize_per_channel_affine_cachemask_backward
+)
 operators.where_self.register(DispatchKey.NumPy, numpy_where_self)
 operators.clamp_Tensor.register(DispatchKey.NumPy, numpy_clamp_Tensor)
 operators.clamp.register(DispatchKey.NumPy, numpy_clamp)

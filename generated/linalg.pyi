@@ -16,6 +16,8 @@ from gradgen.tensor import Number as _Number
 from gradgen.tensor import Tensor
 
 from .tensor_base import _DType
+from .tensor_base import fake_quantize_per_tensor_affine_cachemask_return
+from .tensor_base import fake_quantize_per_channel_affine_cachemask_return
 from .tensor_base import frexp_Tensor_return
 from .tensor_base import max_dim_return
 from .tensor_base import min_dim_return

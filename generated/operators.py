@@ -255,6 +255,22 @@ fmax = OperatorHandle("fmax", "fmax(Tensor self, Tensor other) -> Tensor")
 fmin = OperatorHandle("fmin", "fmin(Tensor self, Tensor other) -> Tensor")
 atan2 = OperatorHandle("atan2", "atan2(Tensor self, Tensor other) -> Tensor")
 hypot = OperatorHandle("hypot", "hypot(Tensor self, Tensor other) -> Tensor")
+fake_quantize_per_tensor_affine_cachemask = OperatorHandle(
+    "fake_quantize_per_tensor_affine_cachemask",
+    "fake_quantize_per_tensor_affine_cachemask(Tensor self, float scale, int zero_point, int quant_min, int quant_max) -> (Tensor output, Tensor mask)",
+)
+fake_quantize_per_tensor_affine_cachemask_backward = OperatorHandle(
+    "fake_quantize_per_tensor_affine_cachemask_backward",
+    "fake_quantize_per_tensor_affine_cachemask_backward(Tensor grad, Tensor mask) -> Tensor",
+)
+fake_quantize_per_channel_affine_cachemask = OperatorHandle(
+    "fake_quantize_per_channel_affine_cachemask",
+    "fake_quantize_per_channel_affine_cachemask(Tensor self, Tensor scale, Tensor zero_point, int axis, int quant_min, int quant_max) -> (Tensor output, Tensor mask)",
+)
+fake_quantize_per_channel_affine_cachemask_backward = OperatorHandle(
+    "fake_quantize_per_channel_affine_cachemask_backward",
+    "fake_quantize_per_channel_affine_cachemask_backward(Tensor grad, Tensor mask) -> Tensor",
+)
 where_self = OperatorHandle(
     "where.self", "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"
 )

@@ -134,6 +134,12 @@ __all__ = [
     "fmin",
     "atan2",
     "hypot",
+    "fake_quantize_per_tensor_affine_cachemask",
+    "fake_quantize_per_tensor_affine_cachemask_backward",
+    "fake_quantize_per_tensor_affine",
+    "fake_quantize_per_channel_affine_cachemask",
+    "fake_quantize_per_channel_affine_cachemask_backward",
+    "fake_quantize_per_channel_affine",
     "logical_and",
     "logical_or",
     "logical_xor",
@@ -1630,6 +1636,100 @@ def hypot(
             ),
         )
     return operators.hypot.call(input, other)
+
+
+def fake_quantize_per_tensor_affine_cachemask(
+    input: Tensor, scale: float, zero_point: int, quant_min: int, quant_max: int
+) -> Tensor:
+    """``fake_quantize_per_tensor_affine_cachemask(Tensor self, float scale, int zero_point, int quant_min, int quant_max) -> (Tensor output, Tensor mask)``"""
+    input = tensor_argument(
+        input, "fake_quantize_per_tensor_affine_cachemask", "input", 1, False
+    )
+    return operators.fake_quantize_per_tensor_affine_cachemask.call(
+        input, scale, zero_point, quant_min, quant_max
+    )
+
+
+def fake_quantize_per_tensor_affine_cachemask_backward(
+    grad: Tensor | Number, mask: Tensor | Number
+) -> Tensor:
+    """``fake_quantize_per_tensor_affine_cachemask_backward(Tensor grad, Tensor mask) -> Tensor``"""
+    grad = tensor_argument(
+        grad, "fake_quantize_per_tensor_affine_cachemask_backward", "grad", 1, True
+    )
+    mask = tensor_argument(
+        mask, "fake_quantize_per_tensor_affine_cachemask_backward", "mask", 2, True
+    )
+    return operators.fake_quantize_per_tensor_affine_cachemask_backward.call(grad, mask)
+
+
+def fake_quantize_per_tensor_affine(
+    input: Tensor, scale: float, zero_point: int, quant_min: int, quant_max: int
+) -> Tensor:
+    """``fake_quantize_per_tensor_affine(Tensor self, float scale, int zero_point, int quant_min, int quant_max) -> Tensor``"""
+    input = tensor_argument(input, "fake_quantize_per_tensor_affine", "input", 1, False)
+    return composites.fake_quantize_per_tensor_affine(
+        input, scale, zero_point, quant_min, quant_max
+    )
+
+
+def fake_quantize_per_channel_affine_cachemask(
+    input: Tensor,
+    scale: Tensor | Number,
+    zero_point: Tensor | Number,
+    axis: int,
+    quant_min: int,
+    quant_max: int,
+) -> Tensor:
+    """``fake_quantize_per_channel_affine_cachemask(Tensor self, Tensor scale, Tensor zero_point, int axis, int quant_min, int quant_max) -> (Tensor output, Tensor mask)``"""
+    input = tensor_argument(
+        input, "fake_quantize_per_channel_affine_cachemask", "input", 1, False
+    )
+    scale = tensor_argument(
+        scale, "fake_quantize_per_channel_affine_cachemask", "scale", 2, True
+    )
+    zero_point = tensor_argument(
+        zero_point, "fake_quantize_per_channel_affine_cachemask", "zero_point", 3, True
+    )
+    return operators.fake_quantize_per_channel_affine_cachemask.call(
+        input, scale, zero_point, axis, quant_min, quant_max
+    )
+
+
+def fake_quantize_per_channel_affine_cachemask_backward(
+    grad: Tensor | Number, mask: Tensor | Number
+) -> Tensor:
+    """``fake_quantize_per_channel_affine_cachemask_backward(Tensor grad, Tensor mask) -> Tensor``"""
+    grad = tensor_argument(
+        grad, "fake_quantize_per_channel_affine_cachemask_backward", "grad", 1, True
+    )
+    mask = tensor_argument(
+        mask, "fake_quantize_per_channel_affine_cachemask_backward", "mask", 2, True
+    )
+    return operators.fake_quantize_per_channel_affine_cachemask_backward.call(
+        grad, mask
+    )
+
+
+def fake_quantize_per_channel_affine(
+    input: Tensor,
+    scale: Tensor | Number,
+    zero_point: Tensor | Number,
+    axis: int,
+    quant_min: int,
+    quant_max: int,
+) -> Tensor:
+    """``fake_quantize_per_channel_affine(Tensor self, Tensor scale, Tensor zero_point, int axis, int quant_min, int quant_max) -> Tensor``"""
+    input = tensor_argument(
+        input, "fake_quantize_per_channel_affine", "input", 1, False
+    )
+    scale = tensor_argument(scale, "fake_quantize_per_channel_affine", "scale", 2, True)
+    zero_point = tensor_argument(
+        zero_point, "fake_quantize_per_channel_affine", "zero_point", 3, True
+    )
+    return composites.fake_quantize_per_channel_affine(
+        input, scale, zero_point, axis, quant_min, quant_max
+    )
 
 
 def logical_and(

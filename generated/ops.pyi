@@ -16,6 +16,8 @@ from gradgen.tensor import Number as _Number
 from gradgen.tensor import Tensor
 
 from .tensor_base import _DType
+from .tensor_base import fake_quantize_per_tensor_affine_cachemask_return
+from .tensor_base import fake_quantize_per_channel_affine_cachemask_return
 from .tensor_base import frexp_Tensor_return
 from .tensor_base import max_dim_return
 from .tensor_base import min_dim_return
@@ -180,6 +182,12 @@ __all__ = [
     "fmin",
     "atan2",
     "hypot",
+    "fake_quantize_per_tensor_affine_cachemask",
+    "fake_quantize_per_tensor_affine_cachemask_backward",
+    "fake_quantize_per_tensor_affine",
+    "fake_quantize_per_channel_affine_cachemask",
+    "fake_quantize_per_channel_affine_cachemask_backward",
+    "fake_quantize_per_channel_affine",
     "where",
     "clamp",
     "clamp_",
@@ -1413,6 +1421,52 @@ def hypot(
     input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
 ) -> Tensor:
     """``hypot(Tensor self, Tensor other) -> Tensor``"""
+
+
+def fake_quantize_per_tensor_affine_cachemask(
+    input: Tensor, scale: _float, zero_point: _int, quant_min: _int, quant_max: _int
+) -> fake_quantize_per_tensor_affine_cachemask_return:
+    """``fake_quantize_per_tensor_affine_cachemask(Tensor self, float scale, int zero_point, int quant_min, int quant_max) -> (Tensor output, Tensor mask)``"""
+
+
+def fake_quantize_per_tensor_affine_cachemask_backward(
+    grad: Tensor | _Number, mask: Tensor | _Number
+) -> Tensor:
+    """``fake_quantize_per_tensor_affine_cachemask_backward(Tensor grad, Tensor mask) -> Tensor``"""
+
+
+def fake_quantize_per_tensor_affine(
+    input: Tensor, scale: _float, zero_point: _int, quant_min: _int, quant_max: _int
+) -> Tensor:
+    """``fake_quantize_per_tensor_affine(Tensor self, float scale, int zero_point, int quant_min, int quant_max) -> Tensor``"""
+
+
+def fake_quantize_per_channel_affine_cachemask(
+    input: Tensor,
+    scale: Tensor | _Number,
+    zero_point: Tensor | _Number,
+    axis: _int,
+    quant_min: _int,
+    quant_max: _int,
+) -> fake_quantize_per_channel_affine_cachemask_return:
+    """``fake_quantize_per_channel_affine_cachemask(Tensor self, Tensor scale, Tensor zero_point, int axis, int quant_min, int quant_max) -> (Tensor output, Tensor mask)``"""
+
+
+def fake_quantize_per_channel_affine_cachemask_backward(
+    grad: Tensor | _Number, mask: Tensor | _Number
+) -> Tensor:
+    """``fake_quantize_per_channel_affine_cachemask_backward(Tensor grad, Tensor mask) -> Tensor``"""
+
+
+def fake_quantize_per_channel_affine(
+    input: Tensor,
+    scale: Tensor | _Number,
+    zero_point: Tensor | _Number,
+    axis: _int,
+    quant_min: _int,
+    quant_max: _int,
+) -> Tensor:
+    """``fake_quantize_per_channel_affine(Tensor self, Tensor scale, Tensor zero_point, int axis, int quant_min, int quant_max) -> Tensor``"""
 
 
 @overload

@@ -23,6 +23,16 @@ from gradgen.tensor import Tensor
 _DType: TypeAlias = dtype | np.dtype[Any] | type[Any] | _str
 
 
+class fake_quantize_per_tensor_affine_cachemask_return(NamedTuple):
+    output: Tensor
+    mask: Tensor
+
+
+class fake_quantize_per_channel_affine_cachemask_return(NamedTuple):
+    output: Tensor
+    mask: Tensor
+
+
 class frexp_Tensor_return(NamedTuple):
     mantissa: Tensor
     exponent: Tensor

@@ -3054,6 +3054,133 @@ def hypot(ks: int, self: Tensor, other: Tensor) -> Any:
     return result
 
 
+def fake_quantize_per_tensor_affine_cachemask(
+    ks: int, self: Tensor, scale: float, zero_point: int, quant_min: int, quant_max: int
+) -> Any:
+    """fake_quantize_per_tensor_affine_cachemask(Tensor self, float scale, int zero_point, int quant_min, int quant_max) -> (Tensor output, Tensor mask)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("fake_quantize_per_tensor_affine_cachemask")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FakeQuantizePerTensorAffineCachemaskBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FakeQuantizePerTensorAffineCachemaskBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.fake_quantize_per_tensor_affine_cachemask,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        scale,
+        zero_point,
+        quant_min,
+        quant_max,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.mask_ = SavedVariable(result[1], True)
+    return result
+
+
+def fake_quantize_per_tensor_affine_cachemask_backward(
+    ks: int, grad: Tensor, mask: Tensor
+) -> Any:
+    """fake_quantize_per_tensor_affine_cachemask_backward(Tensor grad, Tensor mask) -> Tensor"""
+    _any_has_forward_grad = (
+        grad._fw_grad is not None or mask._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented(
+            "fake_quantize_per_tensor_affine_cachemask_backward"
+        )
+    _any_requires_grad = compute_requires_grad(grad, mask)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward(
+            "fake_quantize_per_tensor_affine_cachemask_backward"
+        )
+        grad_fn.set_next_edges(collect_next_edges(grad, mask))
+    result = redispatch(
+        operators.fake_quantize_per_tensor_affine_cachemask_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad,
+        mask,
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def fake_quantize_per_channel_affine_cachemask(
+    ks: int,
+    self: Tensor,
+    scale: Tensor,
+    zero_point: Tensor,
+    axis: int,
+    quant_min: int,
+    quant_max: int,
+) -> Any:
+    """fake_quantize_per_channel_affine_cachemask(Tensor self, Tensor scale, Tensor zero_point, int axis, int quant_min, int quant_max) -> (Tensor output, Tensor mask)"""
+    check_no_requires_grad(scale, "scale", "fake_quantize_per_channel_affine_cachemask")
+    check_no_requires_grad(
+        zero_point, "zero_point", "fake_quantize_per_channel_affine_cachemask"
+    )
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or scale._fw_grad is not None
+        or zero_point._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("fake_quantize_per_channel_affine_cachemask")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FakeQuantizePerChannelAffineCachemaskBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FakeQuantizePerChannelAffineCachemaskBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.fake_quantize_per_channel_affine_cachemask,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        scale,
+        zero_point,
+        axis,
+        quant_min,
+        quant_max,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.mask_ = SavedVariable(result[1], True)
+    return result
+
+
+def fake_quantize_per_channel_affine_cachemask_backward(
+    ks: int, grad: Tensor, mask: Tensor
+) -> Any:
+    """fake_quantize_per_channel_affine_cachemask_backward(Tensor grad, Tensor mask) -> Tensor"""
+    _any_has_forward_grad = (
+        grad._fw_grad is not None or mask._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented(
+            "fake_quantize_per_channel_affine_cachemask_backward"
+        )
+    _any_requires_grad = compute_requires_grad(grad, mask)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward(
+            "fake_quantize_per_channel_affine_cachemask_backward"
+        )
+        grad_fn.set_next_edges(collect_next_edges(grad, mask))
+    result = redispatch(
+        operators.fake_quantize_per_channel_affine_cachemask_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad,
+        mask,
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result, grad_fn)
+    return result
+
+
 def where_self(ks: int, condition: Tensor, self: Tensor, other: Tensor) -> Any:
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"""
     _any_has_forward_grad = (
@@ -19767,6 +19894,18 @@ operators.fmax.register(DispatchKey.Autograd, fmax)
 operators.fmin.register(DispatchKey.Autograd, fmin)
 operators.atan2.register(DispatchKey.Autograd, atan2)
 operators.hypot.register(DispatchKey.Autograd, hypot)
+operators.fake_quantize_per_tensor_affine_cachemask.register(
+    DispatchKey.Autograd, fake_quantize_per_tensor_affine_cachemask
+)
+operators.fake_quantize_per_tensor_affine_cachemask_backward.register(
+    DispatchKey.Autograd, fake_quantize_per_tensor_affine_cachemask_backward
+)
+operators.fake_quantize_per_channel_affine_cachemask.register(
+    DispatchKey.Autograd, fake_quantize_per_channel_affine_cachemask
+)
+operators.fake_quantize_per_channel_affine_cachemask_backward.register(
+    DispatchKey.Autograd, fake_quantize_per_channel_affine_cachemask_backward
+)
 operators.where_self.register(DispatchKey.Autograd, where_self)
 operators.clamp_Tensor.register(DispatchKey.Autograd, clamp_Tensor)
 operators.clamp.register(DispatchKey.Autograd, clamp)

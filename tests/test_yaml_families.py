@@ -60,6 +60,7 @@ MODULE_FAMILY = {
     "numpy_kernels/linalg_distance.py": "linalg",
     "composites/linalg_products.py": "linalg",
     "composites/shape_joining.py": "shape",
+    "numpy_kernels/elementwise_quantize.py": "elementwise",
     "numpy_kernels/linalg_products.py": "linalg",
     "numpy_kernels/linalg_factorizations.py": "linalg",
     "numpy_kernels/shape_strided.py": "shape",

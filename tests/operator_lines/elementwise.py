@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .common import (
     Line,
     _aten,
@@ -11,7 +13,70 @@ from .common import (
     _nan_where_negative,
 )
 
+# Values on both sides of the quantized range and between grid points.
+_QUANTIZED = [-3.0, -0.6, 0.1, 0.37, 1.2, 2.6]
+
+
+def _masked(a: Any, output: Any, mask: Any) -> Any:
+    return a * output + a * mask
+
+
+def _channel_qparams(lib: Any) -> tuple[Any, Any]:
+    """A single-precision scale and an int32 zero point per channel."""
+    scale = lib.tensor([0.25, 0.5], dtype=lib.float32)
+    return scale, lib.tensor([0, 1], dtype=lib.int32)
+
+
 LINES: dict[str, Line] = {
+    # Fake quantization: piecewise constant in its input (the straight-through
+    # gradient is no derivative gradcheck could confirm), so the lines run it on
+    # constants; tests/ops/test_fake_quantize.py compares its gradients with torch's.
+    "fake_quantize_per_tensor_affine_cachemask": Line(
+        lambda lib, a: _masked(
+            a,
+            *_aten(lib, "fake_quantize_per_tensor_affine_cachemask")(
+                _f64(lib, _QUANTIZED), 0.25, 1, -6, 5
+            ),
+        ),
+        ((6,),),
+    ),
+    "fake_quantize_per_tensor_affine_cachemask_backward": Line(
+        lambda lib, a: _aten(lib, "fake_quantize_per_tensor_affine_cachemask_backward")(
+            _f64(lib, _QUANTIZED), _f64(lib, _QUANTIZED) > 0
+        )
+        * a,
+        ((6,),),
+    ),
+    "fake_quantize_per_tensor_affine": Line(
+        lambda lib, a: lib.fake_quantize_per_tensor_affine(
+            _f64(lib, _QUANTIZED), 0.25, 1, -6, 5
+        )
+        * a,
+        ((6,),),
+    ),
+    "fake_quantize_per_channel_affine_cachemask": Line(
+        lambda lib, a: _masked(
+            a,
+            *_aten(lib, "fake_quantize_per_channel_affine_cachemask")(
+                _f64(lib, _QUANTIZED).view(3, 2), *_channel_qparams(lib), 1, -6, 5
+            ),
+        ),
+        ((3, 2),),
+    ),
+    "fake_quantize_per_channel_affine_cachemask_backward": Line(
+        lambda lib, a: _aten(
+            lib, "fake_quantize_per_channel_affine_cachemask_backward"
+        )(_f64(lib, _QUANTIZED), _f64(lib, _QUANTIZED) < 1)
+        * a,
+        ((6,),),
+    ),
+    "fake_quantize_per_channel_affine": Line(
+        lambda lib, a: lib.fake_quantize_per_channel_affine(
+            _f64(lib, _QUANTIZED).view(3, 2), *_channel_qparams(lib), 1, -6, 5
+        )
+        * a,
+        ((3, 2),),
+    ),
     "add.Tensor": Line(lambda lib, a, b: lib.add(a, b, alpha=2.5), ((3, 1), (1, 4))),
     "sub.Tensor": Line(lambda lib, a, b: lib.sub(a, b, alpha=-0.5), ((2, 3, 4), (4,))),
     "mul.Tensor": Line(lambda lib, a, b: lib.mul(a, b), ((3, 1), (1, 4))),

@@ -12,6 +12,8 @@ from ..tensor import Number, Tensor, wrap_number
 from ..generated import ops  # functions read at call time (the generated tie)
 
 __all__ = [
+    "fake_quantize_per_tensor_affine",
+    "fake_quantize_per_channel_affine",
     "conj",
     "square",
     "imag",
@@ -337,3 +339,29 @@ def float_power_(self: Tensor, exponent: Tensor | Number) -> Tensor:
 def square_(self: Tensor) -> Tensor:
     """self.pow_(2), as PyTorch's square_."""
     return self.pow_(2)
+
+
+def fake_quantize_per_tensor_affine(
+    self: Tensor, scale: float, zero_point: int, quant_min: int, quant_max: int
+) -> Tensor:
+    """The values rounded onto the quantized grid and back (the cachemask operator's
+    output; its mask stays with the backward)."""
+    output, _ = ops.fake_quantize_per_tensor_affine_cachemask(
+        self, scale, zero_point, quant_min, quant_max
+    )
+    return output  # type: ignore[no-any-return]
+
+
+def fake_quantize_per_channel_affine(
+    self: Tensor,
+    scale: Tensor,
+    zero_point: Tensor,
+    axis: int,
+    quant_min: int,
+    quant_max: int,
+) -> Tensor:
+    """Per-channel fake quantization along `axis` (the cachemask operator's output)."""
+    output, _ = ops.fake_quantize_per_channel_affine_cachemask(
+        self, scale, zero_point, axis, quant_min, quant_max
+    )
+    return output  # type: ignore[no-any-return]

@@ -24,6 +24,7 @@ from ._common import _wrap_dim as _wrap_dim  # PyTorch's maybe_wrap_dim, one def
 from .activation import *  # noqa: F403  (the names of its __all__)
 from .conv import *  # noqa: F403  (the names of its __all__)
 from .elementwise import *  # noqa: F403  (the names of its __all__)
+from .elementwise_quantize import *  # noqa: F403  (the names of its __all__)
 from .fft import *  # noqa: F403  (the names of its __all__)
 from .indexing import *  # noqa: F403  (the names of its __all__)
 from .linalg import *  # noqa: F403  (the names of its __all__)
@@ -58,6 +59,7 @@ for _family in (
     "activation",
     "conv",
     "elementwise",
+    "elementwise_quantize",
     "fft",
     "indexing",
     "linalg",
