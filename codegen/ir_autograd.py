@@ -34,7 +34,8 @@ def _guard_for(
         or "backward" in info.function.name
     ):
         return None
-    return f"grad_fn.should_compute_output({edge_index[users[0].var_names[0]]})"
+    # grad_fn.should_compute_output(i), read off the edges the wrapper just collected.
+    return f"_next_edges[{edge_index[users[0].var_names[0]]}][0] is not None"
 
 
 def _output_expressions(
@@ -109,7 +110,17 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
         output_histories=histories,
         output_saves=tuple(output_saves),
         list_output=_returns_list(function),
+        edges_function=_edges_function(
+            [_is_tensor_list(function, n) for n in info.args_with_derivatives]
+        ),
     )
+
+
+def _edges_function(is_list: list[bool]) -> str:
+    """The variable_type_utils function that collects these inputs' edges."""
+    if any(is_list) or len(is_list) not in (1, 2):
+        return "next_edges"
+    return f"next_edges_{len(is_list)}"
 
 
 def _formula_outputs(info: DifferentiabilityInfo) -> tuple[str, ...]:
@@ -146,4 +157,5 @@ def _not_implemented_ir(function: NativeFunction) -> AutogradIR | None:
         output_histories=histories,
         output_saves=(),
         history_function="set_history_if_differentiable",
+        edges_function=_edges_function([False] * len(inputs)),
     )

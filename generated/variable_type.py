@@ -24,8 +24,9 @@ from gradgen.variable_type_utils import (
     TypeAndSize,
     check_inplace,
     check_no_requires_grad,
-    collect_next_edges,
-    compute_requires_grad,
+    next_edges,
+    next_edges_1,
+    next_edges_2,
     rebase_history,
     set_history,
     set_history_if_differentiable,
@@ -37,11 +38,11 @@ from . import functions, operators
 def permute(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.PermuteBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PermuteBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dims = dims
     result = redispatch(operators.permute, ks & AFTER_AUTOGRAD_KEYSET, self, dims)
     if grad_fn is not None:
@@ -59,11 +60,11 @@ def permute(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
 def expand(ks: int, self: Tensor, size: Sequence[int], implicit: bool) -> Any:
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ExpandBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ExpandBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
     result = redispatch(
         operators.expand, ks & AFTER_AUTOGRAD_KEYSET, self, size, implicit
@@ -85,11 +86,11 @@ def expand(ks: int, self: Tensor, size: Sequence[int], implicit: bool) -> Any:
 def sum_to_size(ks: int, self: Tensor, size: Sequence[int]) -> Any:
     """sum_to_size(Tensor self, SymInt[] size) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SumToSizeBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SumToSizeBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
     result = redispatch(operators.sum_to_size, ks & AFTER_AUTOGRAD_KEYSET, self, size)
     if grad_fn is not None:
@@ -107,11 +108,11 @@ def sum_to_size(ks: int, self: Tensor, size: Sequence[int]) -> Any:
 def view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ViewBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ViewBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
     result = redispatch(operators.view, ks & AFTER_AUTOGRAD_KEYSET, self, size)
     if grad_fn is not None:
@@ -127,11 +128,11 @@ def view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
 def squeeze(ks: int, self: Tensor) -> Any:
     """squeeze(Tensor(a) self) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SqueezeBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SqueezeBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
     result = redispatch(operators.squeeze, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -147,11 +148,11 @@ def squeeze(ks: int, self: Tensor) -> Any:
 def squeeze_dim(ks: int, self: Tensor, dim: int) -> Any:
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SqueezeBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SqueezeBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_sym_sizes = tuple(self.shape)
     result = redispatch(operators.squeeze_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
@@ -170,11 +171,11 @@ def squeeze_dim(ks: int, self: Tensor, dim: int) -> Any:
 def unsqueeze(ks: int, self: Tensor, dim: int) -> Any:
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UnsqueezeBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UnsqueezeBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
     result = redispatch(operators.unsqueeze, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
     if grad_fn is not None:
@@ -192,11 +193,11 @@ def unsqueeze(ks: int, self: Tensor, dim: int) -> Any:
 def transpose_int(ks: int, self: Tensor, dim0: int, dim1: int) -> Any:
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TransposeBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TransposeBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim0 = dim0
         grad_fn.dim1 = dim1
     result = redispatch(
@@ -219,11 +220,11 @@ def transpose_int(ks: int, self: Tensor, dim0: int, dim1: int) -> Any:
 def t(ks: int, self: Tensor) -> Any:
     """t(Tensor(a) self) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.t, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -238,11 +239,11 @@ def t(ks: int, self: Tensor) -> Any:
 def select_int(ks: int, self: Tensor, dim: int, index: int) -> Any:
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SelectBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SelectBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index = index
         grad_fn.self_sym_sizes = tuple(self.shape)
@@ -268,11 +269,11 @@ def slice_Tensor(
 ) -> Any:
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SliceBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SliceBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.end = end
         grad_fn.self_sym_sizes = tuple(self.shape)
@@ -300,11 +301,11 @@ def cat(ks: int, tensors: Sequence[Tensor], dim: int) -> Any:
     _any_has_forward_grad = (
         any(t._fw_grad is not None for t in tensors)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(*tensors)
+    _next_edges = next_edges(*tensors)
     grad_fn: functions.CatBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CatBackward0()
-        grad_fn.set_next_edges(collect_next_edges(*tensors))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.tensors_size_ = len(tensors)
         grad_fn.dim = dim
         grad_fn.tensors_args_scalartypes = [t.dtype for t in tensors]
@@ -329,11 +330,11 @@ def stack(ks: int, tensors: Sequence[Tensor], dim: int) -> Any:
     _any_has_forward_grad = (
         any(t._fw_grad is not None for t in tensors)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(*tensors)
+    _next_edges = next_edges(*tensors)
     grad_fn: functions.StackBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.StackBackward0()
-        grad_fn.set_next_edges(collect_next_edges(*tensors))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.tensors_size_ = len(tensors)
         grad_fn.dim = dim
         grad_fn.tensors_args_scalartypes = [t.dtype for t in tensors]
@@ -355,11 +356,11 @@ def stack(ks: int, tensors: Sequence[Tensor], dim: int) -> Any:
 def split_Tensor(ks: int, self: Tensor, split_size: int, dim: int) -> Any:
     """split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SplitBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SplitBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_options = self.dtype
         grad_fn.self_sym_sizes = tuple(self.shape)
@@ -388,11 +389,11 @@ def split_with_sizes(
 ) -> Any:
     """split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SplitWithSizesBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SplitWithSizesBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_options = self.dtype
         grad_fn.self_sym_sizes = tuple(self.shape)
@@ -419,11 +420,11 @@ def split_with_sizes(
 def unbind_int(ks: int, self: Tensor, dim: int) -> Any:
     """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UnbindBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UnbindBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
     result = redispatch(operators.unbind_int, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
     if grad_fn is not None:
@@ -445,11 +446,11 @@ def select_backward(
 ) -> Any:
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.SelectBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SelectBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index = index
     result = redispatch(
@@ -490,11 +491,11 @@ def slice_backward(
 ) -> Any:
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.SliceBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SliceBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.end = end
         grad_fn.start = start
@@ -533,11 +534,11 @@ def slice_backward(
 def view_as_real(ks: int, self: Tensor) -> Any:
     """view_as_real(Tensor(a) self) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ViewAsRealBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ViewAsRealBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.view_as_real, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -554,11 +555,11 @@ def view_as_real(ks: int, self: Tensor) -> Any:
 def view_as_complex(ks: int, self: Tensor) -> Any:
     """view_as_complex(Tensor(a) self) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ViewAsComplexBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ViewAsComplexBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.view_as_complex, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -575,11 +576,11 @@ def view_as_complex(ks: int, self: Tensor) -> Any:
 def flip(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
     """flip(Tensor self, int[] dims) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FlipBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FlipBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dims = dims
     result = redispatch(operators.flip, ks & AFTER_AUTOGRAD_KEYSET, self, dims)
     if grad_fn is not None:
@@ -595,11 +596,11 @@ def flip(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
 def roll(ks: int, self: Tensor, shifts: Sequence[int], dims: Sequence[int]) -> Any:
     """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.RollBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RollBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dims = dims
         grad_fn.shifts = shifts
     result = redispatch(operators.roll, ks & AFTER_AUTOGRAD_KEYSET, self, shifts, dims)
@@ -618,11 +619,11 @@ def roll(ks: int, self: Tensor, shifts: Sequence[int], dims: Sequence[int]) -> A
 def repeat(ks: int, self: Tensor, repeats: Sequence[int]) -> Any:
     """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.RepeatBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RepeatBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.repeats = repeats
         grad_fn.self_sym_sizes = tuple(self.shape)
     result = redispatch(operators.repeat, ks & AFTER_AUTOGRAD_KEYSET, self, repeats)
@@ -641,11 +642,11 @@ def repeat(ks: int, self: Tensor, repeats: Sequence[int]) -> Any:
 def _unsafe_view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UnsafeViewBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UnsafeViewBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
     result = redispatch(operators._unsafe_view, ks & AFTER_AUTOGRAD_KEYSET, self, size)
     if grad_fn is not None:
@@ -663,11 +664,11 @@ def _unsafe_view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
 def constant_pad_nd(ks: int, self: Tensor, pad: Sequence[int], value: Number) -> Any:
     """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ConstantPadNdBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ConstantPadNdBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.pad = pad
     result = redispatch(
         operators.constant_pad_nd, ks & AFTER_AUTOGRAD_KEYSET, self, pad, value
@@ -689,11 +690,11 @@ def constant_pad_nd(ks: int, self: Tensor, pad: Sequence[int], value: Number) ->
 def diagonal(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.DiagonalBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DiagonalBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim1 = dim1
         grad_fn.dim2 = dim2
         grad_fn.offset = offset
@@ -725,11 +726,11 @@ def diagonal_backward(
 ) -> Any:
     """diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.DiagonalBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DiagonalBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim1 = dim1
         grad_fn.dim2 = dim2
         grad_fn.offset = offset
@@ -765,11 +766,11 @@ def diagonal_backward(
 def diagonal_copy(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     """diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.DiagonalCopyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DiagonalCopyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim1 = dim1
         grad_fn.dim2 = dim2
         grad_fn.offset = offset
@@ -794,11 +795,11 @@ def diagonal_copy(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> A
 def diag_embed(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.DiagEmbedBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DiagEmbedBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim1 = dim1
         grad_fn.dim2 = dim2
         grad_fn.offset = offset
@@ -824,11 +825,11 @@ def add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.AddBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.other_scalar_type = other.dtype
         grad_fn.self_scalar_type = self.dtype
@@ -859,11 +860,11 @@ def sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.SubBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SubBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.other_scalar_type = other.dtype
         grad_fn.self_scalar_type = self.dtype
@@ -894,15 +895,15 @@ def mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.MulBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MulBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
         grad_fn.other_scalar_type = other.dtype
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_scalar_type = self.dtype
     result = redispatch(operators.mul_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
@@ -923,11 +924,11 @@ def mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.PowBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PowBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.exponent = exponent
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
@@ -950,11 +951,11 @@ def pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
 def neg(ks: int, self: Tensor) -> Any:
     """neg(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NegBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NegBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.neg, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -969,11 +970,11 @@ def neg(ks: int, self: Tensor) -> Any:
 def _conj(ks: int, self: Tensor) -> Any:
     """_conj(Tensor(a) self) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ConjBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ConjBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators._conj, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -988,11 +989,11 @@ def _conj(ks: int, self: Tensor) -> Any:
 def real(ks: int, self: Tensor) -> Any:
     """real(Tensor(a) self) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.RealBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RealBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.real, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1007,11 +1008,11 @@ def real(ks: int, self: Tensor) -> Any:
 def clone(ks: int, self: Tensor, memory_format: Any | None) -> Any:
     """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CloneBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CloneBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.clone, ks & AFTER_AUTOGRAD_KEYSET, self, memory_format
     )
@@ -1041,11 +1042,11 @@ def _to_copy(
 ) -> Any:
     """_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ToCopyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ToCopyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_options = self.dtype
     result = redispatch(
         operators._to_copy,
@@ -1086,12 +1087,12 @@ def add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AddBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.other_scalar_type = other.dtype
         grad_fn.self_scalar_type = self.dtype
@@ -1123,12 +1124,12 @@ def sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.SubBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SubBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.other_scalar_type = other.dtype
         grad_fn.self_scalar_type = self.dtype
@@ -1163,16 +1164,16 @@ def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.MulBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MulBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
         grad_fn.other_scalar_type = other.dtype
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.self_scalar_type = self.dtype
     result = redispatch(operators.mul__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
@@ -1197,11 +1198,11 @@ def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def exp(ks: int, self: Tensor) -> Any:
     """exp(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ExpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ExpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.exp, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1217,11 +1218,11 @@ def exp(ks: int, self: Tensor) -> Any:
 def exp2(ks: int, self: Tensor) -> Any:
     """exp2(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Exp2Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Exp2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.exp2, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1237,11 +1238,11 @@ def exp2(ks: int, self: Tensor) -> Any:
 def log(ks: int, self: Tensor) -> Any:
     """log(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LogBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.log, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -1257,11 +1258,11 @@ def log(ks: int, self: Tensor) -> Any:
 def log2(ks: int, self: Tensor) -> Any:
     """log2(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Log2Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Log2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.log2, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -1277,11 +1278,11 @@ def log2(ks: int, self: Tensor) -> Any:
 def log10(ks: int, self: Tensor) -> Any:
     """log10(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Log10Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Log10Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.log10, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -1297,11 +1298,11 @@ def log10(ks: int, self: Tensor) -> Any:
 def log1p(ks: int, self: Tensor) -> Any:
     """log1p(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Log1PBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Log1PBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.log1p, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -1317,11 +1318,11 @@ def log1p(ks: int, self: Tensor) -> Any:
 def expm1(ks: int, self: Tensor) -> Any:
     """expm1(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Expm1Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Expm1Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.expm1, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1337,11 +1338,11 @@ def expm1(ks: int, self: Tensor) -> Any:
 def sqrt(ks: int, self: Tensor) -> Any:
     """sqrt(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SqrtBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SqrtBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.sqrt, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1357,11 +1358,11 @@ def sqrt(ks: int, self: Tensor) -> Any:
 def rsqrt(ks: int, self: Tensor) -> Any:
     """rsqrt(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.RsqrtBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RsqrtBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.rsqrt, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1377,11 +1378,11 @@ def rsqrt(ks: int, self: Tensor) -> Any:
 def reciprocal(ks: int, self: Tensor) -> Any:
     """reciprocal(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ReciprocalBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReciprocalBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.reciprocal, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1397,11 +1398,11 @@ def reciprocal(ks: int, self: Tensor) -> Any:
 def abs(ks: int, self: Tensor) -> Any:
     """abs(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AbsBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AbsBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.abs, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -1417,11 +1418,11 @@ def abs(ks: int, self: Tensor) -> Any:
 def sgn(ks: int, self: Tensor) -> Any:
     """sgn(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SgnBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SgnBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.sgn, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -1438,11 +1439,11 @@ def sgn(ks: int, self: Tensor) -> Any:
 def sign(ks: int, self: Tensor) -> Any:
     """sign(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SignBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SignBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.sign, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1457,11 +1458,11 @@ def sign(ks: int, self: Tensor) -> Any:
 def sin(ks: int, self: Tensor) -> Any:
     """sin(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SinBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.sin, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -1477,11 +1478,11 @@ def sin(ks: int, self: Tensor) -> Any:
 def cos(ks: int, self: Tensor) -> Any:
     """cos(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CosBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CosBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.cos, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -1497,11 +1498,11 @@ def cos(ks: int, self: Tensor) -> Any:
 def tan(ks: int, self: Tensor) -> Any:
     """tan(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TanBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.tan, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1517,11 +1518,11 @@ def tan(ks: int, self: Tensor) -> Any:
 def asin(ks: int, self: Tensor) -> Any:
     """asin(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AsinBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AsinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.asin, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -1537,11 +1538,11 @@ def asin(ks: int, self: Tensor) -> Any:
 def acos(ks: int, self: Tensor) -> Any:
     """acos(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AcosBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AcosBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.acos, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -1557,11 +1558,11 @@ def acos(ks: int, self: Tensor) -> Any:
 def atan(ks: int, self: Tensor) -> Any:
     """atan(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AtanBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AtanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.atan, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -1577,11 +1578,11 @@ def atan(ks: int, self: Tensor) -> Any:
 def sinh(ks: int, self: Tensor) -> Any:
     """sinh(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SinhBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SinhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.sinh, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -1597,11 +1598,11 @@ def sinh(ks: int, self: Tensor) -> Any:
 def cosh(ks: int, self: Tensor) -> Any:
     """cosh(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CoshBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CoshBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.cosh, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -1617,11 +1618,11 @@ def cosh(ks: int, self: Tensor) -> Any:
 def tanh(ks: int, self: Tensor) -> Any:
     """tanh(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TanhBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TanhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.tanh, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1637,11 +1638,11 @@ def tanh(ks: int, self: Tensor) -> Any:
 def sigmoid(ks: int, self: Tensor) -> Any:
     """sigmoid(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SigmoidBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SigmoidBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.sigmoid, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1657,11 +1658,11 @@ def sigmoid(ks: int, self: Tensor) -> Any:
 def erf(ks: int, self: Tensor) -> Any:
     """erf(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ErfBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ErfBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.erf, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -1677,11 +1678,11 @@ def erf(ks: int, self: Tensor) -> Any:
 def floor(ks: int, self: Tensor) -> Any:
     """floor(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FloorBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FloorBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.floor, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1696,11 +1697,11 @@ def floor(ks: int, self: Tensor) -> Any:
 def ceil(ks: int, self: Tensor) -> Any:
     """ceil(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CeilBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CeilBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.ceil, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1715,11 +1716,11 @@ def ceil(ks: int, self: Tensor) -> Any:
 def round(ks: int, self: Tensor) -> Any:
     """round(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.RoundBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RoundBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.round, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1734,11 +1735,11 @@ def round(ks: int, self: Tensor) -> Any:
 def round_decimals(ks: int, self: Tensor, decimals: int) -> Any:
     """round.decimals(Tensor self, *, int decimals) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.RoundBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RoundBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.round_decimals, ks & AFTER_AUTOGRAD_KEYSET, self, decimals
     )
@@ -1759,11 +1760,11 @@ def round_decimals(ks: int, self: Tensor, decimals: int) -> Any:
 def trunc(ks: int, self: Tensor) -> Any:
     """trunc(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TruncBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TruncBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.trunc, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1778,11 +1779,11 @@ def trunc(ks: int, self: Tensor) -> Any:
 def angle(ks: int, self: Tensor) -> Any:
     """angle(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AngleBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AngleBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.angle, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -1800,11 +1801,11 @@ def sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or output._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, output)
+    _next_edges = next_edges_2(grad_output, output)
     grad_fn: functions.SigmoidBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SigmoidBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.output_ = SavedVariable(output, False)
     result = redispatch(
@@ -1833,11 +1834,11 @@ def tanh_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or output._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, output)
+    _next_edges = next_edges_2(grad_output, output)
     grad_fn: functions.TanhBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TanhBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.output_ = SavedVariable(output, False)
     result = redispatch(
@@ -1865,12 +1866,12 @@ def exp_(ks: int, self: Tensor) -> Any:
     """exp_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ExpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ExpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.exp_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -1892,12 +1893,12 @@ def log_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.LogBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.log_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -1916,12 +1917,12 @@ def sqrt_(ks: int, self: Tensor) -> Any:
     """sqrt_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.SqrtBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SqrtBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.sqrt_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -1940,12 +1941,12 @@ def neg_(ks: int, self: Tensor) -> Any:
     """neg_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.NegBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NegBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.neg_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -1966,12 +1967,12 @@ def abs_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AbsBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AbsBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.abs_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -1990,12 +1991,12 @@ def sigmoid_(ks: int, self: Tensor) -> Any:
     """sigmoid_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.SigmoidBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SigmoidBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.sigmoid_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -2014,12 +2015,12 @@ def tanh_(ks: int, self: Tensor) -> Any:
     """tanh_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.TanhBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TanhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.tanh_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -2039,11 +2040,11 @@ def pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or exponent._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, exponent)
+    _next_edges = next_edges_2(self, exponent)
     grad_fn: functions.PowBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PowBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, exponent))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.exponent_ = SavedVariable(exponent, False)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
@@ -2071,11 +2072,11 @@ def pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
 def pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
     _any_has_forward_grad = (exponent._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(exponent)
+    _next_edges = next_edges_1(exponent)
     grad_fn: functions.PowBackward2 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PowBackward2()
-        grad_fn.set_next_edges(collect_next_edges(exponent))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.exponent_ = SavedVariable(exponent, False)
         grad_fn.self = self
     result = redispatch(
@@ -2099,11 +2100,11 @@ def pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
 def add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AddBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = self.dtype
     result = redispatch(
         operators.add_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
@@ -2125,11 +2126,11 @@ def add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
 def sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
     """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SubBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SubBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = self.dtype
     result = redispatch(
         operators.sub_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
@@ -2151,11 +2152,11 @@ def sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
 def mul_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """mul.Scalar(Tensor self, Scalar other) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MulBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MulBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
         grad_fn.self_scalar_type = self.dtype
     result = redispatch(operators.mul_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
@@ -2176,13 +2177,13 @@ def div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.DivBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DivBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_scalar_type = self.dtype
     result = redispatch(operators.div_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
@@ -2203,11 +2204,11 @@ def div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def div_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """div.Scalar(Tensor self, Scalar other) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.DivBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DivBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
         grad_fn.self_scalar_type = self.dtype
     result = redispatch(operators.div_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
@@ -2230,14 +2231,14 @@ def div_Tensor_mode(
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.DivBackward2 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DivBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.rounding_mode = rounding_mode
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_scalar_type = self.dtype
     result = redispatch(
@@ -2272,14 +2273,14 @@ def div__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.DivBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DivBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.self_scalar_type = self.dtype
     result = redispatch(operators.div__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
@@ -2312,15 +2313,15 @@ def div__Tensor_mode(
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.DivBackward2 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DivBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.rounding_mode = rounding_mode
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.self_scalar_type = self.dtype
     result = redispatch(
@@ -2356,11 +2357,11 @@ def floor_divide(ks: int, self: Tensor, other: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("floor_divide")
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("floor_divide")
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.floor_divide, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
@@ -2372,11 +2373,11 @@ def floor_divide_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("floor_divide.Scalar")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("floor_divide")
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.floor_divide_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
     )
@@ -2390,11 +2391,11 @@ def rsub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.RsubBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RsubBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.other_scalar_type = other.dtype
         grad_fn.self_scalar_type = self.dtype
@@ -2423,11 +2424,11 @@ def rsub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
 def rsub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
     """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.RsubBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RsubBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.self_scalar_type = self.dtype
     result = redispatch(
@@ -2452,11 +2453,11 @@ def maximum(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.MaximumBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaximumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.maximum, ks & AFTER_AUTOGRAD_KEYSET, self, other)
@@ -2479,11 +2480,11 @@ def minimum(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.MinimumBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MinimumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.minimum, ks & AFTER_AUTOGRAD_KEYSET, self, other)
@@ -2506,11 +2507,11 @@ def fmax(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.FmaxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FmaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.fmax, ks & AFTER_AUTOGRAD_KEYSET, self, other)
@@ -2533,11 +2534,11 @@ def fmin(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.FminBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FminBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.fmin, ks & AFTER_AUTOGRAD_KEYSET, self, other)
@@ -2560,11 +2561,11 @@ def atan2(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.Atan2Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Atan2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.atan2, ks & AFTER_AUTOGRAD_KEYSET, self, other)
@@ -2587,14 +2588,14 @@ def hypot(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.HypotBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HypotBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.hypot, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
@@ -2617,11 +2618,11 @@ def where_self(ks: int, condition: Tensor, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.WhereBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.WhereBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.condition_ = SavedVariable(condition, False)
     result = redispatch(
         operators.where_self, ks & AFTER_AUTOGRAD_KEYSET, condition, self, other
@@ -2652,11 +2653,11 @@ def clamp_Tensor(ks: int, self: Tensor, min: Tensor | None, max: Tensor | None) 
         or (min is not None and min._fw_grad is not None)
         or (max is not None and max._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, min, max)
+    _next_edges = next_edges(self, min, max)
     grad_fn: functions.ClampBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, min, max))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max_ = None if max is None else SavedVariable(max, False)
         grad_fn.min_ = None if min is None else SavedVariable(min, False)
         grad_fn.self_ = SavedVariable(self, False)
@@ -2686,11 +2687,11 @@ def clamp_Tensor(ks: int, self: Tensor, min: Tensor | None, max: Tensor | None) 
 def clamp(ks: int, self: Tensor, min: Number | None, max: Number | None) -> Any:
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ClampBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max = max
         grad_fn.min = min
         grad_fn.self_ = SavedVariable(self, False)
@@ -2714,12 +2715,12 @@ def clamp_(ks: int, self: Tensor, min: Number | None, max: Number | None) -> Any
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ClampBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max = max
         grad_fn.min = min
         grad_fn.self_ = SavedVariable(self.clone(), False)
@@ -2741,11 +2742,11 @@ def clamp_(ks: int, self: Tensor, min: Number | None, max: Number | None) -> Any
 def clamp_min(ks: int, self: Tensor, min: Number) -> Any:
     """clamp_min(Tensor self, Scalar min) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ClampMinBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampMinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.min = min
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.clamp_min, ks & AFTER_AUTOGRAD_KEYSET, self, min)
@@ -2764,11 +2765,11 @@ def clamp_min(ks: int, self: Tensor, min: Number) -> Any:
 def clamp_max(ks: int, self: Tensor, max: Number) -> Any:
     """clamp_max(Tensor self, Scalar max) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ClampMaxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampMaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max = max
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.clamp_max, ks & AFTER_AUTOGRAD_KEYSET, self, max)
@@ -2789,14 +2790,14 @@ def fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.FmodBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FmodBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.fmod_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
@@ -2816,11 +2817,11 @@ def fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def fmod_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """fmod.Scalar(Tensor self, Scalar other) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FmodBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FmodBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.fmod_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -2839,14 +2840,14 @@ def remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.RemainderBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RemainderBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
         operators.remainder_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
@@ -2868,11 +2869,11 @@ def remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def remainder_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """remainder.Scalar(Tensor self, Scalar other) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.RemainderBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RemainderBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.remainder_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
     )
@@ -2977,11 +2978,11 @@ def bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("bitwise_and.Tensor")
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("bitwise_and")
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.bitwise_and_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
     )
@@ -2997,11 +2998,11 @@ def bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("bitwise_or.Tensor")
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("bitwise_or")
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.bitwise_or_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
     )
@@ -3017,11 +3018,11 @@ def bitwise_xor_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("bitwise_xor.Tensor")
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("bitwise_xor")
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.bitwise_xor_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
     )
@@ -3035,11 +3036,11 @@ def bitwise_not(ks: int, self: Tensor) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("bitwise_not")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("bitwise_not")
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.bitwise_not, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
@@ -3059,11 +3060,11 @@ def isinf(ks: int, self: Tensor) -> Any:
 def copy(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
     """copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"""
     _any_has_forward_grad = (src._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, src)
+    _next_edges = next_edges_2(self, src)
     grad_fn: functions.CopyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CopyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.src_options = src.dtype
     result = redispatch(
         operators.copy, ks & AFTER_AUTOGRAD_KEYSET, self, src, non_blocking
@@ -3091,12 +3092,12 @@ def copy_(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
     _any_has_forward_grad = (src._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, src)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, src)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.CopyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CopyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.src_options = src.dtype
     result = redispatch(
         operators.copy_, ks & AFTER_AUTOGRAD_KEYSET, self, src, non_blocking
@@ -3123,11 +3124,11 @@ def copy_(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
 def zero(ks: int, self: Tensor) -> Any:
     """zero(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ZeroBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ZeroBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.zero, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -3143,12 +3144,12 @@ def zero_(ks: int, self: Tensor) -> Any:
     """zero_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ZeroBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ZeroBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.zero_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -3165,11 +3166,11 @@ def zero_(ks: int, self: Tensor) -> Any:
 def fill_Scalar(ks: int, self: Tensor, value: Number) -> Any:
     """fill.Scalar(Tensor self, Scalar value) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FillBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FillBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.fill_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, value)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -3188,11 +3189,11 @@ def fill_Tensor(ks: int, self: Tensor, value: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or value._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, value)
+    _next_edges = next_edges_2(self, value)
     grad_fn: functions.FillBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FillBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.fill_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, value)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -3213,12 +3214,12 @@ def fill__Scalar(ks: int, self: Tensor, value: Number) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("fill_.Scalar")
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.FillBackward2 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FillBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.fill__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -3232,12 +3233,12 @@ def fill__Tensor(ks: int, self: Tensor, value: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("fill_.Tensor")
-    _any_requires_grad = compute_requires_grad(self, value)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, value)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.FillBackward3 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FillBackward3()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.fill__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -3249,11 +3250,11 @@ def lerp_Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or end._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, end)
+    _next_edges = next_edges_2(self, end)
     grad_fn: functions.LerpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LerpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, end))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.weight = weight
     result = redispatch(
         operators.lerp_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
@@ -3284,14 +3285,14 @@ def lerp_Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
         or end._fw_grad is not None
         or weight._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, end, weight)
+    _next_edges = next_edges(self, end, weight)
     grad_fn: functions.LerpBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LerpBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, end, weight))
-        if grad_fn.should_compute_output(2):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[2][0] is not None:
             grad_fn.end_ = SavedVariable(end, False)
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.weight_ = SavedVariable(weight, False)
     result = redispatch(
@@ -3323,12 +3324,12 @@ def lerp__Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Any:
         self._fw_grad is not None or end._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, end)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, end)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.LerpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LerpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, end))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.weight = weight
     result = redispatch(
         operators.lerp__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
@@ -3363,15 +3364,15 @@ def lerp__Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, end, weight)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges(self, end, weight)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.LerpBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LerpBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, end, weight))
-        if grad_fn.should_compute_output(2):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[2][0] is not None:
             grad_fn.end_ = SavedVariable(end, False)
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.weight_ = SavedVariable(weight, False)
     result = redispatch(
@@ -3406,16 +3407,16 @@ def addcmul(
         or tensor1._fw_grad is not None
         or tensor2._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
+    _next_edges = next_edges(self, tensor1, tensor2)
     grad_fn: functions.AddcmulBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddcmulBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = self.dtype
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.tensor1_ = SavedVariable(tensor1, False)
         grad_fn.tensor1_scalar_type = tensor1.dtype
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.tensor2_ = SavedVariable(tensor2, False)
         grad_fn.tensor2_scalar_type = tensor2.dtype
         grad_fn.value = value
@@ -3453,17 +3454,17 @@ def addcmul_(
         or tensor2._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges(self, tensor1, tensor2)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AddcmulBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddcmulBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = self.dtype
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.tensor1_ = SavedVariable(tensor1, False)
         grad_fn.tensor1_scalar_type = tensor1.dtype
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.tensor2_ = SavedVariable(tensor2, False)
         grad_fn.tensor2_scalar_type = tensor2.dtype
         grad_fn.value = value
@@ -3500,13 +3501,13 @@ def addcdiv(
         or tensor1._fw_grad is not None
         or tensor2._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
+    _next_edges = next_edges(self, tensor1, tensor2)
     grad_fn: functions.AddcdivBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddcdivBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = self.dtype
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.tensor1_ = SavedVariable(tensor1, False)
         grad_fn.tensor1_scalar_type = tensor1.dtype
         grad_fn.tensor2_ = SavedVariable(tensor2, False)
@@ -3546,14 +3547,14 @@ def addcdiv_(
         or tensor2._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges(self, tensor1, tensor2)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AddcdivBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddcdivBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = self.dtype
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.tensor1_ = SavedVariable(tensor1, False)
         grad_fn.tensor1_scalar_type = tensor1.dtype
         grad_fn.tensor2_ = SavedVariable(tensor2, False)
@@ -3594,12 +3595,12 @@ def clamp__Tensor(ks: int, self: Tensor, min: Tensor | None, max: Tensor | None)
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, min, max)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges(self, min, max)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ClampBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, min, max))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max_ = None if max is None else SavedVariable(max, False)
         grad_fn.min_ = None if min is None else SavedVariable(min, False)
         grad_fn.self_ = SavedVariable(self.clone(), False)
@@ -3631,11 +3632,11 @@ def nan_to_num(
 ) -> Any:
     """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NanToNumBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NanToNumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
         operators.nan_to_num, ks & AFTER_AUTOGRAD_KEYSET, self, nan, posinf, neginf
@@ -3663,12 +3664,12 @@ def nan_to_num_(
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.NanToNumBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NanToNumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(
         operators.nan_to_num_, ks & AFTER_AUTOGRAD_KEYSET, self, nan, posinf, neginf
@@ -3690,11 +3691,11 @@ def nan_to_num_(
 def acosh(ks: int, self: Tensor) -> Any:
     """acosh(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AcoshBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AcoshBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.acosh, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -3712,12 +3713,12 @@ def acosh_(ks: int, self: Tensor) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("acosh_")
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AcoshBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AcoshBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.acosh_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -3727,11 +3728,11 @@ def acosh_(ks: int, self: Tensor) -> Any:
 def asinh(ks: int, self: Tensor) -> Any:
     """asinh(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AsinhBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AsinhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.asinh, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -3749,12 +3750,12 @@ def asinh_(ks: int, self: Tensor) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("asinh_")
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AsinhBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AsinhBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.asinh_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -3764,11 +3765,11 @@ def asinh_(ks: int, self: Tensor) -> Any:
 def atanh(ks: int, self: Tensor) -> Any:
     """atanh(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AtanhBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AtanhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.atanh, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -3786,12 +3787,12 @@ def atanh_(ks: int, self: Tensor) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("atanh_")
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AtanhBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AtanhBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.atanh_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -3801,11 +3802,11 @@ def atanh_(ks: int, self: Tensor) -> Any:
 def deg2rad(ks: int, self: Tensor) -> Any:
     """deg2rad(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Deg2RadBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Deg2RadBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.deg2rad, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -3821,12 +3822,12 @@ def deg2rad_(ks: int, self: Tensor) -> Any:
     """deg2rad_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.Deg2RadBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Deg2RadBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.deg2rad_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -3843,11 +3844,11 @@ def deg2rad_(ks: int, self: Tensor) -> Any:
 def rad2deg(ks: int, self: Tensor) -> Any:
     """rad2deg(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Rad2DegBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Rad2DegBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.rad2deg, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -3863,12 +3864,12 @@ def rad2deg_(ks: int, self: Tensor) -> Any:
     """rad2deg_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.Rad2DegBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Rad2DegBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.rad2deg_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -3885,13 +3886,13 @@ def rad2deg_(ks: int, self: Tensor) -> Any:
 def copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """copysign.Tensor(Tensor self, Tensor other) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.CopysignBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CopysignBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_info = TypeAndSize(other)
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
         operators.copysign_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
@@ -3918,14 +3919,14 @@ def copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.CopysignBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CopysignBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_info = TypeAndSize(other)
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(
         operators.copysign__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
@@ -3952,11 +3953,11 @@ def copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def copysign_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """copysign.Scalar(Tensor self, Scalar other) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CopysignBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CopysignBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
         operators.copysign_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
@@ -3983,12 +3984,12 @@ def copysign__Scalar(ks: int, self: Tensor, other: Number) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.CopysignBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CopysignBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(
         operators.copysign__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
@@ -4011,11 +4012,11 @@ def copysign__Scalar(ks: int, self: Tensor, other: Number) -> Any:
 def frac(ks: int, self: Tensor) -> Any:
     """frac(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FracBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FracBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.frac, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4031,12 +4032,12 @@ def frac_(ks: int, self: Tensor) -> Any:
     """frac_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.FracBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FracBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.frac_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -4053,11 +4054,11 @@ def frac_(ks: int, self: Tensor) -> Any:
 def frexp_Tensor(ks: int, self: Tensor) -> Any:
     """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FrexpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FrexpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.frexp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -4079,12 +4080,12 @@ def ldexp_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.LdexpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LdexpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
     result = redispatch(operators.ldexp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
@@ -4108,13 +4109,13 @@ def ldexp_(ks: int, self: Tensor, other: Tensor) -> Any:
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.LdexpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LdexpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
     result = redispatch(operators.ldexp_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
@@ -4143,11 +4144,11 @@ def heaviside(ks: int, self: Tensor, values: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("heaviside")
-    _any_requires_grad = compute_requires_grad(self, values)
+    _next_edges = next_edges_2(self, values)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("heaviside")
-        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.heaviside, ks & AFTER_AUTOGRAD_KEYSET, self, values)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
@@ -4161,12 +4162,12 @@ def heaviside_(ks: int, self: Tensor, values: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("heaviside_")
-    _any_requires_grad = compute_requires_grad(self, values)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, values)
+    check_inplace(self, _next_edges is not None)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("heaviside")
-        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.heaviside_, ks & AFTER_AUTOGRAD_KEYSET, self, values)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -4176,15 +4177,15 @@ def heaviside_(ks: int, self: Tensor, values: Tensor) -> Any:
 def nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
     """nextafter(Tensor self, Tensor other) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.NextafterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NextafterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
         grad_fn.other_info = TypeAndSize(other)
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.nextafter, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
@@ -4208,16 +4209,16 @@ def nextafter_(ks: int, self: Tensor, other: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.NextafterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NextafterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
         grad_fn.other_info = TypeAndSize(other)
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.nextafter_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
@@ -4243,11 +4244,11 @@ def logaddexp2(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.Logaddexp2Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Logaddexp2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.logaddexp2, ks & AFTER_AUTOGRAD_KEYSET, self, other)
@@ -4270,11 +4271,11 @@ def clamp_min_Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or min._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, min)
+    _next_edges = next_edges_2(self, min)
     grad_fn: functions.ClampMinBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampMinBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, min))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.min_ = SavedVariable(min, False)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
@@ -4299,11 +4300,11 @@ def clamp_max_Tensor(ks: int, self: Tensor, max: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or max._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, max)
+    _next_edges = next_edges_2(self, max)
     grad_fn: functions.ClampMaxBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampMaxBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, max))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max_ = SavedVariable(max, False)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
@@ -4330,12 +4331,12 @@ def clamp_min_(ks: int, self: Tensor, min: Number) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ClampMinBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampMinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.min = min
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.clamp_min_, ks & AFTER_AUTOGRAD_KEYSET, self, min)
@@ -4362,12 +4363,12 @@ def clamp_min__Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, min)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, min)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ClampMinBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampMinBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, min))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.min_ = SavedVariable(min, False)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(
@@ -4398,12 +4399,12 @@ def clamp_max_(ks: int, self: Tensor, max: Number) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ClampMaxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampMaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max = max
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.clamp_max_, ks & AFTER_AUTOGRAD_KEYSET, self, max)
@@ -4430,12 +4431,12 @@ def clamp_max__Tensor(ks: int, self: Tensor, max: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, max)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, max)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ClampMaxBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampMaxBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, max))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max_ = SavedVariable(max, False)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(
@@ -4471,12 +4472,12 @@ def pow__Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.PowBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PowBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.exponent = exponent
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(
@@ -4505,12 +4506,12 @@ def pow__Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, exponent)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, exponent)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.PowBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PowBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, exponent))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.exponent_ = SavedVariable(exponent, False)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(
@@ -4539,12 +4540,12 @@ def exp2_(ks: int, self: Tensor) -> Any:
     """exp2_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.Exp2Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Exp2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.exp2_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -4563,12 +4564,12 @@ def expm1_(ks: int, self: Tensor) -> Any:
     """expm1_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.Expm1Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Expm1Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.expm1_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -4590,12 +4591,12 @@ def log1p_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.Log1PBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Log1PBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.log1p_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -4617,12 +4618,12 @@ def log2_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.Log2Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Log2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.log2_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -4644,12 +4645,12 @@ def log10_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.Log10Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Log10Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.log10_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -4668,12 +4669,12 @@ def rsqrt_(ks: int, self: Tensor) -> Any:
     """rsqrt_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.RsqrtBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RsqrtBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.rsqrt_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -4692,12 +4693,12 @@ def reciprocal_(ks: int, self: Tensor) -> Any:
     """reciprocal_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ReciprocalBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReciprocalBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.reciprocal_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -4719,12 +4720,12 @@ def sin_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.SinBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.sin_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -4746,12 +4747,12 @@ def cos_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.CosBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CosBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.cos_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -4770,12 +4771,12 @@ def tan_(ks: int, self: Tensor) -> Any:
     """tan_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.TanBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.tan_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -4797,12 +4798,12 @@ def sinh_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.SinhBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SinhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.sinh_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -4824,12 +4825,12 @@ def cosh_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.CoshBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CoshBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.cosh_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -4851,12 +4852,12 @@ def sgn_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.SgnBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SgnBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.sgn_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -4876,12 +4877,12 @@ def trunc_(ks: int, self: Tensor) -> Any:
     """trunc_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.TruncBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TruncBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.trunc_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -4899,12 +4900,12 @@ def floor_(ks: int, self: Tensor) -> Any:
     """floor_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.FloorBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FloorBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.floor_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -4922,12 +4923,12 @@ def ceil_(ks: int, self: Tensor) -> Any:
     """ceil_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.CeilBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CeilBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.ceil_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -4948,12 +4949,12 @@ def acos_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AcosBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AcosBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.acos_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -4975,12 +4976,12 @@ def asin_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AsinBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AsinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.asin_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -5002,12 +5003,12 @@ def atan_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AtanBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AtanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.atan_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -5029,12 +5030,12 @@ def erf_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ErfBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ErfBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.erf_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -5053,12 +5054,12 @@ def round_(ks: int, self: Tensor) -> Any:
     """round_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.RoundBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RoundBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.round_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -5076,12 +5077,12 @@ def round__decimals(ks: int, self: Tensor, decimals: int) -> Any:
     """round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.RoundBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RoundBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.round__decimals, ks & AFTER_AUTOGRAD_KEYSET, self, decimals
     )
@@ -5103,12 +5104,12 @@ def sign_(ks: int, self: Tensor) -> Any:
     """sign_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.SignBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SignBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.sign_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -5131,12 +5132,12 @@ def atan2_(ks: int, self: Tensor, other: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.Atan2Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Atan2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.atan2_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
@@ -5162,12 +5163,12 @@ def fmod__Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.FmodBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FmodBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.fmod__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -5192,15 +5193,15 @@ def fmod__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.FmodBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FmodBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.fmod__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
@@ -5230,15 +5231,15 @@ def hypot_(ks: int, self: Tensor, other: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.HypotBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HypotBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.hypot_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
@@ -5264,12 +5265,12 @@ def remainder__Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.RemainderBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RemainderBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.remainder__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
     )
@@ -5296,15 +5297,15 @@ def remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.RemainderBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RemainderBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(
         operators.remainder__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
@@ -5330,11 +5331,11 @@ def remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SumBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
     result = redispatch(operators.sum, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
     if grad_fn is not None:
@@ -5352,11 +5353,11 @@ def sum_dim_IntList(
 ) -> Any:
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SumBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SumBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
@@ -5380,11 +5381,11 @@ def sum_dim_IntList(
 def mean(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MeanBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MeanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_numel = self.numel()
         grad_fn.self_sym_sizes = tuple(self.shape)
     result = redispatch(operators.mean, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
@@ -5405,11 +5406,11 @@ def mean_dim(
 ) -> Any:
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MeanBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MeanBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_numel = self.numel()
@@ -5434,11 +5435,11 @@ def mean_dim(
 def prod(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ProdBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ProdBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.prod, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
     if grad_fn is not None:
@@ -5459,11 +5460,11 @@ def prod_dim_int(
 ) -> Any:
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ProdBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ProdBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
@@ -5488,11 +5489,11 @@ def prod_dim_int(
 def max_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MaxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
@@ -5517,11 +5518,11 @@ def max_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
 def max(ks: int, self: Tensor) -> Any:
     """max(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MaxBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaxBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.max, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -5538,11 +5539,11 @@ def max(ks: int, self: Tensor) -> Any:
 def min_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MinBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
@@ -5567,11 +5568,11 @@ def min_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
 def min(ks: int, self: Tensor) -> Any:
     """min(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MinBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MinBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.min, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -5588,11 +5589,11 @@ def min(ks: int, self: Tensor) -> Any:
 def amax(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AmaxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AmaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
@@ -5613,11 +5614,11 @@ def amax(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
 def amin(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AminBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AminBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
@@ -5648,11 +5649,11 @@ def argmin(ks: int, self: Tensor, dim: int | None, keepdim: bool) -> Any:
 def logsumexp(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LogsumexpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogsumexpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
@@ -5683,11 +5684,11 @@ def var_correction(
 ) -> Any:
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.VarBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.VarBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.correction = correction
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
@@ -5723,11 +5724,11 @@ def std_correction(
 ) -> Any:
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.StdBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.StdBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.correction = correction
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
@@ -5758,11 +5759,11 @@ def std_correction(
 def cumsum(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
     """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CumsumBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CumsumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_scalar_type = self.dtype
     result = redispatch(operators.cumsum, ks & AFTER_AUTOGRAD_KEYSET, self, dim, dtype)
@@ -5781,11 +5782,11 @@ def cumsum(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
 def cumprod(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
     """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CumprodBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CumprodBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_scalar_type = self.dtype
@@ -5850,11 +5851,11 @@ def equal(ks: int, self: Tensor, other: Tensor) -> Any:
 def sort(ks: int, self: Tensor, dim: int, descending: bool) -> Any:
     """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SortBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SortBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_sym_sizes = tuple(self.shape)
     result = redispatch(
@@ -5880,11 +5881,11 @@ def sort_stable(
 ) -> Any:
     """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SortBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SortBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_sym_sizes = tuple(self.shape)
     result = redispatch(
@@ -5914,11 +5915,11 @@ def sort_stable(
 def topk(ks: int, self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -> Any:
     """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TopkBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TopkBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_sym_sizes = tuple(self.shape)
     result = redispatch(
@@ -5949,11 +5950,11 @@ def topk(ks: int, self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -
 def logcumsumexp(ks: int, self: Tensor, dim: int) -> Any:
     """logcumsumexp(Tensor self, int dim) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LogcumsumexpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogcumsumexpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.logcumsumexp, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
@@ -5976,12 +5977,12 @@ def cumsum_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
     """cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.CumsumBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CumsumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_scalar_type = self.dtype
     result = redispatch(operators.cumsum_, ks & AFTER_AUTOGRAD_KEYSET, self, dim, dtype)
@@ -6006,12 +6007,12 @@ def cumprod_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.CumprodBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CumprodBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.self_scalar_type = self.dtype
@@ -6036,11 +6037,11 @@ def cumprod_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
 def cummax(ks: int, self: Tensor, dim: int) -> Any:
     """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CummaxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CummaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.cummax, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
@@ -6062,11 +6063,11 @@ def cummax(ks: int, self: Tensor, dim: int) -> Any:
 def cummin(ks: int, self: Tensor, dim: int) -> Any:
     """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CumminBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CumminBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.cummin, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
@@ -6088,11 +6089,11 @@ def cummin(ks: int, self: Tensor, dim: int) -> Any:
 def kthvalue(ks: int, self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
     """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.KthvalueBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.KthvalueBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
@@ -6117,11 +6118,11 @@ def kthvalue(ks: int, self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
 def median(ks: int, self: Tensor) -> Any:
     """median(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MedianBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MedianBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.median, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -6138,11 +6139,11 @@ def median(ks: int, self: Tensor) -> Any:
 def median_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
     """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MedianBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MedianBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
@@ -6167,11 +6168,11 @@ def median_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
 def nanmedian(ks: int, self: Tensor) -> Any:
     """nanmedian(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NanmedianBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NanmedianBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.nanmedian, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -6188,11 +6189,11 @@ def nanmedian(ks: int, self: Tensor) -> Any:
 def nanmedian_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
     """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NanmedianBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NanmedianBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
@@ -6217,11 +6218,11 @@ def nanmedian_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
 def mode(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
     """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ModeBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ModeBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
@@ -6244,11 +6245,11 @@ def mode(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
 def aminmax(ks: int, self: Tensor, dim: int | None, keepdim: bool) -> Any:
     """aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AminmaxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AminmaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
@@ -6281,11 +6282,11 @@ def nansum(
 ) -> Any:
     """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NansumBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NansumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
@@ -6316,11 +6317,11 @@ def std_mean_correction(
 ) -> Any:
     """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.StdMeanBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.StdMeanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.correction = correction
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
@@ -6374,11 +6375,11 @@ def var_mean_correction(
 ) -> Any:
     """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.VarMeanBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.VarMeanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.correction = correction
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
@@ -6501,11 +6502,11 @@ def _unique2(
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_unique2")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Unique2Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Unique2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators._unique2,
         ks & AFTER_AUTOGRAD_KEYSET,
@@ -6531,11 +6532,11 @@ def unique_dim(
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("unique_dim")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UniqueDimBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UniqueDimBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.unique_dim,
         ks & AFTER_AUTOGRAD_KEYSET,
@@ -6557,11 +6558,11 @@ def unique_consecutive(
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("unique_consecutive")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UniqueConsecutiveBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UniqueConsecutiveBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.unique_consecutive,
         ks & AFTER_AUTOGRAD_KEYSET,
@@ -6593,11 +6594,11 @@ def bincount(ks: int, self: Tensor, weights: Tensor | None, minlength: int) -> A
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("bincount")
-    _any_requires_grad = compute_requires_grad(self, weights)
+    _next_edges = next_edges_2(self, weights)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("bincount")
-        grad_fn.set_next_edges(collect_next_edges(self, weights))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.bincount, ks & AFTER_AUTOGRAD_KEYSET, self, weights, minlength
     )
@@ -6623,11 +6624,11 @@ def _unique(ks: int, self: Tensor, sorted: bool, return_inverse: bool) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_unique")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UniqueBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UniqueBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators._unique, ks & AFTER_AUTOGRAD_KEYSET, self, sorted, return_inverse
     )
@@ -6643,11 +6644,11 @@ def unique_dim_consecutive(
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("unique_dim_consecutive")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UniqueDimConsecutiveBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UniqueDimConsecutiveBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.unique_dim_consecutive,
         ks & AFTER_AUTOGRAD_KEYSET,
@@ -6664,11 +6665,11 @@ def unique_dim_consecutive(
 def index_select(ks: int, self: Tensor, dim: int, index: Tensor) -> Any:
     """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.IndexSelectBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexSelectBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn.self_sym_sizes = tuple(self.shape)
@@ -6696,16 +6697,16 @@ def index_add(
     _any_has_forward_grad = (
         self._fw_grad is not None or source._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, source)
+    _next_edges = next_edges_2(self, source)
     grad_fn: functions.IndexAddBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexAddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.dim = dim
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.index_ = SavedVariable(index, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.source_ = SavedVariable(source, False)
         grad_fn.source_dim = source.dim()
     result = redispatch(
@@ -6735,11 +6736,11 @@ def index_add(
 def gather(ks: int, self: Tensor, dim: int, index: Tensor, sparse_grad: bool) -> Any:
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.GatherBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.GatherBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn.self_ = SavedVariable(self, False)
@@ -6766,11 +6767,11 @@ def scatter_src(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> 
     _any_has_forward_grad = (
         self._fw_grad is not None or src._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, src)
+    _next_edges = next_edges_2(self, src)
     grad_fn: functions.ScatterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ScatterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
     result = redispatch(
@@ -6799,11 +6800,11 @@ def scatter_src(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> 
 def scatter_value(ks: int, self: Tensor, dim: int, index: Tensor, value: Number) -> Any:
     """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ScatterBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ScatterBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
     result = redispatch(
@@ -6828,13 +6829,13 @@ def scatter_add(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> 
     _any_has_forward_grad = (
         self._fw_grad is not None or src._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, src)
+    _next_edges = next_edges_2(self, src)
     grad_fn: functions.ScatterAddBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ScatterAddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.index_ = SavedVariable(index, False)
     result = redispatch(
         operators.scatter_add, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, src
@@ -6862,11 +6863,11 @@ def scatter_add(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> 
 def masked_fill_Scalar(ks: int, self: Tensor, mask: Tensor, value: Number) -> Any:
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MaskedFillBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaskedFillBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
     result = redispatch(
         operators.masked_fill_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
@@ -6890,11 +6891,11 @@ def masked_fill_Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> An
     _any_has_forward_grad = (
         self._fw_grad is not None or value._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, value)
+    _next_edges = next_edges_2(self, value)
     grad_fn: functions.MaskedFillBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaskedFillBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
     result = redispatch(
         operators.masked_fill_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
@@ -6921,11 +6922,11 @@ def masked_fill_Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> An
 def index_Tensor(ks: int, self: Tensor, indices: Sequence[Tensor | None]) -> Any:
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.IndexBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariableList(indices)
         grad_fn.self_info = TypeAndSize(self)
     result = redispatch(
@@ -6956,11 +6957,11 @@ def index_put(
     _any_has_forward_grad = (
         self._fw_grad is not None or values._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, values)
+    _next_edges = next_edges_2(self, values)
     grad_fn: functions.IndexPutBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexPutBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices)
         grad_fn.values_info = TypeAndSize(values)
@@ -7004,12 +7005,12 @@ def index_put_(
         self._fw_grad is not None or values._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, values)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, values)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.IndexPutBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexPutBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices)
         grad_fn.values_info = TypeAndSize(values)
@@ -7045,12 +7046,12 @@ def masked_fill__Scalar(ks: int, self: Tensor, mask: Tensor, value: Number) -> A
     """masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.MaskedFillBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaskedFillBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
     result = redispatch(
         operators.masked_fill__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
@@ -7075,12 +7076,12 @@ def masked_fill__Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> A
         self._fw_grad is not None or value._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, value)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, value)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.MaskedFillBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaskedFillBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
     result = redispatch(
         operators.masked_fill__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
@@ -7117,11 +7118,11 @@ def scatter_reduce_two(
     _any_has_forward_grad = (
         self._fw_grad is not None or src._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, src)
+    _next_edges = next_edges_2(self, src)
     grad_fn: functions.ScatterReduceBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ScatterReduceBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.include_self = include_self
         grad_fn.index_ = SavedVariable(index, False)
@@ -7166,14 +7167,14 @@ def index_copy(ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor) -
     _any_has_forward_grad = (
         self._fw_grad is not None or source._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, source)
+    _next_edges = next_edges_2(self, source)
     grad_fn: functions.IndexCopyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexCopyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.source_ = SavedVariable(source, False)
         grad_fn.source_dim = source.dim()
     result = redispatch(
@@ -7204,11 +7205,11 @@ def index_fill_int_Scalar(
 ) -> Any:
     """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.IndexFillBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexFillBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
     result = redispatch(
@@ -7240,11 +7241,11 @@ def index_fill_int_Tensor(
     _any_has_forward_grad = (
         self._fw_grad is not None or value._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, value)
+    _next_edges = next_edges_2(self, value)
     grad_fn: functions.IndexFillBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexFillBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
     result = redispatch(
@@ -7280,11 +7281,11 @@ def masked_scatter(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or source._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, source)
+    _next_edges = next_edges_2(self, source)
     grad_fn: functions.MaskedScatterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaskedScatterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn.source_sym_sizes = tuple(source.shape)
     result = redispatch(
@@ -7312,11 +7313,11 @@ def masked_scatter(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
 def masked_select(ks: int, self: Tensor, mask: Tensor) -> Any:
     """masked_select(Tensor self, Tensor mask) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MaskedSelectBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaskedSelectBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.masked_select, ks & AFTER_AUTOGRAD_KEYSET, self, mask)
@@ -7335,11 +7336,11 @@ def masked_select(ks: int, self: Tensor, mask: Tensor) -> Any:
 def take(ks: int, self: Tensor, index: Tensor) -> Any:
     """take(Tensor self, Tensor index) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TakeBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TakeBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.take, ks & AFTER_AUTOGRAD_KEYSET, self, index)
@@ -7360,14 +7361,14 @@ def put(ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool) 
     _any_has_forward_grad = (
         self._fw_grad is not None or source._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, source)
+    _next_edges = next_edges_2(self, source)
     grad_fn: functions.PutBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PutBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.accumulate = accumulate
         grad_fn.index_ = SavedVariable(index, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.source_ = SavedVariable(source, False)
         grad_fn.source_info = TypeAndSize(source)
     result = redispatch(
@@ -7399,12 +7400,12 @@ def scatter__src(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) ->
         self._fw_grad is not None or src._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, src)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, src)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ScatterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ScatterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
     result = redispatch(
@@ -7436,12 +7437,12 @@ def scatter__value(
     """scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ScatterBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ScatterBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
     result = redispatch(
@@ -7467,14 +7468,14 @@ def scatter_add_(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) ->
         self._fw_grad is not None or src._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, src)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, src)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ScatterAddBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ScatterAddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.index_ = SavedVariable(index, False)
     result = redispatch(
         operators.scatter_add_, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, src
@@ -7516,12 +7517,12 @@ def scatter_reduce__two(
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, src)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, src)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ScatterReduceBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ScatterReduceBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.include_self = include_self
         grad_fn.index_ = SavedVariable(index, False)
@@ -7569,17 +7570,17 @@ def index_add_(
         self._fw_grad is not None or source._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, source)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, source)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.IndexAddBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexAddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.dim = dim
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.index_ = SavedVariable(index, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.source_ = SavedVariable(source, False)
         grad_fn.source_dim = source.dim()
     result = redispatch(
@@ -7618,15 +7619,15 @@ def index_copy_(ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor) 
         self._fw_grad is not None or source._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, source)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, source)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.IndexCopyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexCopyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.source_ = SavedVariable(source, False)
         grad_fn.source_dim = source.dim()
     result = redispatch(
@@ -7658,12 +7659,12 @@ def index_fill__int_Scalar(
     """index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.IndexFillBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexFillBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
     result = redispatch(
@@ -7696,12 +7697,12 @@ def index_fill__int_Tensor(
         self._fw_grad is not None or value._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, value)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, value)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.IndexFillBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexFillBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
     result = redispatch(
@@ -7738,12 +7739,12 @@ def masked_scatter_(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
         self._fw_grad is not None or source._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, source)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, source)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.MaskedScatterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaskedScatterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn.source_sym_sizes = tuple(source.shape)
     result = redispatch(
@@ -7774,15 +7775,15 @@ def put_(ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool)
         self._fw_grad is not None or source._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, source)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, source)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.PutBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PutBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.accumulate = accumulate
         grad_fn.index_ = SavedVariable(index, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.source_ = SavedVariable(source, False)
         grad_fn.source_info = TypeAndSize(source)
     result = redispatch(
@@ -7819,11 +7820,11 @@ def scatter_reduce(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("scatter.reduce")
-    _any_requires_grad = compute_requires_grad(self, index, src)
+    _next_edges = next_edges(self, index, src)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("scatter")
-        grad_fn.set_next_edges(collect_next_edges(self, index, src))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.scatter_reduce,
         ks & AFTER_AUTOGRAD_KEYSET,
@@ -7847,11 +7848,11 @@ def scatter_value_reduce(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("scatter.value_reduce")
-    _any_requires_grad = compute_requires_grad(self, index)
+    _next_edges = next_edges_2(self, index)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("scatter")
-        grad_fn.set_next_edges(collect_next_edges(self, index))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.scatter_value_reduce,
         ks & AFTER_AUTOGRAD_KEYSET,
@@ -7877,12 +7878,12 @@ def scatter__reduce(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("scatter_.reduce")
-    _any_requires_grad = compute_requires_grad(self, index, src)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges(self, index, src)
+    check_inplace(self, _next_edges is not None)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("scatter")
-        grad_fn.set_next_edges(collect_next_edges(self, index, src))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.scatter__reduce,
         ks & AFTER_AUTOGRAD_KEYSET,
@@ -7906,12 +7907,12 @@ def scatter__value_reduce(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("scatter_.value_reduce")
-    _any_requires_grad = compute_requires_grad(self, index)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, index)
+    check_inplace(self, _next_edges is not None)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("scatter")
-        grad_fn.set_next_edges(collect_next_edges(self, index))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.scatter__value_reduce,
         ks & AFTER_AUTOGRAD_KEYSET,
@@ -7941,11 +7942,11 @@ def index_reduce(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("index_reduce")
-    _any_requires_grad = compute_requires_grad(self, source)
+    _next_edges = next_edges_2(self, source)
     grad_fn: functions.IndexReduceBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexReduceBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.include_self = include_self
         grad_fn.index_ = SavedVariable(index, False)
@@ -7983,12 +7984,12 @@ def index_reduce_(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("index_reduce_")
-    _any_requires_grad = compute_requires_grad(self, source)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, source)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.IndexReduceBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexReduceBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.include_self = include_self
         grad_fn.index_ = SavedVariable(index, False)
@@ -8016,11 +8017,11 @@ def masked_scatter_backward(
 ) -> Any:
     """masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.MaskedScatterBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaskedScatterBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_info = TypeAndSize(grad_output)
         grad_fn.mask_ = SavedVariable(mask, False)
     result = redispatch(
@@ -8057,11 +8058,11 @@ def slice_scatter(
     _any_has_forward_grad = (
         self._fw_grad is not None or src._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, src)
+    _next_edges = next_edges_2(self, src)
     grad_fn: functions.SliceScatterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SliceScatterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.end = end
         grad_fn.src_info = TypeAndSize(src)
@@ -8104,11 +8105,11 @@ def select_scatter(ks: int, self: Tensor, src: Tensor, dim: int, index: int) -> 
     _any_has_forward_grad = (
         self._fw_grad is not None or src._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, src)
+    _next_edges = next_edges_2(self, src)
     grad_fn: functions.SelectScatterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SelectScatterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index = index
         grad_fn.src_info = TypeAndSize(src)
@@ -8142,11 +8143,11 @@ def diagonal_scatter(
     _any_has_forward_grad = (
         self._fw_grad is not None or src._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, src)
+    _next_edges = next_edges_2(self, src)
     grad_fn: functions.DiagonalScatterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DiagonalScatterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim1 = dim1
         grad_fn.dim2 = dim2
         grad_fn.offset = offset
@@ -8186,11 +8187,11 @@ def _unsafe_index_Tensor(
 ) -> Any:
     """_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UnsafeIndexBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UnsafeIndexBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariableList(indices)
         grad_fn.self_info = TypeAndSize(self)
     result = redispatch(
@@ -8221,11 +8222,11 @@ def _unsafe_index_put(
     _any_has_forward_grad = (
         self._fw_grad is not None or values._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, values)
+    _next_edges = next_edges_2(self, values)
     grad_fn: functions.UnsafeIndexPutBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UnsafeIndexPutBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices)
         grad_fn.values_info = TypeAndSize(values)
@@ -8271,12 +8272,12 @@ def _index_put_impl_(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_index_put_impl_")
-    _any_requires_grad = compute_requires_grad(self, values)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, values)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.IndexPutImplBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexPutImplBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices)
         grad_fn.values_info = TypeAndSize(values)
@@ -8299,16 +8300,16 @@ def mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or mat2._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, mat2)
+    _next_edges = next_edges_2(self, mat2)
     grad_fn: functions.MmBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MmBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, mat2))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.mat2_ = SavedVariable(mat2, False)
         grad_fn.mat2_sym_sizes = tuple(mat2.shape)
         grad_fn.mat2_sym_strides = mat2.stride()
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.self_sym_strides = self.stride()
@@ -8332,14 +8333,14 @@ def bmm(ks: int, self: Tensor, mat2: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or mat2._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, mat2)
+    _next_edges = next_edges_2(self, mat2)
     grad_fn: functions.BmmBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.BmmBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, mat2))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.mat2_ = SavedVariable(mat2, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.bmm, ks & AFTER_AUTOGRAD_KEYSET, self, mat2)
     if grad_fn is not None:
@@ -8361,14 +8362,14 @@ def dot(ks: int, self: Tensor, tensor: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or tensor._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, tensor)
+    _next_edges = next_edges_2(self, tensor)
     grad_fn: functions.DotBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DotBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.tensor_ = SavedVariable(tensor, False)
     result = redispatch(operators.dot, ks & AFTER_AUTOGRAD_KEYSET, self, tensor)
     if grad_fn is not None:
@@ -8394,14 +8395,14 @@ def vdot(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.VdotBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.VdotBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.vdot, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
@@ -8423,14 +8424,14 @@ def mv(ks: int, self: Tensor, vec: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or vec._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, vec)
+    _next_edges = next_edges_2(self, vec)
     grad_fn: functions.MvBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MvBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, vec))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.vec_ = SavedVariable(vec, False)
     result = redispatch(operators.mv, ks & AFTER_AUTOGRAD_KEYSET, self, vec)
     if grad_fn is not None:
@@ -8456,18 +8457,18 @@ def addmm(
         or mat1._fw_grad is not None
         or mat2._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, mat1, mat2)
+    _next_edges = next_edges(self, mat1, mat2)
     grad_fn: functions.AddmmBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddmmBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, mat1, mat2))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.beta = beta
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.mat1_ = SavedVariable(mat1, False)
         grad_fn.mat1_sym_sizes = tuple(mat1.shape)
         grad_fn.mat1_sym_strides = mat1.stride()
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.mat2_ = SavedVariable(mat2, False)
         grad_fn.mat2_sym_sizes = tuple(mat2.shape)
         grad_fn.mat2_sym_strides = mat2.stride()
@@ -8499,11 +8500,11 @@ def addmm(
 def tril(ks: int, self: Tensor, diagonal: int) -> Any:
     """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TrilBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TrilBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.diagonal = diagonal
     result = redispatch(operators.tril, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
     if grad_fn is not None:
@@ -8521,11 +8522,11 @@ def tril(ks: int, self: Tensor, diagonal: int) -> Any:
 def triu(ks: int, self: Tensor, diagonal: int) -> Any:
     """triu(Tensor self, SymInt diagonal=0) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TriuBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TriuBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.diagonal = diagonal
     result = redispatch(operators.triu, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
     if grad_fn is not None:
@@ -8544,12 +8545,12 @@ def tril_(ks: int, self: Tensor, diagonal: int) -> Any:
     """tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.TrilBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TrilBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.diagonal = diagonal
     result = redispatch(operators.tril_, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
     if grad_fn is not None:
@@ -8570,12 +8571,12 @@ def triu_(ks: int, self: Tensor, diagonal: int) -> Any:
     """triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.TriuBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TriuBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.diagonal = diagonal
     result = redispatch(operators.triu_, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
     if grad_fn is not None:
@@ -8595,11 +8596,11 @@ def triu_(ks: int, self: Tensor, diagonal: int) -> Any:
 def trace(ks: int, self: Tensor) -> Any:
     """trace(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TraceBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TraceBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
     result = redispatch(operators.trace, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -8622,11 +8623,11 @@ def linalg_vector_norm(
 ) -> Any:
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LinalgVectorNormBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgVectorNormBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.ord = ord
@@ -8660,11 +8661,11 @@ def dist(ks: int, self: Tensor, other: Tensor, p: Number) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.DistBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DistBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.p = p
         grad_fn.self_ = SavedVariable(self, False)
@@ -8692,11 +8693,11 @@ def dist(ks: int, self: Tensor, other: Tensor, p: Number) -> Any:
 def linalg_inv_ex(ks: int, A: Tensor, check_errors: bool) -> Any:
     """linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)"""
     _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(A)
+    _next_edges = next_edges_1(A)
     grad_fn: functions.LinalgInvExBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgInvExBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.linalg_inv_ex, ks & AFTER_AUTOGRAD_KEYSET, A, check_errors
     )
@@ -8718,11 +8719,11 @@ def linalg_inv_ex(ks: int, A: Tensor, check_errors: bool) -> Any:
 def _linalg_det(ks: int, A: Tensor) -> Any:
     """_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)"""
     _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(A)
+    _next_edges = next_edges_1(A)
     grad_fn: functions.LinalgDetBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgDetBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.A_ = SavedVariable(A, False)
     result = redispatch(operators._linalg_det, ks & AFTER_AUTOGRAD_KEYSET, A)
     if grad_fn is not None:
@@ -8745,11 +8746,11 @@ def _linalg_det(ks: int, A: Tensor) -> Any:
 def _linalg_slogdet(ks: int, A: Tensor) -> Any:
     """_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)"""
     _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(A)
+    _next_edges = next_edges_1(A)
     grad_fn: functions.LinalgSlogdetBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgSlogdetBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.A_ = SavedVariable(A, False)
     result = redispatch(operators._linalg_slogdet, ks & AFTER_AUTOGRAD_KEYSET, A)
     if grad_fn is not None:
@@ -8781,11 +8782,11 @@ def _linalg_solve_ex(
     _any_has_forward_grad = (
         A._fw_grad is not None or B._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(A, B)
+    _next_edges = next_edges_2(A, B)
     grad_fn: functions.LinalgSolveExBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgSolveExBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A, B))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.A_ = SavedVariable(A, False)
         grad_fn.left = left
     result = redispatch(
@@ -8820,11 +8821,11 @@ def _linalg_solve_ex(
 def linalg_cholesky_ex(ks: int, self: Tensor, upper: bool, check_errors: bool) -> Any:
     """linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LinalgCholeskyExBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgCholeskyExBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.upper = upper
     result = redispatch(
         operators.linalg_cholesky_ex,
@@ -8856,11 +8857,11 @@ def linalg_cholesky_ex(ks: int, self: Tensor, upper: bool, check_errors: bool) -
 def linalg_qr(ks: int, A: Tensor, mode: str) -> Any:
     """linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)"""
     _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(A)
+    _next_edges = next_edges_1(A)
     grad_fn: functions.LinalgQrBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgQrBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.mode = mode
     result = redispatch(operators.linalg_qr, ks & AFTER_AUTOGRAD_KEYSET, A, mode)
     if grad_fn is not None:
@@ -8889,11 +8890,11 @@ def _linalg_svd(
 ) -> Any:
     """_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)"""
     _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(A)
+    _next_edges = next_edges_1(A)
     grad_fn: functions.LinalgSvdBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgSvdBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.A_sym_sizes = tuple(A.shape)
         grad_fn.full_matrices = full_matrices
     result = redispatch(
@@ -8955,11 +8956,11 @@ def _linalg_svd(
 def _linalg_eigh(ks: int, A: Tensor, UPLO: str, compute_v: bool) -> Any:
     """_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)"""
     _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(A)
+    _next_edges = next_edges_1(A)
     grad_fn: functions.LinalgEighBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgEighBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators._linalg_eigh, ks & AFTER_AUTOGRAD_KEYSET, A, UPLO, compute_v
     )
@@ -8987,11 +8988,11 @@ def _linalg_eigh(ks: int, A: Tensor, UPLO: str, compute_v: bool) -> Any:
 def linalg_eig(ks: int, self: Tensor) -> Any:
     """linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LinalgEigBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgEigBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = self.dtype
     result = redispatch(operators.linalg_eig, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -9022,11 +9023,11 @@ def linalg_solve_triangular(
     _any_has_forward_grad = (
         self._fw_grad is not None or B._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, B)
+    _next_edges = next_edges_2(self, B)
     grad_fn: functions.LinalgSolveTriangularBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgSolveTriangularBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, B))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.left = left
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.unitriangular = unitriangular
@@ -9067,15 +9068,15 @@ def linalg_cross(ks: int, self: Tensor, other: Tensor, dim: int) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.LinalgCrossBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgCrossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
         operators.linalg_cross, ks & AFTER_AUTOGRAD_KEYSET, self, other, dim
@@ -9102,11 +9103,11 @@ def linalg_cross(ks: int, self: Tensor, other: Tensor, dim: int) -> Any:
 def linalg_matrix_exp(ks: int, self: Tensor) -> Any:
     """linalg_matrix_exp(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LinalgMatrixExpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgMatrixExpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.linalg_matrix_exp, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -9128,11 +9129,11 @@ def linalg_pinv_atol_rtol_tensor(
     check_no_requires_grad(atol, "atol", "linalg_pinv")
     check_no_requires_grad(rtol, "rtol", "linalg_pinv")
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LinalgPinvBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgPinvBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
         operators.linalg_pinv_atol_rtol_tensor,
@@ -9171,11 +9172,11 @@ def linalg_lstsq(
     _any_has_forward_grad = (
         self._fw_grad is not None or b._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, b)
+    _next_edges = next_edges_2(self, b)
     grad_fn: functions.LinalgLstsqBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgLstsqBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, b))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.b_ = SavedVariable(b, False)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
@@ -9222,11 +9223,11 @@ def linalg_lstsq(
 def linalg_lu_factor_ex(ks: int, A: Tensor, pivot: bool, check_errors: bool) -> Any:
     """linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)"""
     _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(A)
+    _next_edges = next_edges_1(A)
     grad_fn: functions.LinalgLuFactorExBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgLuFactorExBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.pivot = pivot
     result = redispatch(
         operators.linalg_lu_factor_ex,
@@ -9260,11 +9261,11 @@ def linalg_lu_factor_ex(ks: int, A: Tensor, pivot: bool, check_errors: bool) -> 
 def linalg_lu(ks: int, A: Tensor, pivot: bool) -> Any:
     """linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)"""
     _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(A)
+    _next_edges = next_edges_1(A)
     grad_fn: functions.LinalgLuBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgLuBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.pivot = pivot
     result = redispatch(operators.linalg_lu, ks & AFTER_AUTOGRAD_KEYSET, A, pivot)
     if grad_fn is not None:
@@ -9302,11 +9303,11 @@ def linalg_lu_solve(
     _any_has_forward_grad = (
         LU._fw_grad is not None or B._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(LU, B)
+    _next_edges = next_edges_2(LU, B)
     grad_fn: functions.LinalgLuSolveBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgLuSolveBackward0()
-        grad_fn.set_next_edges(collect_next_edges(LU, B))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.LU_ = SavedVariable(LU, False)
         grad_fn.adjoint = adjoint
         grad_fn.left = left
@@ -9346,11 +9347,11 @@ def linalg_lu_solve(
 def relu(ks: int, self: Tensor) -> Any:
     """relu(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ReluBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.relu, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -9366,11 +9367,11 @@ def relu(ks: int, self: Tensor) -> Any:
 def gelu(ks: int, self: Tensor, approximate: str) -> Any:
     """gelu(Tensor self, *, str approximate='none') -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.GeluBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.GeluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.approximate = approximate
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.gelu, ks & AFTER_AUTOGRAD_KEYSET, self, approximate)
@@ -9389,11 +9390,11 @@ def gelu(ks: int, self: Tensor, approximate: str) -> Any:
 def silu(ks: int, self: Tensor) -> Any:
     """silu(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SiluBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SiluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.silu, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -9413,11 +9414,11 @@ def threshold_backward(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.ThresholdBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ThresholdBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.threshold = threshold
     result = redispatch(
@@ -9451,11 +9452,11 @@ def gelu_backward(ks: int, grad_output: Tensor, self: Tensor, approximate: str) 
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.GeluBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.GeluBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.approximate = approximate
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.self_ = SavedVariable(self, False)
@@ -9492,11 +9493,11 @@ def silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("silu_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("silu_backward")
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.silu_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self
     )
@@ -9509,12 +9510,12 @@ def relu_(ks: int, self: Tensor) -> Any:
     """relu_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ReluBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.relu_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -9532,11 +9533,11 @@ def relu_(ks: int, self: Tensor) -> Any:
 def _softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SoftmaxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SoftmaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_scalar_type = self.dtype
     result = redispatch(
@@ -9566,11 +9567,11 @@ def _softmax_backward_data(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_softmax_backward_data")
-    _any_requires_grad = compute_requires_grad(grad_output, output)
+    _next_edges = next_edges_2(grad_output, output)
     grad_fn: functions.SoftmaxBackwardDataBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SoftmaxBackwardDataBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.input_dtype = input_dtype
@@ -9592,11 +9593,11 @@ def _softmax_backward_data(
 def _log_softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LogSoftmaxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogSoftmaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_scalar_type = self.dtype
     result = redispatch(
@@ -9626,11 +9627,11 @@ def _log_softmax_backward_data(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_log_softmax_backward_data")
-    _any_requires_grad = compute_requires_grad(grad_output, output)
+    _next_edges = next_edges_2(grad_output, output)
     grad_fn: functions.LogSoftmaxBackwardDataBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogSoftmaxBackwardDataBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.output_ = SavedVariable(output, False)
@@ -9651,11 +9652,11 @@ def _log_softmax_backward_data(
 def leaky_relu(ks: int, self: Tensor, negative_slope: Number) -> Any:
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LeakyReluBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LeakyReluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.negative_slope = negative_slope
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
@@ -9684,11 +9685,11 @@ def leaky_relu_backward(
 ) -> Any:
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.LeakyReluBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LeakyReluBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.negative_slope = negative_slope
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
@@ -9726,12 +9727,12 @@ def leaky_relu_(ks: int, self: Tensor, negative_slope: Number) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.LeakyReluBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LeakyReluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.negative_slope = negative_slope
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(
@@ -9756,11 +9757,11 @@ def elu(
 ) -> Any:
     """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.EluBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.EluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.input_scale = input_scale
         grad_fn.scale = scale
@@ -9795,11 +9796,11 @@ def elu_backward(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self_or_result._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self_or_result)
+    _next_edges = next_edges_2(grad_output, self_or_result)
     grad_fn: functions.EluBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.EluBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self_or_result))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.input_scale = input_scale
@@ -9847,12 +9848,12 @@ def elu_(
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.EluBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.EluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.input_scale = input_scale
         grad_fn.scale = scale
@@ -9882,11 +9883,11 @@ def elu_(
 def softplus(ks: int, self: Tensor, beta: Number, threshold: Number) -> Any:
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SoftplusBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SoftplusBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.beta = beta
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.threshold = threshold
@@ -9914,11 +9915,11 @@ def softplus_backward(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.SoftplusBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SoftplusBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.beta = beta
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.self_ = SavedVariable(self, False)
@@ -9954,11 +9955,11 @@ def softplus_backward(
 def log_sigmoid_forward(ks: int, self: Tensor) -> Any:
     """log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LogSigmoidBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogSigmoidBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.log_sigmoid_forward, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -9984,11 +9985,11 @@ def log_sigmoid_backward(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.LogSigmoidBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogSigmoidBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.buffer_ = SavedVariable(buffer, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.self_ = SavedVariable(self, False)
@@ -10022,11 +10023,11 @@ def log_sigmoid_backward(
 def hardtanh(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Any:
     """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.HardtanhBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HardtanhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max_val = max_val
         grad_fn.min_val = min_val
         grad_fn.self_ = SavedVariable(self, False)
@@ -10052,11 +10053,11 @@ def hardtanh_backward(
 ) -> Any:
     """hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.HardtanhBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HardtanhBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max_val = max_val
         grad_fn.min_val = min_val
         grad_fn.self_ = SavedVariable(self, False)
@@ -10095,12 +10096,12 @@ def hardtanh_(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.HardtanhBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HardtanhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max_val = max_val
         grad_fn.min_val = min_val
         grad_fn.self_ = SavedVariable(self.clone(), False)
@@ -10124,11 +10125,11 @@ def hardtanh_(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Any:
 def mish(ks: int, self: Tensor) -> Any:
     """mish(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MishBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MishBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.mish, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -10148,11 +10149,11 @@ def mish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("mish_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("mish_backward")
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.mish_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self
     )
@@ -10168,12 +10169,12 @@ def mish_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.MishBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MishBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.mish_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -10193,11 +10194,11 @@ def mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or target._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, target)
+    _next_edges = next_edges_2(self, target)
     grad_fn: functions.MseLossBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MseLossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
@@ -10232,11 +10233,11 @@ def mse_loss_backward(
         or self._fw_grad is not None
         or target._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self, target)
+    _next_edges = next_edges(grad_output, self, target)
     grad_fn: functions.MseLossBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MseLossBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self, target))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
@@ -10281,11 +10282,11 @@ def nll_loss_forward(
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
     check_no_requires_grad(weight, "weight", "nll_loss_forward")
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NllLossBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NllLossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ignore_index = ignore_index
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
@@ -10344,11 +10345,11 @@ def nll_loss_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("nll_loss_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.NllLossBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NllLossBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ignore_index = ignore_index
         grad_fn.reduction = reduction
         grad_fn.target_ = SavedVariable(target, False)
@@ -10380,11 +10381,11 @@ def nll_loss2d_forward(
     """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
     check_no_requires_grad(weight, "weight", "nll_loss2d_forward")
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NllLoss2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NllLoss2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ignore_index = ignore_index
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
@@ -10443,11 +10444,11 @@ def nll_loss2d_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("nll_loss2d_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.NllLoss2DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NllLoss2DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ignore_index = ignore_index
         grad_fn.reduction = reduction
         grad_fn.target_ = SavedVariable(target, False)
@@ -10476,11 +10477,11 @@ def binary_cross_entropy(
     _any_has_forward_grad = (
         self._fw_grad is not None or target._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, target)
+    _next_edges = next_edges_2(self, target)
     grad_fn: functions.BinaryCrossEntropyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.BinaryCrossEntropyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
@@ -10529,11 +10530,11 @@ def binary_cross_entropy_backward(
         or self._fw_grad is not None
         or target._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self, target)
+    _next_edges = next_edges(grad_output, self, target)
     grad_fn: functions.BinaryCrossEntropyBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.BinaryCrossEntropyBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self, target))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
@@ -10578,11 +10579,11 @@ def smooth_l1_loss(
     _any_has_forward_grad = (
         self._fw_grad is not None or target._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, target)
+    _next_edges = next_edges_2(self, target)
     grad_fn: functions.SmoothL1LossBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SmoothL1LossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.beta = beta
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
@@ -10629,11 +10630,11 @@ def smooth_l1_loss_backward(
         or self._fw_grad is not None
         or target._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self, target)
+    _next_edges = next_edges(grad_output, self, target)
     grad_fn: functions.SmoothL1LossBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SmoothL1LossBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self, target))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.beta = beta
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.reduction = reduction
@@ -10677,11 +10678,11 @@ def huber_loss(
     _any_has_forward_grad = (
         self._fw_grad is not None or target._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, target)
+    _next_edges = next_edges_2(self, target)
     grad_fn: functions.HuberLossBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HuberLossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.delta = delta
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
@@ -10725,11 +10726,11 @@ def huber_loss_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("huber_loss_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, self, target)
+    _next_edges = next_edges(grad_output, self, target)
     grad_fn: functions.HuberLossBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HuberLossBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self, target))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.delta = delta
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.reduction = reduction
@@ -10763,11 +10764,11 @@ def binary_cross_entropy_with_logits(
     _any_has_forward_grad = (
         self._fw_grad is not None or target._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, target)
+    _next_edges = next_edges_2(self, target)
     grad_fn: functions.BinaryCrossEntropyWithLogitsBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.BinaryCrossEntropyWithLogitsBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.pos_weight_ = (
             None if pos_weight is None else SavedVariable(pos_weight, False)
         )
@@ -10826,11 +10827,11 @@ def native_batch_norm(
         or (weight is not None and weight._fw_grad is not None)
         or (bias is not None and bias._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    _next_edges = next_edges(input, weight, bias)
     grad_fn: functions.NativeBatchNormBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NativeBatchNormBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.running_mean_ = (
@@ -10911,15 +10912,11 @@ def native_batch_norm_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("native_batch_norm_backward")
-    _any_requires_grad = compute_requires_grad(
-        grad_out, input, weight, save_mean, save_invstd
-    )
+    _next_edges = next_edges(grad_out, input, weight, save_mean, save_invstd)
     grad_fn: functions.NativeBatchNormBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NativeBatchNormBackwardBackward0()
-        grad_fn.set_next_edges(
-            collect_next_edges(grad_out, input, weight, save_mean, save_invstd)
-        )
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
         grad_fn.grad_out_ = SavedVariable(grad_out, False)
         grad_fn.input_ = SavedVariable(input, False)
@@ -10975,11 +10972,11 @@ def native_group_norm(
         or (weight is not None and weight._fw_grad is not None)
         or (bias is not None and bias._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    _next_edges = next_edges(input, weight, bias)
     grad_fn: functions.NativeGroupNormBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NativeGroupNormBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.C = C
         grad_fn.HxW = HxW
         grad_fn.N = N
@@ -11087,11 +11084,11 @@ def native_group_norm_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("native_group_norm_backward")
-    _any_requires_grad = compute_requires_grad(grad_out, input, mean, rstd, weight)
+    _next_edges = next_edges(grad_out, input, mean, rstd, weight)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("native_group_norm_backward")
-        grad_fn.set_next_edges(collect_next_edges(grad_out, input, mean, rstd, weight))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.native_group_norm_backward,
         ks & AFTER_AUTOGRAD_KEYSET,
@@ -11127,11 +11124,11 @@ def native_layer_norm(
         or (weight is not None and weight._fw_grad is not None)
         or (bias is not None and bias._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    _next_edges = next_edges(input, weight, bias)
     grad_fn: functions.NativeLayerNormBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NativeLayerNormBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.bias_ = None if bias is None else SavedVariable(bias, False)
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.normalized_shape = normalized_shape
@@ -11193,15 +11190,11 @@ def native_layer_norm_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("native_layer_norm_backward")
-    _any_requires_grad = compute_requires_grad(
-        grad_out, input, mean, rstd, weight, bias
-    )
+    _next_edges = next_edges(grad_out, input, mean, rstd, weight, bias)
     grad_fn: functions.NativeLayerNormBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NativeLayerNormBackwardBackward0()
-        grad_fn.set_next_edges(
-            collect_next_edges(grad_out, input, mean, rstd, weight, bias)
-        )
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_out_ = SavedVariable(grad_out, False)
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.mean_ = SavedVariable(mean, False)
@@ -11237,11 +11230,11 @@ def embedding(
 ) -> Any:
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"""
     _any_has_forward_grad = (weight._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(weight)
+    _next_edges = next_edges_1(weight)
     grad_fn: functions.EmbeddingBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.EmbeddingBackward0()
-        grad_fn.set_next_edges(collect_next_edges(weight))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.padding_idx = padding_idx
         grad_fn.scale_grad_by_freq = scale_grad_by_freq
@@ -11286,11 +11279,11 @@ def embedding_dense_backward(
 ) -> Any:
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.EmbeddingDenseBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.EmbeddingDenseBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.padding_idx = padding_idx
         grad_fn.scale_grad_by_freq = scale_grad_by_freq
@@ -11346,11 +11339,11 @@ def convolution(
         or weight._fw_grad is not None
         or (bias is not None and bias._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    _next_edges = next_edges(input, weight, bias)
     grad_fn: functions.ConvolutionBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ConvolutionBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
         grad_fn.dilation = dilation
         grad_fn.groups = groups
@@ -11419,11 +11412,11 @@ def convolution_backward(
         or weight._fw_grad is not None
         or input._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, input, weight)
+    _next_edges = next_edges(grad_output, input, weight)
     grad_fn: functions.ConvolutionBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ConvolutionBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, input, weight))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dilation = dilation
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.groups = groups
@@ -11531,11 +11524,11 @@ def max_pool2d_with_indices(
 ) -> Any:
     """max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MaxPool2DWithIndicesBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaxPool2DWithIndicesBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ceil_mode = ceil_mode
         grad_fn.dilation = dilation
         grad_fn.kernel_size = kernel_size
@@ -11590,11 +11583,11 @@ def max_pool2d_with_indices_backward(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.MaxPool2DWithIndicesBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaxPool2DWithIndicesBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_info = TypeAndSize(self)
     result = redispatch(
@@ -11644,11 +11637,11 @@ def max_pool3d_with_indices(
 ) -> Any:
     """max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MaxPool3DWithIndicesBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaxPool3DWithIndicesBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ceil_mode = ceil_mode
         grad_fn.dilation = dilation
         grad_fn.kernel_size = kernel_size
@@ -11703,11 +11696,11 @@ def max_pool3d_with_indices_backward(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.MaxPool3DWithIndicesBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaxPool3DWithIndicesBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_info = TypeAndSize(self)
     result = redispatch(
@@ -11758,11 +11751,11 @@ def avg_pool2d(
 ) -> Any:
     """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AvgPool2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AvgPool2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ceil_mode = ceil_mode
         grad_fn.count_include_pad = count_include_pad
         grad_fn.divisor_override = divisor_override
@@ -11816,11 +11809,11 @@ def avg_pool2d_backward(
 ) -> Any:
     """avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.AvgPool2DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AvgPool2DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ceil_mode = ceil_mode
         grad_fn.count_include_pad = count_include_pad
         grad_fn.divisor_override = divisor_override
@@ -11876,11 +11869,11 @@ def avg_pool3d(
 ) -> Any:
     """avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AvgPool3DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AvgPool3DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ceil_mode = ceil_mode
         grad_fn.count_include_pad = count_include_pad
         grad_fn.divisor_override = divisor_override
@@ -11934,11 +11927,11 @@ def avg_pool3d_backward(
 ) -> Any:
     """avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.AvgPool3DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AvgPool3DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ceil_mode = ceil_mode
         grad_fn.count_include_pad = count_include_pad
         grad_fn.divisor_override = divisor_override
@@ -11985,11 +11978,11 @@ def avg_pool3d_backward(
 def _adaptive_avg_pool2d(ks: int, self: Tensor, output_size: Sequence[int]) -> Any:
     """_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AdaptiveAvgPool2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AdaptiveAvgPool2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
         operators._adaptive_avg_pool2d, ks & AFTER_AUTOGRAD_KEYSET, self, output_size
@@ -12011,11 +12004,11 @@ def _adaptive_avg_pool2d(ks: int, self: Tensor, output_size: Sequence[int]) -> A
 def _adaptive_avg_pool2d_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.AdaptiveAvgPool2DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AdaptiveAvgPool2DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
         grad_fn.self_info = TypeAndSize(self)
     result = redispatch(
@@ -12045,11 +12038,11 @@ def _adaptive_avg_pool2d_backward(ks: int, grad_output: Tensor, self: Tensor) ->
 def _adaptive_avg_pool3d(ks: int, self: Tensor, output_size: Sequence[int]) -> Any:
     """_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AdaptiveAvgPool3DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AdaptiveAvgPool3DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
         operators._adaptive_avg_pool3d, ks & AFTER_AUTOGRAD_KEYSET, self, output_size
@@ -12071,11 +12064,11 @@ def _adaptive_avg_pool3d(ks: int, self: Tensor, output_size: Sequence[int]) -> A
 def _adaptive_avg_pool3d_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.AdaptiveAvgPool3DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AdaptiveAvgPool3DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
         grad_fn.self_info = TypeAndSize(self)
     result = redispatch(
@@ -12105,11 +12098,11 @@ def _adaptive_avg_pool3d_backward(ks: int, grad_output: Tensor, self: Tensor) ->
 def adaptive_max_pool2d(ks: int, self: Tensor, output_size: Sequence[int]) -> Any:
     """adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AdaptiveMaxPool2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AdaptiveMaxPool2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
         operators.adaptive_max_pool2d, ks & AFTER_AUTOGRAD_KEYSET, self, output_size
@@ -12136,11 +12129,11 @@ def adaptive_max_pool2d_backward(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.AdaptiveMaxPool2DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AdaptiveMaxPool2DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_info = TypeAndSize(self)
     result = redispatch(
@@ -12172,11 +12165,11 @@ def adaptive_max_pool2d_backward(
 def adaptive_max_pool3d(ks: int, self: Tensor, output_size: Sequence[int]) -> Any:
     """adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AdaptiveMaxPool3DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AdaptiveMaxPool3DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
         operators.adaptive_max_pool3d, ks & AFTER_AUTOGRAD_KEYSET, self, output_size
@@ -12203,11 +12196,11 @@ def adaptive_max_pool3d_backward(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.AdaptiveMaxPool3DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AdaptiveMaxPool3DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_info = TypeAndSize(self)
     result = redispatch(
@@ -12252,15 +12245,11 @@ def _thnn_fused_lstm_cell(
         or (input_bias is not None and input_bias._fw_grad is not None)
         or (hidden_bias is not None and hidden_bias._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(
-        input_gates, hidden_gates, cx, input_bias, hidden_bias
-    )
+    _next_edges = next_edges(input_gates, hidden_gates, cx, input_bias, hidden_bias)
     grad_fn: functions.ThnnFusedLstmCellBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ThnnFusedLstmCellBackward0()
-        grad_fn.set_next_edges(
-            collect_next_edges(input_gates, hidden_gates, cx, input_bias, hidden_bias)
-        )
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.cx_ = SavedVariable(cx, False)
         grad_fn.hidden_bias_ = (
             None if hidden_bias is None else SavedVariable(hidden_bias, False)
@@ -12343,11 +12332,11 @@ def _thnn_fused_lstm_cell_backward_impl(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_thnn_fused_lstm_cell_backward_impl")
-    _any_requires_grad = compute_requires_grad(grad_hy, grad_cy, cx, cy, workspace)
+    _next_edges = next_edges(grad_hy, grad_cy, cx, cy, workspace)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("_thnn_fused_lstm_cell_backward_impl")
-        grad_fn.set_next_edges(collect_next_edges(grad_hy, grad_cy, cx, cy, workspace))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators._thnn_fused_lstm_cell_backward_impl,
         ks & AFTER_AUTOGRAD_KEYSET,
@@ -12381,15 +12370,11 @@ def _thnn_fused_gru_cell(
         or (input_bias is not None and input_bias._fw_grad is not None)
         or (hidden_bias is not None and hidden_bias._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(
-        input_gates, hidden_gates, hx, input_bias, hidden_bias
-    )
+    _next_edges = next_edges(input_gates, hidden_gates, hx, input_bias, hidden_bias)
     grad_fn: functions.ThnnFusedGruCellBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ThnnFusedGruCellBackward0()
-        grad_fn.set_next_edges(
-            collect_next_edges(input_gates, hidden_gates, hx, input_bias, hidden_bias)
-        )
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.hidden_bias_ = (
             None if hidden_bias is None else SavedVariable(hidden_bias, False)
         )
@@ -12443,11 +12428,11 @@ def _thnn_fused_gru_cell_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_thnn_fused_gru_cell_backward")
-    _any_requires_grad = compute_requires_grad(grad_hy, workspace)
+    _next_edges = next_edges_2(grad_hy, workspace)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("_thnn_fused_gru_cell_backward")
-        grad_fn.set_next_edges(collect_next_edges(grad_hy, workspace))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators._thnn_fused_gru_cell_backward,
         ks & AFTER_AUTOGRAD_KEYSET,
@@ -12467,11 +12452,11 @@ def _thnn_fused_gru_cell_backward(
 def erfc(ks: int, self: Tensor) -> Any:
     """erfc(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ErfcBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ErfcBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.erfc, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -12491,12 +12476,12 @@ def erfc_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ErfcBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ErfcBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.erfc_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -12516,11 +12501,11 @@ def xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.XlogyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.XlogyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.xlogy_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
@@ -12541,11 +12526,11 @@ def xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
     """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor"""
     _any_has_forward_grad = (other._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(other)
+    _next_edges = next_edges_1(other)
     grad_fn: functions.XlogyBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.XlogyBackward1()
-        grad_fn.set_next_edges(collect_next_edges(other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self = self
     result = redispatch(
@@ -12568,11 +12553,11 @@ def xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
 def xlogy_Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
     """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.XlogyBackward2 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.XlogyBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
@@ -12601,12 +12586,12 @@ def xlogy__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.XlogyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.XlogyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(
@@ -12637,12 +12622,12 @@ def xlogy__Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.XlogyBackward2 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.XlogyBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(
@@ -12665,11 +12650,11 @@ def xlogy__Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
 def mvlgamma(ks: int, self: Tensor, p: int) -> Any:
     """mvlgamma(Tensor self, int p) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MvlgammaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MvlgammaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.p = p
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.mvlgamma, ks & AFTER_AUTOGRAD_KEYSET, self, p)
@@ -12692,12 +12677,12 @@ def mvlgamma_(ks: int, self: Tensor, p: int) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.MvlgammaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MvlgammaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.p = p
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.mvlgamma_, ks & AFTER_AUTOGRAD_KEYSET, self, p)
@@ -12716,11 +12701,11 @@ def mvlgamma_(ks: int, self: Tensor, p: int) -> Any:
 def logit(ks: int, self: Tensor, eps: float | None) -> Any:
     """logit(Tensor self, float? eps=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LogitBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogitBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.logit, ks & AFTER_AUTOGRAD_KEYSET, self, eps)
@@ -12741,12 +12726,12 @@ def logit_(ks: int, self: Tensor, eps: float | None) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.LogitBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogitBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.logit_, ks & AFTER_AUTOGRAD_KEYSET, self, eps)
@@ -12765,11 +12750,11 @@ def logit_(ks: int, self: Tensor, eps: float | None) -> Any:
 def sinc(ks: int, self: Tensor) -> Any:
     """sinc(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SincBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SincBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.sinc, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -12789,12 +12774,12 @@ def sinc_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.SincBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SincBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.sinc_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -12816,12 +12801,12 @@ def lgamma_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.LgammaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LgammaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.lgamma_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -12839,11 +12824,11 @@ def lgamma_(ks: int, self: Tensor) -> Any:
 def lgamma(ks: int, self: Tensor) -> Any:
     """lgamma(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LgammaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LgammaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.lgamma, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -12859,11 +12844,11 @@ def lgamma(ks: int, self: Tensor) -> Any:
 def digamma(ks: int, self: Tensor) -> Any:
     """digamma(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.DigammaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DigammaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.digamma, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -12883,12 +12868,12 @@ def digamma_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.DigammaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DigammaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.digamma_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -12906,11 +12891,11 @@ def digamma_(ks: int, self: Tensor) -> Any:
 def polygamma(ks: int, n: int, self: Tensor) -> Any:
     """polygamma(int n, Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.PolygammaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PolygammaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.n = n
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.polygamma, ks & AFTER_AUTOGRAD_KEYSET, n, self)
@@ -12931,12 +12916,12 @@ def polygamma_(ks: int, self: Tensor, n: int) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("polygamma_")
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.PolygammaBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PolygammaBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.n = n
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.polygamma_, ks & AFTER_AUTOGRAD_KEYSET, self, n)
@@ -12948,11 +12933,11 @@ def polygamma_(ks: int, self: Tensor, n: int) -> Any:
 def erfinv(ks: int, self: Tensor) -> Any:
     """erfinv(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ErfinvBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ErfinvBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.erfinv, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -12972,12 +12957,12 @@ def erfinv_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ErfinvBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ErfinvBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.erfinv_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -12995,11 +12980,11 @@ def erfinv_(ks: int, self: Tensor) -> Any:
 def i0(ks: int, self: Tensor) -> Any:
     """i0(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.I0Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.I0Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.i0, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -13019,12 +13004,12 @@ def i0_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.I0Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.I0Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.i0_, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -13044,14 +13029,14 @@ def igamma(ks: int, self: Tensor, other: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("igamma")
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.IgammaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IgammaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.igamma, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
@@ -13066,15 +13051,15 @@ def igamma_(ks: int, self: Tensor, other: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("igamma_")
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.IgammaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IgammaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.igamma_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
@@ -13089,14 +13074,14 @@ def igammac(ks: int, self: Tensor, other: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("igammac")
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.IgammacBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IgammacBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.igammac, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
@@ -13111,15 +13096,15 @@ def igammac_(ks: int, self: Tensor, other: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("igammac_")
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.IgammacBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IgammacBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
     result = redispatch(operators.igammac_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
@@ -13136,11 +13121,11 @@ def logit_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("logit_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("logit_backward")
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.logit_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self, eps
     )
@@ -13152,11 +13137,11 @@ def logit_backward(
 def special_entr(ks: int, self: Tensor) -> Any:
     """special_entr(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SpecialEntrBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialEntrBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.special_entr, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -13174,11 +13159,11 @@ def special_entr(ks: int, self: Tensor) -> Any:
 def special_ndtri(ks: int, self: Tensor) -> Any:
     """special_ndtri(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SpecialNdtriBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialNdtriBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(operators.special_ndtri, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -13196,11 +13181,11 @@ def special_ndtri(ks: int, self: Tensor) -> Any:
 def special_log_ndtr(ks: int, self: Tensor) -> Any:
     """special_log_ndtr(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SpecialLogNdtrBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialLogNdtrBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.special_log_ndtr, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -13219,11 +13204,11 @@ def special_log_ndtr(ks: int, self: Tensor) -> Any:
 def special_erfcx(ks: int, self: Tensor) -> Any:
     """special_erfcx(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SpecialErfcxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialErfcxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.special_erfcx, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -13244,11 +13229,11 @@ def special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.SpecialXlog1PyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialXlog1PyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
@@ -13271,11 +13256,11 @@ def special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
 def special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
     """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor"""
     _any_has_forward_grad = (other._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(other)
+    _next_edges = next_edges_1(other)
     grad_fn: functions.SpecialXlog1PyBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialXlog1PyBackward1()
-        grad_fn.set_next_edges(collect_next_edges(other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self = self
     result = redispatch(
@@ -13298,11 +13283,11 @@ def special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
 def special_xlog1py_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
     """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SpecialXlog1PyBackward2 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialXlog1PyBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
@@ -13329,14 +13314,14 @@ def special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("special_zeta")
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.SpecialZetaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialZetaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.special_zeta, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
@@ -13349,11 +13334,11 @@ def special_zeta_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
     _any_has_forward_grad = (other._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("special_zeta.self_scalar")
-    _any_requires_grad = compute_requires_grad(other)
+    _next_edges = next_edges_1(other)
     grad_fn: functions.SpecialZetaBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialZetaBackward1()
-        grad_fn.set_next_edges(collect_next_edges(other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self = self
     result = redispatch(
@@ -13369,11 +13354,11 @@ def special_zeta_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("special_zeta.other_scalar")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SpecialZetaBackward2 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialZetaBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
     result = redispatch(
         operators.special_zeta_other_scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
     )
@@ -13385,11 +13370,11 @@ def special_zeta_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
 def special_i0e(ks: int, self: Tensor) -> Any:
     """special_i0e(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SpecialI0EBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialI0EBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.special_i0e, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -13408,11 +13393,11 @@ def special_i0e(ks: int, self: Tensor) -> Any:
 def special_i1(ks: int, self: Tensor) -> Any:
     """special_i1(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SpecialI1Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialI1Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.special_i1, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
@@ -13429,11 +13414,11 @@ def special_i1(ks: int, self: Tensor) -> Any:
 def special_i1e(ks: int, self: Tensor) -> Any:
     """special_i1e(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SpecialI1EBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialI1EBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(operators.special_i1e, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:

@@ -30,6 +30,7 @@ from . import anomaly_mode, dtypes, grad_mode
 from .graph import (
     AccumulateGrad,
     Edge,
+    EdgeTuple,
     GraphRoot,
     Node,
     _legacy_type_name,
@@ -93,7 +94,7 @@ def _error(node: Node | None, message: str) -> str:
 
 
 def validate_outputs(
-    edges: Sequence[Edge], grads: list[Tensor | None], node: Node | None = None
+    edges: Sequence[EdgeTuple], grads: list[Tensor | None], node: Node | None = None
 ) -> None:
     """Check every gradient against the input it flows to; reduce and cast in place.
 
@@ -221,7 +222,7 @@ def init_to_execute(
         edges = node._next_edges
         if child_index < len(edges):
             stack[-1] = (node, child_index + 1)
-            child = edges[child_index].function
+            child = edges[child_index][0]
             if (
                 child is not None
                 and child not in visited
