@@ -132,7 +132,9 @@ class Node:
 
     def __init__(self) -> None:
         self._next_edges: tuple[EdgeTuple, ...] = ()
-        self._input_metadata: list[InputMetadata] = []
+        # A tuple, grown by one entry per output: its entries hold no objects the
+        # collector tracks, so after its first collection it is not tracked either.
+        self._input_metadata: tuple[InputMetadata, ...] = ()
         self._sequence_number = next(_sequence_numbers)
         self._topological_nr = 0
         self._pre_hooks: list[Callable[..., Any]] | None = None
@@ -171,11 +173,11 @@ class Node:
         """Record one forward output; returns its output number."""
         metadata = self._input_metadata
         data = tensor._data
-        metadata.append((data.shape, data.dtype))
-        return len(metadata) - 1
+        self._input_metadata = metadata + ((data.shape, data.dtype),)
+        return len(metadata)
 
     @property
-    def input_metadata(self) -> list[InputMetadata]:
+    def input_metadata(self) -> tuple[InputMetadata, ...]:
         return self._input_metadata
 
     def should_compute_output(self, index: int) -> bool:
@@ -193,8 +195,14 @@ class Node:
     def task_needs_input_grad(self) -> tuple[bool, ...]:
         """task_should_compute_output for every input at once (what `apply` asks)."""
         exec_info = task_state.exec_info
+        edges = self._next_edges
         if exec_info is None:
-            return tuple([function is not None for function, _ in self._next_edges])
+            # One and two inputs (most nodes) without building a list.
+            if len(edges) == 1:
+                return (edges[0][0] is not None,)
+            if len(edges) == 2:
+                return (edges[0][0] is not None, edges[1][0] is not None)
+            return tuple([function is not None for function, _ in edges])
         return tuple(
             [
                 function is not None and exec_info.get(function, False)
@@ -295,7 +303,7 @@ class AccumulateGrad(Node):
         # Made when a gradient first arrives (most accumulators of a forward that is
         # never differentiated never need one); reentrant: a hook may run backward.
         self._mutex: threading.RLock | None = None
-        self._input_metadata.append((variable._data.shape, variable._data.dtype))
+        self._input_metadata = ((variable._data.shape, variable._data.dtype),)
 
     def _lock(self) -> threading.RLock:
         """This node's mutex, made once under the module's lock."""

@@ -127,7 +127,7 @@ def set_history(result: Tensor, grad_fn: Node) -> None:
     # grad_fn.add_input_metadata(result), inlined: every recorded output runs it.
     metadata = grad_fn._input_metadata
     result._output_nr = len(metadata)
-    metadata.append((data.shape, dtype))
+    grad_fn._input_metadata = metadata + ((data.shape, dtype),)
     result._grad_fn = grad_fn
 
 
