@@ -750,8 +750,16 @@ def numpy_diag_embed(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -
 def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(
             self + other if alpha == 1 else self + alpha * other, common_dtype
@@ -763,8 +771,16 @@ def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
 def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(subtract(self, other, alpha), common_dtype)
     except ValueError as error:
@@ -774,8 +790,16 @@ def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
 def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(self * other, common_dtype)
     except ValueError as error:
@@ -785,7 +809,11 @@ def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
     common_dtype = result_type(self, exponent)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(power(self, exponent), common_dtype)
     except ValueError as error:
@@ -838,8 +866,16 @@ def numpy_add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> An
     common_dtype = result_type(self, other)
     self_tensor = self
     out = self._data
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(
         self_tensor, into(out, np.add, self, other if alpha == 1 else alpha * other)
     )
@@ -850,8 +886,16 @@ def numpy_sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> An
     common_dtype = result_type(self, other)
     self_tensor = self
     out = self._data
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(
         self_tensor,
         into(out, np.subtract, self, other if alpha == 1 else alpha * other),
@@ -863,8 +907,16 @@ def numpy_mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     common_dtype = result_type(self, other)
     self_tensor = self
     out = self._data
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, into(out, np.multiply, self, other))
 
 
@@ -1051,8 +1103,16 @@ def numpy_angle(ks: int, self: Tensor) -> Any:
 def numpy_sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor"""
     common_dtype = result_type(grad_output, output)
-    grad_output = promoted_array(grad_output, common_dtype)
-    output = promoted_array(output, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    output = (
+        output._data
+        if output._data.dtype is common_dtype.numpy
+        else promoted_array(output, common_dtype)
+    )
     try:
         return wrap_result(sigmoid_backward(grad_output, output), common_dtype)
     except ValueError as error:
@@ -1062,8 +1122,16 @@ def numpy_sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
 def numpy_tanh_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
     """tanh_backward(Tensor grad_output, Tensor output) -> Tensor"""
     common_dtype = result_type(grad_output, output)
-    grad_output = promoted_array(grad_output, common_dtype)
-    output = promoted_array(output, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    output = (
+        output._data
+        if output._data.dtype is common_dtype.numpy
+        else promoted_array(output, common_dtype)
+    )
     try:
         return wrap_result(tanh_backward(grad_output, output), common_dtype)
     except ValueError as error:
@@ -1122,8 +1190,16 @@ def numpy_tanh_(ks: int, self: Tensor) -> Any:
 def numpy_pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"""
     common_dtype = result_type(self, exponent)
-    self = promoted_array(self, common_dtype)
-    exponent = promoted_array(exponent, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    exponent = (
+        exponent._data
+        if exponent._data.dtype is common_dtype.numpy
+        else promoted_array(exponent, common_dtype)
+    )
     try:
         return wrap_result(power(self, exponent), common_dtype)
     except ValueError as error:
@@ -1133,7 +1209,11 @@ def numpy_pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
 def numpy_pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
     common_dtype = result_type(self, exponent)
-    exponent = promoted_array(exponent, common_dtype)
+    exponent = (
+        exponent._data
+        if exponent._data.dtype is common_dtype.numpy
+        else promoted_array(exponent, common_dtype)
+    )
     try:
         return wrap_result(power(self, exponent), common_dtype)
     except ValueError as error:
@@ -1143,7 +1223,11 @@ def numpy_pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
 def numpy_add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(
             self + other if alpha == 1 else self + alpha * other, common_dtype
@@ -1155,7 +1239,11 @@ def numpy_add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any
 def numpy_sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
     """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(
             self - other if alpha == 1 else self - alpha * other, common_dtype
@@ -1167,7 +1255,11 @@ def numpy_sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any
 def numpy_mul_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """mul.Scalar(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(self * other, common_dtype)
     except ValueError as error:
@@ -1178,8 +1270,16 @@ def numpy_div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """div.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(div_true(self, other), common_dtype)
     except ValueError as error:
@@ -1190,7 +1290,11 @@ def numpy_div_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """div.Scalar(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(div_true(self, other), common_dtype)
     except ValueError as error:
@@ -1202,8 +1306,16 @@ def numpy_div_Tensor_mode(
 ) -> Any:
     """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(div_mode(self, other, rounding_mode), common_dtype)
     except ValueError as error:
@@ -1215,8 +1327,16 @@ def numpy_div__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, div_true(self, other))
 
 
@@ -1226,16 +1346,32 @@ def numpy_div__Tensor_mode(
     """div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, div_mode(self, other, rounding_mode))
 
 
 def numpy_floor_divide(ks: int, self: Tensor, other: Tensor) -> Any:
     """floor_divide(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(div_floor(self, other), common_dtype)
     except ValueError as error:
@@ -1245,7 +1381,11 @@ def numpy_floor_divide(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_floor_divide_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """floor_divide.Scalar(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(div_floor(self, other), common_dtype)
     except ValueError as error:
@@ -1268,8 +1408,16 @@ def numpy_rsub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> An
 def numpy_maximum(ks: int, self: Tensor, other: Tensor) -> Any:
     """maximum(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(extremum("maximum", np.maximum, self, other), common_dtype)
     except ValueError as error:
@@ -1279,8 +1427,16 @@ def numpy_maximum(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_minimum(ks: int, self: Tensor, other: Tensor) -> Any:
     """minimum(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(extremum("minimum", np.minimum, self, other), common_dtype)
     except ValueError as error:
@@ -1290,8 +1446,16 @@ def numpy_minimum(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_fmax(ks: int, self: Tensor, other: Tensor) -> Any:
     """fmax(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(extremum("fmax", np.fmax, self, other), common_dtype)
     except ValueError as error:
@@ -1301,8 +1465,16 @@ def numpy_fmax(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_fmin(ks: int, self: Tensor, other: Tensor) -> Any:
     """fmin(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(extremum("fmin", np.fmin, self, other), common_dtype)
     except ValueError as error:
@@ -1313,8 +1485,16 @@ def numpy_atan2(ks: int, self: Tensor, other: Tensor) -> Any:
     """atan2(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(atan2_floating(self, other), common_dtype)
     except ValueError as error:
@@ -1324,8 +1504,16 @@ def numpy_atan2(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_hypot(ks: int, self: Tensor, other: Tensor) -> Any:
     """hypot(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(hypot_floating(self, other), common_dtype)
     except ValueError as error:
@@ -1336,8 +1524,16 @@ def numpy_where_self(ks: int, condition: Tensor, self: Tensor, other: Tensor) ->
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     condition = condition._data
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(where_select(condition, self, other), common_dtype)
     except ValueError as error:
@@ -1382,8 +1578,16 @@ def numpy_clamp_max(ks: int, self: Tensor, max: Number) -> Any:
 def numpy_fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(modulo("fmod", np.fmod, self, other), common_dtype)
     except ValueError as error:
@@ -1393,7 +1597,11 @@ def numpy_fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_fmod_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """fmod.Scalar(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(modulo("fmod", np.fmod, self, other), common_dtype)
     except ValueError as error:
@@ -1403,8 +1611,16 @@ def numpy_fmod_Scalar(ks: int, self: Tensor, other: Number) -> Any:
 def numpy_remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """remainder.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(modulo("remainder", np.remainder, self, other), common_dtype)
     except ValueError as error:
@@ -1414,7 +1630,11 @@ def numpy_remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_remainder_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """remainder.Scalar(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(modulo("remainder", np.remainder, self, other), common_dtype)
     except ValueError as error:
@@ -1529,8 +1749,16 @@ def numpy_logical_not(ks: int, self: Tensor) -> Any:
 def numpy_bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(
             bitwise("bitwise_and", np.bitwise_and, self, other), common_dtype
@@ -1542,8 +1770,16 @@ def numpy_bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(
             bitwise("bitwise_or", np.bitwise_or, self, other), common_dtype
@@ -1555,8 +1791,16 @@ def numpy_bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_bitwise_xor_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(
             bitwise("bitwise_xor", np.bitwise_xor, self, other), common_dtype
@@ -1676,9 +1920,21 @@ def numpy_addcmul(
 ) -> Any:
     """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
     common_dtype = result_type(self, tensor1, tensor2)
-    self = promoted_array(self, common_dtype)
-    tensor1 = promoted_array(tensor1, common_dtype)
-    tensor2 = promoted_array(tensor2, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    tensor1 = (
+        tensor1._data
+        if tensor1._data.dtype is common_dtype.numpy
+        else promoted_array(tensor1, common_dtype)
+    )
+    tensor2 = (
+        tensor2._data
+        if tensor2._data.dtype is common_dtype.numpy
+        else promoted_array(tensor2, common_dtype)
+    )
     try:
         return wrap_result(addcmul(self, tensor1, tensor2, value), common_dtype)
     except ValueError as error:
@@ -1691,9 +1947,21 @@ def numpy_addcmul_(
     """addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
     common_dtype = result_type(self, tensor1, tensor2)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    tensor1 = promoted_array(tensor1, common_dtype)
-    tensor2 = promoted_array(tensor2, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    tensor1 = (
+        tensor1._data
+        if tensor1._data.dtype is common_dtype.numpy
+        else promoted_array(tensor1, common_dtype)
+    )
+    tensor2 = (
+        tensor2._data
+        if tensor2._data.dtype is common_dtype.numpy
+        else promoted_array(tensor2, common_dtype)
+    )
     return copy_into(self_tensor, addcmul(self, tensor1, tensor2, value))
 
 
@@ -1815,8 +2083,16 @@ def numpy_copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """copysign.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(
             floating_binary("copysign", np.copysign, self, other), common_dtype
@@ -1830,8 +2106,16 @@ def numpy_copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, floating_binary("copysign", np.copysign, self, other))
 
 
@@ -1839,7 +2123,11 @@ def numpy_copysign_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """copysign.Scalar(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(
             floating_binary("copysign", np.copysign, self, other), common_dtype
@@ -1853,7 +2141,11 @@ def numpy_copysign__Scalar(ks: int, self: Tensor, other: Number) -> Any:
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     return copy_into(self_tensor, floating_binary("copysign", np.copysign, self, other))
 
 
@@ -1910,8 +2202,16 @@ def numpy_heaviside_(ks: int, self: Tensor, values: Tensor) -> Any:
 def numpy_nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
     """nextafter(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(
             floating_binary("nextafter", np.nextafter, self, other), common_dtype
@@ -1924,8 +2224,16 @@ def numpy_nextafter_(ks: int, self: Tensor, other: Tensor) -> Any:
     """nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(
         self_tensor, floating_binary("nextafter", np.nextafter, self, other)
     )
@@ -1934,8 +2242,16 @@ def numpy_nextafter_(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_logaddexp2(ks: int, self: Tensor, other: Tensor) -> Any:
     """logaddexp2(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(
             floating_binary("logaddexp2", np.logaddexp2, self, other), common_dtype
@@ -1998,7 +2314,11 @@ def numpy_pow__Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
     """pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)"""
     common_dtype = result_type(self, exponent)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     return copy_into(self_tensor, power(self, exponent))
 
 
@@ -2006,8 +2326,16 @@ def numpy_pow__Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
     """pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)"""
     common_dtype = result_type(self, exponent)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    exponent = promoted_array(exponent, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    exponent = (
+        exponent._data
+        if exponent._data.dtype is common_dtype.numpy
+        else promoted_array(exponent, common_dtype)
+    )
     return copy_into(self_tensor, power(self, exponent))
 
 
@@ -2177,8 +2505,16 @@ def numpy_atan2_(ks: int, self: Tensor, other: Tensor) -> Any:
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, atan2_floating(self, other))
 
 
@@ -2186,7 +2522,11 @@ def numpy_fmod__Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     return copy_into(self_tensor, modulo("fmod", np.fmod, self, other))
 
 
@@ -2194,8 +2534,16 @@ def numpy_fmod__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, modulo("fmod", np.fmod, self, other))
 
 
@@ -2203,8 +2551,16 @@ def numpy_hypot_(ks: int, self: Tensor, other: Tensor) -> Any:
     """hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, hypot_floating(self, other))
 
 
@@ -2212,7 +2568,11 @@ def numpy_remainder__Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     return copy_into(self_tensor, modulo("remainder", np.remainder, self, other))
 
 
@@ -2220,8 +2580,16 @@ def numpy_remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, modulo("remainder", np.remainder, self, other))
 
 
@@ -3433,8 +3801,16 @@ def numpy_threshold_backward(
 ) -> Any:
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(
             threshold_backward(grad_output, self, threshold), common_dtype
@@ -3448,8 +3824,16 @@ def numpy_gelu_backward(
 ) -> Any:
     """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(gelu_backward(grad_output, self, approximate), common_dtype)
     except ValueError as error:
@@ -3459,8 +3843,16 @@ def numpy_gelu_backward(
 def numpy_silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """silu_backward(Tensor grad_output, Tensor self) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(silu_backward(grad_output, self), common_dtype)
     except ValueError as error:
@@ -3519,8 +3911,16 @@ def numpy_leaky_relu_backward(
 ) -> Any:
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(
             leaky_relu_backward(grad_output, self, negative_slope, self_is_result),
@@ -3556,8 +3956,16 @@ def numpy_elu_backward(
 ) -> Any:
     """elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor"""
     common_dtype = result_type(grad_output, self_or_result)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self_or_result = promoted_array(self_or_result, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self_or_result = (
+        self_or_result._data
+        if self_or_result._data.dtype is common_dtype.numpy
+        else promoted_array(self_or_result, common_dtype)
+    )
     try:
         return wrap_result(
             elu_backward(
@@ -3589,8 +3997,16 @@ def numpy_softplus_backward(
 ) -> Any:
     """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(
             softplus_backward(grad_output, self, beta, threshold), common_dtype
@@ -3611,8 +4027,16 @@ def numpy_log_sigmoid_backward(
 ) -> Any:
     """log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     buffer = buffer._data
     try:
         return wrap_result(
@@ -3633,8 +4057,16 @@ def numpy_hardtanh_backward(
 ) -> Any:
     """hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(
             hardtanh_backward(grad_output, self, min_val, max_val), common_dtype
@@ -3659,8 +4091,16 @@ def numpy_mish(ks: int, self: Tensor) -> Any:
 def numpy_mish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """mish_backward(Tensor grad_output, Tensor self) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(mish_backward(grad_output, self), common_dtype)
     except ValueError as error:
@@ -3677,8 +4117,16 @@ def numpy_mish_(ks: int, self: Tensor) -> Any:
 def numpy_mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
     common_dtype = result_type(self, target)
-    self = promoted_array(self, common_dtype)
-    target = promoted_array(target, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    target = (
+        target._data
+        if target._data.dtype is common_dtype.numpy
+        else promoted_array(target, common_dtype)
+    )
     try:
         return wrap_result(mse_loss(self, target, reduction), common_dtype)
     except ValueError as error:
@@ -3690,9 +4138,21 @@ def numpy_mse_loss_backward(
 ) -> Any:
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"""
     common_dtype = result_type(grad_output, self, target)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
-    target = promoted_array(target, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    target = (
+        target._data
+        if target._data.dtype is common_dtype.numpy
+        else promoted_array(target, common_dtype)
+    )
     try:
         return wrap_result(
             mse_loss_backward(grad_output, self, target, reduction), common_dtype
@@ -3816,8 +4276,16 @@ def numpy_smooth_l1_loss(
 ) -> Any:
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"""
     common_dtype = result_type(self, target)
-    self = promoted_array(self, common_dtype)
-    target = promoted_array(target, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    target = (
+        target._data
+        if target._data.dtype is common_dtype.numpy
+        else promoted_array(target, common_dtype)
+    )
     try:
         return wrap_result(smooth_l1_loss(self, target, reduction, beta), common_dtype)
     except ValueError as error:
@@ -3834,9 +4302,21 @@ def numpy_smooth_l1_loss_backward(
 ) -> Any:
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor"""
     common_dtype = result_type(grad_output, self, target)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
-    target = promoted_array(target, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    target = (
+        target._data
+        if target._data.dtype is common_dtype.numpy
+        else promoted_array(target, common_dtype)
+    )
     try:
         return wrap_result(
             smooth_l1_loss_backward(grad_output, self, target, reduction, beta),
@@ -4484,8 +4964,16 @@ def numpy_xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(xlogy(self, other), common_dtype)
     except ValueError as error:
@@ -4496,7 +4984,11 @@ def numpy_xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
     """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    other = promoted_array(other, common_dtype)
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(xlogy(self, other), common_dtype)
     except ValueError as error:
@@ -4507,7 +4999,11 @@ def numpy_xlogy_Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
     """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(xlogy(self, other), common_dtype)
     except ValueError as error:
@@ -4519,8 +5015,16 @@ def numpy_xlogy__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, xlogy(self, other))
 
 
@@ -4529,7 +5033,11 @@ def numpy_xlogy__Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     return copy_into(self_tensor, xlogy(self, other))
 
 
@@ -4640,8 +5148,16 @@ def numpy_i0_(ks: int, self: Tensor) -> Any:
 def numpy_igamma(ks: int, self: Tensor, other: Tensor) -> Any:
     """igamma(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(igamma(self, other), common_dtype)
     except ValueError as error:
@@ -4652,16 +5168,32 @@ def numpy_igamma_(ks: int, self: Tensor, other: Tensor) -> Any:
     """igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, igamma(self, other))
 
 
 def numpy_igammac(ks: int, self: Tensor, other: Tensor) -> Any:
     """igammac(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(igammac(self, other), common_dtype)
     except ValueError as error:
@@ -4672,8 +5204,16 @@ def numpy_igammac_(ks: int, self: Tensor, other: Tensor) -> Any:
     """igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, igammac(self, other))
 
 
@@ -4682,8 +5222,16 @@ def numpy_logit_backward(
 ) -> Any:
     """logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(logit_backward(grad_output, self, eps), common_dtype)
     except ValueError as error:
@@ -4718,8 +5266,16 @@ def numpy_special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
     """special_xlog1py(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(xlog1py(self, other), common_dtype)
     except ValueError as error:
@@ -4730,7 +5286,11 @@ def numpy_special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> A
     """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    other = promoted_array(other, common_dtype)
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(xlog1py(self, other), common_dtype)
     except ValueError as error:
@@ -4741,7 +5301,11 @@ def numpy_special_xlog1py_other_scalar(ks: int, self: Tensor, other: Number) -> 
     """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(xlog1py(self, other), common_dtype)
     except ValueError as error:
@@ -4752,8 +5316,16 @@ def numpy_special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
     """special_zeta(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(zeta(self, other), common_dtype)
     except ValueError as error:
@@ -4764,7 +5336,11 @@ def numpy_special_zeta_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
     """special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    other = promoted_array(other, common_dtype)
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(zeta(self, other), common_dtype)
     except ValueError as error:
@@ -4775,7 +5351,11 @@ def numpy_special_zeta_other_scalar(ks: int, self: Tensor, other: Number) -> Any
     """special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(zeta(self, other), common_dtype)
     except ValueError as error:
@@ -4834,8 +5414,16 @@ def numpy_special_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_t", x, n), common_dtype
@@ -4848,7 +5436,11 @@ def numpy_special_chebyshev_polynomial_t_x_scalar(ks: int, x: Number, n: Tensor)
     """special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_t", x, n), common_dtype
@@ -4861,7 +5453,11 @@ def numpy_special_chebyshev_polynomial_t_n_scalar(ks: int, x: Tensor, n: Number)
     """special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_t", x, n), common_dtype
@@ -4874,8 +5470,16 @@ def numpy_special_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_u", x, n), common_dtype
@@ -4888,7 +5492,11 @@ def numpy_special_chebyshev_polynomial_u_x_scalar(ks: int, x: Number, n: Tensor)
     """special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_u", x, n), common_dtype
@@ -4901,7 +5509,11 @@ def numpy_special_chebyshev_polynomial_u_n_scalar(ks: int, x: Tensor, n: Number)
     """special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_u", x, n), common_dtype
@@ -4914,8 +5526,16 @@ def numpy_special_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_v", x, n), common_dtype
@@ -4928,7 +5548,11 @@ def numpy_special_chebyshev_polynomial_v_x_scalar(ks: int, x: Number, n: Tensor)
     """special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_v", x, n), common_dtype
@@ -4941,7 +5565,11 @@ def numpy_special_chebyshev_polynomial_v_n_scalar(ks: int, x: Tensor, n: Number)
     """special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_v", x, n), common_dtype
@@ -4954,8 +5582,16 @@ def numpy_special_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_w", x, n), common_dtype
@@ -4968,7 +5604,11 @@ def numpy_special_chebyshev_polynomial_w_x_scalar(ks: int, x: Number, n: Tensor)
     """special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_w", x, n), common_dtype
@@ -4981,7 +5621,11 @@ def numpy_special_chebyshev_polynomial_w_n_scalar(ks: int, x: Tensor, n: Number)
     """special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_w", x, n), common_dtype
@@ -4994,8 +5638,16 @@ def numpy_special_hermite_polynomial_h(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("hermite_polynomial_h", x, n), common_dtype
@@ -5008,7 +5660,11 @@ def numpy_special_hermite_polynomial_h_x_scalar(ks: int, x: Number, n: Tensor) -
     """special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("hermite_polynomial_h", x, n), common_dtype
@@ -5021,7 +5677,11 @@ def numpy_special_hermite_polynomial_h_n_scalar(ks: int, x: Tensor, n: Number) -
     """special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("hermite_polynomial_h", x, n), common_dtype
@@ -5034,8 +5694,16 @@ def numpy_special_hermite_polynomial_he(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("hermite_polynomial_he", x, n), common_dtype
@@ -5048,7 +5716,11 @@ def numpy_special_hermite_polynomial_he_x_scalar(ks: int, x: Number, n: Tensor) 
     """special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("hermite_polynomial_he", x, n), common_dtype
@@ -5061,7 +5733,11 @@ def numpy_special_hermite_polynomial_he_n_scalar(ks: int, x: Tensor, n: Number) 
     """special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("hermite_polynomial_he", x, n), common_dtype
@@ -5074,8 +5750,16 @@ def numpy_special_laguerre_polynomial_l(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("laguerre_polynomial_l", x, n), common_dtype
@@ -5088,7 +5772,11 @@ def numpy_special_laguerre_polynomial_l_x_scalar(ks: int, x: Number, n: Tensor) 
     """special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("laguerre_polynomial_l", x, n), common_dtype
@@ -5101,7 +5789,11 @@ def numpy_special_laguerre_polynomial_l_n_scalar(ks: int, x: Tensor, n: Number) 
     """special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("laguerre_polynomial_l", x, n), common_dtype
@@ -5114,8 +5806,16 @@ def numpy_special_legendre_polynomial_p(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("legendre_polynomial_p", x, n), common_dtype
@@ -5128,7 +5828,11 @@ def numpy_special_legendre_polynomial_p_x_scalar(ks: int, x: Number, n: Tensor) 
     """special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("legendre_polynomial_p", x, n), common_dtype
@@ -5141,7 +5845,11 @@ def numpy_special_legendre_polynomial_p_n_scalar(ks: int, x: Tensor, n: Number) 
     """special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("legendre_polynomial_p", x, n), common_dtype
@@ -5190,8 +5898,16 @@ def numpy_special_shifted_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) 
     """special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n), common_dtype
@@ -5206,7 +5922,11 @@ def numpy_special_shifted_chebyshev_polynomial_t_x_scalar(
     """special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n), common_dtype
@@ -5221,7 +5941,11 @@ def numpy_special_shifted_chebyshev_polynomial_t_n_scalar(
     """special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n), common_dtype
@@ -5234,8 +5958,16 @@ def numpy_special_shifted_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) 
     """special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n), common_dtype
@@ -5250,7 +5982,11 @@ def numpy_special_shifted_chebyshev_polynomial_u_x_scalar(
     """special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n), common_dtype
@@ -5265,7 +6001,11 @@ def numpy_special_shifted_chebyshev_polynomial_u_n_scalar(
     """special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n), common_dtype
@@ -5278,8 +6018,16 @@ def numpy_special_shifted_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) 
     """special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n), common_dtype
@@ -5294,7 +6042,11 @@ def numpy_special_shifted_chebyshev_polynomial_v_x_scalar(
     """special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n), common_dtype
@@ -5309,7 +6061,11 @@ def numpy_special_shifted_chebyshev_polynomial_v_n_scalar(
     """special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n), common_dtype
@@ -5322,8 +6078,16 @@ def numpy_special_shifted_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) 
     """special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n), common_dtype
@@ -5338,7 +6102,11 @@ def numpy_special_shifted_chebyshev_polynomial_w_x_scalar(
     """special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n), common_dtype
@@ -5353,7 +6121,11 @@ def numpy_special_shifted_chebyshev_polynomial_w_n_scalar(
     """special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n), common_dtype

@@ -44,7 +44,11 @@ def permute(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
         grad_fn = functions.PermuteBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dims = dims
-    result = redispatch(operators.permute, ks & AFTER_AUTOGRAD_KEYSET, self, dims)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.permute._table[ks] or operators.permute.kernel_for(ks))(
+        ks, self, dims
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -66,8 +70,10 @@ def expand(ks: int, self: Tensor, size: Sequence[int], implicit: bool) -> Any:
         grad_fn = functions.ExpandBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.expand, ks & AFTER_AUTOGRAD_KEYSET, self, size, implicit
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.expand._table[ks] or operators.expand.kernel_for(ks))(
+        ks, self, size, implicit
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -92,7 +98,11 @@ def sum_to_size(ks: int, self: Tensor, size: Sequence[int]) -> Any:
         grad_fn = functions.SumToSizeBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.sum_to_size, ks & AFTER_AUTOGRAD_KEYSET, self, size)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sum_to_size._table[ks] or operators.sum_to_size.kernel_for(ks))(
+        ks, self, size
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -114,7 +124,11 @@ def view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
         grad_fn = functions.ViewBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.view, ks & AFTER_AUTOGRAD_KEYSET, self, size)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.view._table[ks] or operators.view.kernel_for(ks))(
+        ks, self, size
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -134,7 +148,11 @@ def squeeze(ks: int, self: Tensor) -> Any:
         grad_fn = functions.SqueezeBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.squeeze, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.squeeze._table[ks] or operators.squeeze.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -155,7 +173,11 @@ def squeeze_dim(ks: int, self: Tensor, dim: int) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.squeeze_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.squeeze_dim._table[ks] or operators.squeeze_dim.kernel_for(ks))(
+        ks, self, dim
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -177,7 +199,11 @@ def unsqueeze(ks: int, self: Tensor, dim: int) -> Any:
         grad_fn = functions.UnsqueezeBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-    result = redispatch(operators.unsqueeze, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.unsqueeze._table[ks] or operators.unsqueeze.kernel_for(ks))(
+        ks, self, dim
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -200,9 +226,11 @@ def transpose_int(ks: int, self: Tensor, dim0: int, dim1: int) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim0 = dim0
         grad_fn.dim1 = dim1
-    result = redispatch(
-        operators.transpose_int, ks & AFTER_AUTOGRAD_KEYSET, self, dim0, dim1
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.transpose_int._table[ks] or operators.transpose_int.kernel_for(ks)
+    )(ks, self, dim0, dim1)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -225,7 +253,9 @@ def t(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.TBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.t, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.t._table[ks] or operators.t.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -247,8 +277,10 @@ def select_int(ks: int, self: Tensor, dim: int, index: int) -> Any:
         grad_fn.dim = dim
         grad_fn.index = index
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.select_int, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.select_int._table[ks] or operators.select_int.kernel_for(ks))(
+        ks, self, dim, index
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -279,9 +311,11 @@ def slice_Tensor(
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.start = start
         grad_fn.step = step
-    result = redispatch(
-        operators.slice_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, dim, start, end, step
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.slice_Tensor._table[ks] or operators.slice_Tensor.kernel_for(ks)
+    )(ks, self, dim, start, end, step)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -310,7 +344,11 @@ def cat(ks: int, tensors: Sequence[Tensor], dim: int) -> Any:
         grad_fn.dim = dim
         grad_fn.tensors_args_scalartypes = [t.dtype for t in tensors]
         grad_fn.tensors_args_sizes = [tuple(t.shape) for t in tensors]
-    result = redispatch(operators.cat, ks & AFTER_AUTOGRAD_KEYSET, tensors, dim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cat._table[ks] or operators.cat.kernel_for(ks))(
+        ks, tensors, dim
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -338,7 +376,11 @@ def stack(ks: int, tensors: Sequence[Tensor], dim: int) -> Any:
         grad_fn.tensors_size_ = len(tensors)
         grad_fn.dim = dim
         grad_fn.tensors_args_scalartypes = [t.dtype for t in tensors]
-    result = redispatch(operators.stack, ks & AFTER_AUTOGRAD_KEYSET, tensors, dim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.stack._table[ks] or operators.stack.kernel_for(ks))(
+        ks, tensors, dim
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -365,9 +407,11 @@ def split_Tensor(ks: int, self: Tensor, split_size: int, dim: int) -> Any:
         grad_fn.self_options = self.dtype
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.split_size = split_size
-    result = redispatch(
-        operators.split_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, split_size, dim
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.split_Tensor._table[ks] or operators.split_Tensor.kernel_for(ks)
+    )(ks, self, split_size, dim)
     if grad_fn is not None:
         for output in result:
             set_history(output, grad_fn)
@@ -398,9 +442,12 @@ def split_with_sizes(
         grad_fn.self_options = self.dtype
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.split_sizes = split_sizes
-    result = redispatch(
-        operators.split_with_sizes, ks & AFTER_AUTOGRAD_KEYSET, self, split_sizes, dim
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.split_with_sizes._table[ks]
+        or operators.split_with_sizes.kernel_for(ks)
+    )(ks, self, split_sizes, dim)
     if grad_fn is not None:
         for output in result:
             set_history(output, grad_fn)
@@ -426,7 +473,11 @@ def unbind_int(ks: int, self: Tensor, dim: int) -> Any:
         grad_fn = functions.UnbindBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-    result = redispatch(operators.unbind_int, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.unbind_int._table[ks] or operators.unbind_int.kernel_for(ks))(
+        ks, self, dim
+    )
     if grad_fn is not None:
         for output in result:
             set_history(output, grad_fn)
@@ -453,14 +504,11 @@ def select_backward(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index = index
-    result = redispatch(
-        operators.select_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        input_sizes,
-        dim,
-        index,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.select_backward._table[ks] or operators.select_backward.kernel_for(ks)
+    )(ks, grad_output, input_sizes, dim, index)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -500,16 +548,11 @@ def slice_backward(
         grad_fn.end = end
         grad_fn.start = start
         grad_fn.step = step
-    result = redispatch(
-        operators.slice_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        input_sizes,
-        dim,
-        start,
-        end,
-        step,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.slice_backward._table[ks] or operators.slice_backward.kernel_for(ks)
+    )(ks, grad_output, input_sizes, dim, start, end, step)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -539,7 +582,11 @@ def view_as_real(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ViewAsRealBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.view_as_real, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.view_as_real._table[ks] or operators.view_as_real.kernel_for(ks)
+    )(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -560,7 +607,11 @@ def view_as_complex(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ViewAsComplexBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.view_as_complex, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.view_as_complex._table[ks] or operators.view_as_complex.kernel_for(ks)
+    )(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -582,7 +633,11 @@ def flip(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
         grad_fn = functions.FlipBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dims = dims
-    result = redispatch(operators.flip, ks & AFTER_AUTOGRAD_KEYSET, self, dims)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.flip._table[ks] or operators.flip.kernel_for(ks))(
+        ks, self, dims
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -603,7 +658,11 @@ def roll(ks: int, self: Tensor, shifts: Sequence[int], dims: Sequence[int]) -> A
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dims = dims
         grad_fn.shifts = shifts
-    result = redispatch(operators.roll, ks & AFTER_AUTOGRAD_KEYSET, self, shifts, dims)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.roll._table[ks] or operators.roll.kernel_for(ks))(
+        ks, self, shifts, dims
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -626,7 +685,11 @@ def repeat(ks: int, self: Tensor, repeats: Sequence[int]) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.repeats = repeats
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.repeat, ks & AFTER_AUTOGRAD_KEYSET, self, repeats)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.repeat._table[ks] or operators.repeat.kernel_for(ks))(
+        ks, self, repeats
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -648,7 +711,11 @@ def _unsafe_view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
         grad_fn = functions.UnsafeViewBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators._unsafe_view, ks & AFTER_AUTOGRAD_KEYSET, self, size)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._unsafe_view._table[ks] or operators._unsafe_view.kernel_for(ks)
+    )(ks, self, size)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -670,9 +737,11 @@ def constant_pad_nd(ks: int, self: Tensor, pad: Sequence[int], value: Number) ->
         grad_fn = functions.ConstantPadNdBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.pad = pad
-    result = redispatch(
-        operators.constant_pad_nd, ks & AFTER_AUTOGRAD_KEYSET, self, pad, value
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.constant_pad_nd._table[ks] or operators.constant_pad_nd.kernel_for(ks)
+    )(ks, self, pad, value)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -699,8 +768,10 @@ def diagonal(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
         grad_fn.dim2 = dim2
         grad_fn.offset = offset
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.diagonal, ks & AFTER_AUTOGRAD_KEYSET, self, offset, dim1, dim2
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.diagonal._table[ks] or operators.diagonal.kernel_for(ks))(
+        ks, self, offset, dim1, dim2
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -734,15 +805,12 @@ def diagonal_backward(
         grad_fn.dim1 = dim1
         grad_fn.dim2 = dim2
         grad_fn.offset = offset
-    result = redispatch(
-        operators.diagonal_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        input_sizes,
-        offset,
-        dim1,
-        dim2,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.diagonal_backward._table[ks]
+        or operators.diagonal_backward.kernel_for(ks)
+    )(ks, grad_output, input_sizes, offset, dim1, dim2)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -775,9 +843,11 @@ def diagonal_copy(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> A
         grad_fn.dim2 = dim2
         grad_fn.offset = offset
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.diagonal_copy, ks & AFTER_AUTOGRAD_KEYSET, self, offset, dim1, dim2
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.diagonal_copy._table[ks] or operators.diagonal_copy.kernel_for(ks)
+    )(ks, self, offset, dim1, dim2)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -803,8 +873,10 @@ def diag_embed(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
         grad_fn.dim1 = dim1
         grad_fn.dim2 = dim2
         grad_fn.offset = offset
-    result = redispatch(
-        operators.diag_embed, ks & AFTER_AUTOGRAD_KEYSET, self, offset, dim1, dim2
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.diag_embed._table[ks] or operators.diag_embed.kernel_for(ks))(
+        ks, self, offset, dim1, dim2
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -833,8 +905,10 @@ def add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
         grad_fn.alpha = alpha
         grad_fn.other_scalar_type = other.dtype
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.add_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.add_Tensor._table[ks] or operators.add_Tensor.kernel_for(ks))(
+        ks, self, other, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -868,8 +942,10 @@ def sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
         grad_fn.alpha = alpha
         grad_fn.other_scalar_type = other.dtype
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.sub_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sub_Tensor._table[ks] or operators.sub_Tensor.kernel_for(ks))(
+        ks, self, other, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -906,7 +982,11 @@ def mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.mul_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mul_Tensor._table[ks] or operators.mul_Tensor.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -931,9 +1011,12 @@ def pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.exponent = exponent
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.pow_Tensor_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, exponent
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.pow_Tensor_Scalar._table[ks]
+        or operators.pow_Tensor_Scalar.kernel_for(ks)
+    )(ks, self, exponent)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -956,7 +1039,9 @@ def neg(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.NegBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.neg, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.neg._table[ks] or operators.neg.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -975,7 +1060,9 @@ def _conj(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ConjBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators._conj, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators._conj._table[ks] or operators._conj.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -994,7 +1081,9 @@ def real(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.RealBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.real, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.real._table[ks] or operators.real.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1013,8 +1102,10 @@ def clone(ks: int, self: Tensor, memory_format: Any | None) -> Any:
     if _next_edges is not None:
         grad_fn = functions.CloneBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.clone, ks & AFTER_AUTOGRAD_KEYSET, self, memory_format
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.clone._table[ks] or operators.clone.kernel_for(ks))(
+        ks, self, memory_format
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1048,16 +1139,10 @@ def _to_copy(
         grad_fn = functions.ToCopyBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_options = self.dtype
-    result = redispatch(
-        operators._to_copy,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dtype,
-        layout,
-        device,
-        pin_memory,
-        non_blocking,
-        memory_format,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators._to_copy._table[ks] or operators._to_copy.kernel_for(ks))(
+        ks, self, dtype, layout, device, pin_memory, non_blocking, memory_format
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1096,8 +1181,10 @@ def add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
         grad_fn.alpha = alpha
         grad_fn.other_scalar_type = other.dtype
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.add__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.add__Tensor._table[ks] or operators.add__Tensor.kernel_for(ks))(
+        ks, self, other, alpha
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -1133,8 +1220,10 @@ def sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
         grad_fn.alpha = alpha
         grad_fn.other_scalar_type = other.dtype
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.sub__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sub__Tensor._table[ks] or operators.sub__Tensor.kernel_for(ks))(
+        ks, self, other, alpha
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -1176,7 +1265,11 @@ def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.mul__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mul__Tensor._table[ks] or operators.mul__Tensor.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -1203,7 +1296,9 @@ def exp(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ExpBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.exp, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.exp._table[ks] or operators.exp.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -1223,7 +1318,9 @@ def exp2(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.Exp2Backward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.exp2, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.exp2._table[ks] or operators.exp2.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -1244,7 +1341,9 @@ def log(ks: int, self: Tensor) -> Any:
         grad_fn = functions.LogBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.log, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.log._table[ks] or operators.log.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1264,7 +1363,9 @@ def log2(ks: int, self: Tensor) -> Any:
         grad_fn = functions.Log2Backward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.log2, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.log2._table[ks] or operators.log2.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1284,7 +1385,9 @@ def log10(ks: int, self: Tensor) -> Any:
         grad_fn = functions.Log10Backward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.log10, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.log10._table[ks] or operators.log10.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1304,7 +1407,9 @@ def log1p(ks: int, self: Tensor) -> Any:
         grad_fn = functions.Log1PBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.log1p, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.log1p._table[ks] or operators.log1p.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1323,7 +1428,9 @@ def expm1(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.Expm1Backward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.expm1, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.expm1._table[ks] or operators.expm1.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -1343,7 +1450,9 @@ def sqrt(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SqrtBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.sqrt, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sqrt._table[ks] or operators.sqrt.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -1363,7 +1472,9 @@ def rsqrt(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.RsqrtBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.rsqrt, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.rsqrt._table[ks] or operators.rsqrt.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -1383,7 +1494,11 @@ def reciprocal(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ReciprocalBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.reciprocal, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.reciprocal._table[ks] or operators.reciprocal.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -1404,7 +1519,9 @@ def abs(ks: int, self: Tensor) -> Any:
         grad_fn = functions.AbsBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.abs, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.abs._table[ks] or operators.abs.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1424,7 +1541,9 @@ def sgn(ks: int, self: Tensor) -> Any:
         grad_fn = functions.SgnBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.sgn, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sgn._table[ks] or operators.sgn.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -1444,7 +1563,9 @@ def sign(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SignBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.sign, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sign._table[ks] or operators.sign.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1464,7 +1585,9 @@ def sin(ks: int, self: Tensor) -> Any:
         grad_fn = functions.SinBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.sin, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sin._table[ks] or operators.sin.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1484,7 +1607,9 @@ def cos(ks: int, self: Tensor) -> Any:
         grad_fn = functions.CosBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.cos, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cos._table[ks] or operators.cos.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1503,7 +1628,9 @@ def tan(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.TanBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.tan, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.tan._table[ks] or operators.tan.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -1524,7 +1651,9 @@ def asin(ks: int, self: Tensor) -> Any:
         grad_fn = functions.AsinBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.asin, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.asin._table[ks] or operators.asin.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1544,7 +1673,9 @@ def acos(ks: int, self: Tensor) -> Any:
         grad_fn = functions.AcosBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.acos, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.acos._table[ks] or operators.acos.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1564,7 +1695,9 @@ def atan(ks: int, self: Tensor) -> Any:
         grad_fn = functions.AtanBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.atan, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.atan._table[ks] or operators.atan.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1584,7 +1717,9 @@ def sinh(ks: int, self: Tensor) -> Any:
         grad_fn = functions.SinhBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.sinh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sinh._table[ks] or operators.sinh.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1604,7 +1739,9 @@ def cosh(ks: int, self: Tensor) -> Any:
         grad_fn = functions.CoshBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.cosh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cosh._table[ks] or operators.cosh.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1623,7 +1760,9 @@ def tanh(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.TanhBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.tanh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.tanh._table[ks] or operators.tanh.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -1643,7 +1782,11 @@ def sigmoid(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SigmoidBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.sigmoid, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sigmoid._table[ks] or operators.sigmoid.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -1664,7 +1807,9 @@ def erf(ks: int, self: Tensor) -> Any:
         grad_fn = functions.ErfBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.erf, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.erf._table[ks] or operators.erf.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1683,7 +1828,9 @@ def floor(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.FloorBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.floor, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.floor._table[ks] or operators.floor.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1702,7 +1849,9 @@ def ceil(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.CeilBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.ceil, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.ceil._table[ks] or operators.ceil.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1721,7 +1870,9 @@ def round(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.RoundBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.round, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.round._table[ks] or operators.round.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1740,9 +1891,11 @@ def round_decimals(ks: int, self: Tensor, decimals: int) -> Any:
     if _next_edges is not None:
         grad_fn = functions.RoundBackward1()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.round_decimals, ks & AFTER_AUTOGRAD_KEYSET, self, decimals
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.round_decimals._table[ks] or operators.round_decimals.kernel_for(ks)
+    )(ks, self, decimals)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1765,7 +1918,9 @@ def trunc(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.TruncBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.trunc, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.trunc._table[ks] or operators.trunc.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1785,7 +1940,9 @@ def angle(ks: int, self: Tensor) -> Any:
         grad_fn = functions.AngleBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.angle, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.angle._table[ks] or operators.angle.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1808,9 +1965,12 @@ def sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.output_ = SavedVariable(output, False)
-    result = redispatch(
-        operators.sigmoid_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, output
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.sigmoid_backward._table[ks]
+        or operators.sigmoid_backward.kernel_for(ks)
+    )(ks, grad_output, output)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1841,9 +2001,11 @@ def tanh_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.output_ = SavedVariable(output, False)
-    result = redispatch(
-        operators.tanh_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, output
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.tanh_backward._table[ks] or operators.tanh_backward.kernel_for(ks)
+    )(ks, grad_output, output)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1872,7 +2034,9 @@ def exp_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ExpBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.exp_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.exp_._table[ks] or operators.exp_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -1900,7 +2064,9 @@ def log_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.LogBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.log_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.log_._table[ks] or operators.log_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -1923,7 +2089,9 @@ def sqrt_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SqrtBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.sqrt_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sqrt_._table[ks] or operators.sqrt_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -1947,7 +2115,9 @@ def neg_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.NegBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.neg_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.neg_._table[ks] or operators.neg_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -1974,7 +2144,9 @@ def abs_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.AbsBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.abs_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.abs_._table[ks] or operators.abs_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -1997,7 +2169,11 @@ def sigmoid_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SigmoidBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.sigmoid_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sigmoid_._table[ks] or operators.sigmoid_.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -2021,7 +2197,9 @@ def tanh_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.TanhBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.tanh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.tanh_._table[ks] or operators.tanh_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -2047,9 +2225,12 @@ def pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.exponent_ = SavedVariable(exponent, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.pow_Tensor_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, exponent
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.pow_Tensor_Tensor._table[ks]
+        or operators.pow_Tensor_Tensor.kernel_for(ks)
+    )(ks, self, exponent)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -2079,8 +2260,10 @@ def pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.exponent_ = SavedVariable(exponent, False)
         grad_fn.self = self
-    result = redispatch(
-        operators.pow_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, exponent
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.pow_Scalar._table[ks] or operators.pow_Scalar.kernel_for(ks))(
+        ks, self, exponent
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -2106,8 +2289,10 @@ def add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
         grad_fn = functions.AddBackward1()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.add_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.add_Scalar._table[ks] or operators.add_Scalar.kernel_for(ks))(
+        ks, self, other, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -2132,8 +2317,10 @@ def sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
         grad_fn = functions.SubBackward1()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.sub_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sub_Scalar._table[ks] or operators.sub_Scalar.kernel_for(ks))(
+        ks, self, other, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -2159,7 +2346,11 @@ def mul_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.mul_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mul_Scalar._table[ks] or operators.mul_Scalar.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2186,7 +2377,11 @@ def div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.div_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.div_Tensor._table[ks] or operators.div_Tensor.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2211,7 +2406,11 @@ def div_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.div_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.div_Scalar._table[ks] or operators.div_Scalar.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2241,13 +2440,11 @@ def div_Tensor_mode(
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.div_Tensor_mode,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        other,
-        rounding_mode,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.div_Tensor_mode._table[ks] or operators.div_Tensor_mode.kernel_for(ks)
+    )(ks, self, other, rounding_mode)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2283,7 +2480,11 @@ def div__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.div__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.div__Tensor._table[ks] or operators.div__Tensor.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -2324,13 +2525,12 @@ def div__Tensor_mode(
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.div__Tensor_mode,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        other,
-        rounding_mode,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.div__Tensor_mode._table[ks]
+        or operators.div__Tensor_mode.kernel_for(ks)
+    )(ks, self, other, rounding_mode)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -2362,7 +2562,11 @@ def floor_divide(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("floor_divide")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.floor_divide, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.floor_divide._table[ks] or operators.floor_divide.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -2378,9 +2582,12 @@ def floor_divide_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("floor_divide")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.floor_divide_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.floor_divide_Scalar._table[ks]
+        or operators.floor_divide_Scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -2399,8 +2606,10 @@ def rsub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
         grad_fn.alpha = alpha
         grad_fn.other_scalar_type = other.dtype
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.rsub_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.rsub_Tensor._table[ks] or operators.rsub_Tensor.kernel_for(ks))(
+        ks, self, other, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -2431,8 +2640,10 @@ def rsub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.rsub_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.rsub_Scalar._table[ks] or operators.rsub_Scalar.kernel_for(ks))(
+        ks, self, other, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -2460,7 +2671,11 @@ def maximum(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.maximum, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.maximum._table[ks] or operators.maximum.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2487,7 +2702,11 @@ def minimum(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.minimum, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.minimum._table[ks] or operators.minimum.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2514,7 +2733,11 @@ def fmax(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.fmax, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.fmax._table[ks] or operators.fmax.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2541,7 +2764,11 @@ def fmin(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.fmin, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.fmin._table[ks] or operators.fmin.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2568,7 +2795,11 @@ def atan2(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.atan2, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.atan2._table[ks] or operators.atan2.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2597,7 +2828,11 @@ def hypot(ks: int, self: Tensor, other: Tensor) -> Any:
             grad_fn.other_ = SavedVariable(other, False)
         if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.hypot, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.hypot._table[ks] or operators.hypot.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -2624,8 +2859,10 @@ def where_self(ks: int, condition: Tensor, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.WhereBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.condition_ = SavedVariable(condition, False)
-    result = redispatch(
-        operators.where_self, ks & AFTER_AUTOGRAD_KEYSET, condition, self, other
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.where_self._table[ks] or operators.where_self.kernel_for(ks))(
+        ks, condition, self, other
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -2661,9 +2898,11 @@ def clamp_Tensor(ks: int, self: Tensor, min: Tensor | None, max: Tensor | None) 
         grad_fn.max_ = None if max is None else SavedVariable(max, False)
         grad_fn.min_ = None if min is None else SavedVariable(min, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.clamp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, min, max
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.clamp_Tensor._table[ks] or operators.clamp_Tensor.kernel_for(ks)
+    )(ks, self, min, max)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2695,7 +2934,11 @@ def clamp(ks: int, self: Tensor, min: Number | None, max: Number | None) -> Any:
         grad_fn.max = max
         grad_fn.min = min
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.clamp, ks & AFTER_AUTOGRAD_KEYSET, self, min, max)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.clamp._table[ks] or operators.clamp.kernel_for(ks))(
+        ks, self, min, max
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2724,7 +2967,11 @@ def clamp_(ks: int, self: Tensor, min: Number | None, max: Number | None) -> Any
         grad_fn.max = max
         grad_fn.min = min
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.clamp_, ks & AFTER_AUTOGRAD_KEYSET, self, min, max)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.clamp_._table[ks] or operators.clamp_.kernel_for(ks))(
+        ks, self, min, max
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -2749,7 +2996,11 @@ def clamp_min(ks: int, self: Tensor, min: Number) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.min = min
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.clamp_min, ks & AFTER_AUTOGRAD_KEYSET, self, min)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.clamp_min._table[ks] or operators.clamp_min.kernel_for(ks))(
+        ks, self, min
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2772,7 +3023,11 @@ def clamp_max(ks: int, self: Tensor, max: Number) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.max = max
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.clamp_max, ks & AFTER_AUTOGRAD_KEYSET, self, max)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.clamp_max._table[ks] or operators.clamp_max.kernel_for(ks))(
+        ks, self, max
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2799,7 +3054,11 @@ def fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
             grad_fn.other_ = SavedVariable(other, False)
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.fmod_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.fmod_Tensor._table[ks] or operators.fmod_Tensor.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2822,7 +3081,11 @@ def fmod_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     if _next_edges is not None:
         grad_fn = functions.FmodBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.fmod_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.fmod_Scalar._table[ks] or operators.fmod_Scalar.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2849,9 +3112,12 @@ def remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
             grad_fn.other_ = SavedVariable(other, False)
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.remainder_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.remainder_Tensor._table[ks]
+        or operators.remainder_Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2874,9 +3140,12 @@ def remainder_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     if _next_edges is not None:
         grad_fn = functions.RemainderBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.remainder_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.remainder_Scalar._table[ks]
+        or operators.remainder_Scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2983,9 +3252,12 @@ def bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("bitwise_and")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.bitwise_and_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.bitwise_and_Tensor._table[ks]
+        or operators.bitwise_and_Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -3003,9 +3275,12 @@ def bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("bitwise_or")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.bitwise_or_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.bitwise_or_Tensor._table[ks]
+        or operators.bitwise_or_Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -3023,9 +3298,12 @@ def bitwise_xor_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("bitwise_xor")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.bitwise_xor_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.bitwise_xor_Tensor._table[ks]
+        or operators.bitwise_xor_Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -3041,7 +3319,11 @@ def bitwise_not(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("bitwise_not")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.bitwise_not, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.bitwise_not._table[ks] or operators.bitwise_not.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -3066,8 +3348,10 @@ def copy(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
         grad_fn = functions.CopyBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.src_options = src.dtype
-    result = redispatch(
-        operators.copy, ks & AFTER_AUTOGRAD_KEYSET, self, src, non_blocking
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.copy._table[ks] or operators.copy.kernel_for(ks))(
+        ks, self, src, non_blocking
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -3099,8 +3383,10 @@ def copy_(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
         grad_fn = functions.CopyBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.src_options = src.dtype
-    result = redispatch(
-        operators.copy_, ks & AFTER_AUTOGRAD_KEYSET, self, src, non_blocking
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.copy_._table[ks] or operators.copy_.kernel_for(ks))(
+        ks, self, src, non_blocking
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -3129,7 +3415,9 @@ def zero(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ZeroBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.zero, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.zero._table[ks] or operators.zero.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3150,7 +3438,9 @@ def zero_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ZeroBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.zero_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.zero_._table[ks] or operators.zero_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -3171,7 +3461,11 @@ def fill_Scalar(ks: int, self: Tensor, value: Number) -> Any:
     if _next_edges is not None:
         grad_fn = functions.FillBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.fill_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, value)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.fill_Scalar._table[ks] or operators.fill_Scalar.kernel_for(ks))(
+        ks, self, value
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3194,7 +3488,11 @@ def fill_Tensor(ks: int, self: Tensor, value: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.FillBackward1()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.fill_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, value)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.fill_Tensor._table[ks] or operators.fill_Tensor.kernel_for(ks))(
+        ks, self, value
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3220,7 +3518,11 @@ def fill__Scalar(ks: int, self: Tensor, value: Number) -> Any:
     if _next_edges is not None:
         grad_fn = functions.FillBackward2()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.fill__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, value)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.fill__Scalar._table[ks] or operators.fill__Scalar.kernel_for(ks)
+    )(ks, self, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -3239,7 +3541,11 @@ def fill__Tensor(ks: int, self: Tensor, value: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.FillBackward3()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.fill__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, value)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.fill__Tensor._table[ks] or operators.fill__Tensor.kernel_for(ks)
+    )(ks, self, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -3256,8 +3562,10 @@ def lerp_Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Any:
         grad_fn = functions.LerpBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.weight = weight
-    result = redispatch(
-        operators.lerp_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.lerp_Scalar._table[ks] or operators.lerp_Scalar.kernel_for(ks))(
+        ks, self, end, weight
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -3295,8 +3603,10 @@ def lerp_Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
         if _next_edges[2][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.lerp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.lerp_Tensor._table[ks] or operators.lerp_Tensor.kernel_for(ks))(
+        ks, self, end, weight
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -3331,9 +3641,11 @@ def lerp__Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Any:
         grad_fn = functions.LerpBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.weight = weight
-    result = redispatch(
-        operators.lerp__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.lerp__Scalar._table[ks] or operators.lerp__Scalar.kernel_for(ks)
+    )(ks, self, end, weight)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -3375,9 +3687,11 @@ def lerp__Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
         if _next_edges[2][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.lerp__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.lerp__Tensor._table[ks] or operators.lerp__Tensor.kernel_for(ks)
+    )(ks, self, end, weight)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -3420,8 +3734,10 @@ def addcmul(
             grad_fn.tensor2_ = SavedVariable(tensor2, False)
         grad_fn.tensor2_scalar_type = tensor2.dtype
         grad_fn.value = value
-    result = redispatch(
-        operators.addcmul, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.addcmul._table[ks] or operators.addcmul.kernel_for(ks))(
+        ks, self, tensor1, tensor2, value
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -3468,8 +3784,10 @@ def addcmul_(
             grad_fn.tensor2_ = SavedVariable(tensor2, False)
         grad_fn.tensor2_scalar_type = tensor2.dtype
         grad_fn.value = value
-    result = redispatch(
-        operators.addcmul_, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.addcmul_._table[ks] or operators.addcmul_.kernel_for(ks))(
+        ks, self, tensor1, tensor2, value
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -3513,8 +3831,10 @@ def addcdiv(
         grad_fn.tensor2_ = SavedVariable(tensor2, False)
         grad_fn.tensor2_scalar_type = tensor2.dtype
         grad_fn.value = value
-    result = redispatch(
-        operators.addcdiv, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.addcdiv._table[ks] or operators.addcdiv.kernel_for(ks))(
+        ks, self, tensor1, tensor2, value
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -3560,8 +3880,10 @@ def addcdiv_(
         grad_fn.tensor2_ = SavedVariable(tensor2, False)
         grad_fn.tensor2_scalar_type = tensor2.dtype
         grad_fn.value = value
-    result = redispatch(
-        operators.addcdiv_, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.addcdiv_._table[ks] or operators.addcdiv_.kernel_for(ks))(
+        ks, self, tensor1, tensor2, value
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -3604,9 +3926,11 @@ def clamp__Tensor(ks: int, self: Tensor, min: Tensor | None, max: Tensor | None)
         grad_fn.max_ = None if max is None else SavedVariable(max, False)
         grad_fn.min_ = None if min is None else SavedVariable(min, False)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.clamp__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, min, max
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.clamp__Tensor._table[ks] or operators.clamp__Tensor.kernel_for(ks)
+    )(ks, self, min, max)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -3638,8 +3962,10 @@ def nan_to_num(
         grad_fn = functions.NanToNumBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.nan_to_num, ks & AFTER_AUTOGRAD_KEYSET, self, nan, posinf, neginf
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.nan_to_num._table[ks] or operators.nan_to_num.kernel_for(ks))(
+        ks, self, nan, posinf, neginf
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -3671,8 +3997,10 @@ def nan_to_num_(
         grad_fn = functions.NanToNumBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.nan_to_num_, ks & AFTER_AUTOGRAD_KEYSET, self, nan, posinf, neginf
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.nan_to_num_._table[ks] or operators.nan_to_num_.kernel_for(ks))(
+        ks, self, nan, posinf, neginf
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -3697,7 +4025,9 @@ def acosh(ks: int, self: Tensor) -> Any:
         grad_fn = functions.AcoshBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.acosh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.acosh._table[ks] or operators.acosh.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3719,7 +4049,9 @@ def acosh_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.AcoshBackward1()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.acosh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.acosh_._table[ks] or operators.acosh_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -3734,7 +4066,9 @@ def asinh(ks: int, self: Tensor) -> Any:
         grad_fn = functions.AsinhBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.asinh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.asinh._table[ks] or operators.asinh.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3756,7 +4090,9 @@ def asinh_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.AsinhBackward1()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.asinh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.asinh_._table[ks] or operators.asinh_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -3771,7 +4107,9 @@ def atanh(ks: int, self: Tensor) -> Any:
         grad_fn = functions.AtanhBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.atanh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.atanh._table[ks] or operators.atanh.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3793,7 +4131,9 @@ def atanh_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.AtanhBackward1()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.atanh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.atanh_._table[ks] or operators.atanh_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -3807,7 +4147,11 @@ def deg2rad(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.Deg2RadBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.deg2rad, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.deg2rad._table[ks] or operators.deg2rad.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3828,7 +4172,11 @@ def deg2rad_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.Deg2RadBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.deg2rad_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.deg2rad_._table[ks] or operators.deg2rad_.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -3849,7 +4197,11 @@ def rad2deg(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.Rad2DegBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.rad2deg, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.rad2deg._table[ks] or operators.rad2deg.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3870,7 +4222,11 @@ def rad2deg_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.Rad2DegBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.rad2deg_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.rad2deg_._table[ks] or operators.rad2deg_.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -3894,9 +4250,11 @@ def copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.other_info = TypeAndSize(other)
         if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.copysign_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.copysign_Tensor._table[ks] or operators.copysign_Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -3928,9 +4286,12 @@ def copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.other_info = TypeAndSize(other)
         if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.copysign__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.copysign__Tensor._table[ks]
+        or operators.copysign__Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -3959,9 +4320,11 @@ def copysign_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         grad_fn = functions.CopysignBackward1()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.copysign_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.copysign_Scalar._table[ks] or operators.copysign_Scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -3991,9 +4354,12 @@ def copysign__Scalar(ks: int, self: Tensor, other: Number) -> Any:
         grad_fn = functions.CopysignBackward1()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.copysign__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.copysign__Scalar._table[ks]
+        or operators.copysign__Scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -4017,7 +4383,9 @@ def frac(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.FracBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.frac, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.frac._table[ks] or operators.frac.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -4038,7 +4406,9 @@ def frac_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.FracBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.frac_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.frac_._table[ks] or operators.frac_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4059,7 +4429,11 @@ def frexp_Tensor(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.FrexpBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.frexp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.frexp_Tensor._table[ks] or operators.frexp_Tensor.kernel_for(ks)
+    )(ks, self)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.exponent_ = SavedVariable(result[1], True)
@@ -4087,7 +4461,11 @@ def ldexp_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-    result = redispatch(operators.ldexp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.ldexp_Tensor._table[ks] or operators.ldexp_Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -4117,7 +4495,11 @@ def ldexp_(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-    result = redispatch(operators.ldexp_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.ldexp_._table[ks] or operators.ldexp_.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -4149,7 +4531,11 @@ def heaviside(ks: int, self: Tensor, values: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("heaviside")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.heaviside, ks & AFTER_AUTOGRAD_KEYSET, self, values)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.heaviside._table[ks] or operators.heaviside.kernel_for(ks))(
+        ks, self, values
+    )
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -4168,7 +4554,11 @@ def heaviside_(ks: int, self: Tensor, values: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("heaviside")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.heaviside_, ks & AFTER_AUTOGRAD_KEYSET, self, values)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.heaviside_._table[ks] or operators.heaviside_.kernel_for(ks))(
+        ks, self, values
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -4187,7 +4577,11 @@ def nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.other_info = TypeAndSize(other)
         if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.nextafter, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.nextafter._table[ks] or operators.nextafter.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -4220,7 +4614,11 @@ def nextafter_(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.other_info = TypeAndSize(other)
         if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.nextafter_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.nextafter_._table[ks] or operators.nextafter_.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4251,7 +4649,11 @@ def logaddexp2(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.logaddexp2, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.logaddexp2._table[ks] or operators.logaddexp2.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -4278,9 +4680,12 @@ def clamp_min_Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.min_ = SavedVariable(min, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.clamp_min_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, min
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.clamp_min_Tensor._table[ks]
+        or operators.clamp_min_Tensor.kernel_for(ks)
+    )(ks, self, min)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -4307,9 +4712,12 @@ def clamp_max_Tensor(ks: int, self: Tensor, max: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.max_ = SavedVariable(max, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.clamp_max_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, max
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.clamp_max_Tensor._table[ks]
+        or operators.clamp_max_Tensor.kernel_for(ks)
+    )(ks, self, max)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -4339,7 +4747,11 @@ def clamp_min_(ks: int, self: Tensor, min: Number) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.min = min
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.clamp_min_, ks & AFTER_AUTOGRAD_KEYSET, self, min)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.clamp_min_._table[ks] or operators.clamp_min_.kernel_for(ks))(
+        ks, self, min
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4371,9 +4783,12 @@ def clamp_min__Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.min_ = SavedVariable(min, False)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.clamp_min__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, min
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.clamp_min__Tensor._table[ks]
+        or operators.clamp_min__Tensor.kernel_for(ks)
+    )(ks, self, min)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4407,7 +4822,11 @@ def clamp_max_(ks: int, self: Tensor, max: Number) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.max = max
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.clamp_max_, ks & AFTER_AUTOGRAD_KEYSET, self, max)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.clamp_max_._table[ks] or operators.clamp_max_.kernel_for(ks))(
+        ks, self, max
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4439,9 +4858,12 @@ def clamp_max__Tensor(ks: int, self: Tensor, max: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.max_ = SavedVariable(max, False)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.clamp_max__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, max
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.clamp_max__Tensor._table[ks]
+        or operators.clamp_max__Tensor.kernel_for(ks)
+    )(ks, self, max)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4480,8 +4902,10 @@ def pow__Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.exponent = exponent
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.pow__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, exponent
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.pow__Scalar._table[ks] or operators.pow__Scalar.kernel_for(ks))(
+        ks, self, exponent
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -4514,8 +4938,10 @@ def pow__Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.exponent_ = SavedVariable(exponent, False)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.pow__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, exponent
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.pow__Tensor._table[ks] or operators.pow__Tensor.kernel_for(ks))(
+        ks, self, exponent
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -4546,7 +4972,9 @@ def exp2_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.Exp2Backward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.exp2_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.exp2_._table[ks] or operators.exp2_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -4570,7 +4998,9 @@ def expm1_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.Expm1Backward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.expm1_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.expm1_._table[ks] or operators.expm1_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -4598,7 +5028,9 @@ def log1p_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.Log1PBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.log1p_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.log1p_._table[ks] or operators.log1p_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4625,7 +5057,9 @@ def log2_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.Log2Backward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.log2_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.log2_._table[ks] or operators.log2_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4652,7 +5086,9 @@ def log10_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.Log10Backward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.log10_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.log10_._table[ks] or operators.log10_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4675,7 +5111,9 @@ def rsqrt_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.RsqrtBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.rsqrt_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.rsqrt_._table[ks] or operators.rsqrt_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -4699,7 +5137,11 @@ def reciprocal_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ReciprocalBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.reciprocal_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.reciprocal_._table[ks] or operators.reciprocal_.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -4727,7 +5169,9 @@ def sin_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.SinBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.sin_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sin_._table[ks] or operators.sin_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4754,7 +5198,9 @@ def cos_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.CosBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.cos_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cos_._table[ks] or operators.cos_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4777,7 +5223,9 @@ def tan_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.TanBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.tan_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.tan_._table[ks] or operators.tan_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -4805,7 +5253,9 @@ def sinh_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.SinhBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.sinh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sinh_._table[ks] or operators.sinh_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4832,7 +5282,9 @@ def cosh_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.CoshBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.cosh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cosh_._table[ks] or operators.cosh_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4859,7 +5311,9 @@ def sgn_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.SgnBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.sgn_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sgn_._table[ks] or operators.sgn_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -4883,7 +5337,9 @@ def trunc_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.TruncBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.trunc_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.trunc_._table[ks] or operators.trunc_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4906,7 +5362,9 @@ def floor_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.FloorBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.floor_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.floor_._table[ks] or operators.floor_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4929,7 +5387,9 @@ def ceil_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.CeilBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.ceil_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.ceil_._table[ks] or operators.ceil_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4956,7 +5416,9 @@ def acos_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.AcosBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.acos_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.acos_._table[ks] or operators.acos_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4983,7 +5445,9 @@ def asin_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.AsinBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.asin_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.asin_._table[ks] or operators.asin_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5010,7 +5474,9 @@ def atan_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.AtanBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.atan_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.atan_._table[ks] or operators.atan_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5037,7 +5503,9 @@ def erf_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.ErfBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.erf_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.erf_._table[ks] or operators.erf_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5060,7 +5528,9 @@ def round_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.RoundBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.round_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.round_._table[ks] or operators.round_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5083,9 +5553,11 @@ def round__decimals(ks: int, self: Tensor, decimals: int) -> Any:
     if _next_edges is not None:
         grad_fn = functions.RoundBackward1()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.round__decimals, ks & AFTER_AUTOGRAD_KEYSET, self, decimals
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.round__decimals._table[ks] or operators.round__decimals.kernel_for(ks)
+    )(ks, self, decimals)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5110,7 +5582,9 @@ def sign_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SignBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.sign_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sign_._table[ks] or operators.sign_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5140,7 +5614,11 @@ def atan2_(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.atan2_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.atan2_._table[ks] or operators.atan2_.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5169,7 +5647,11 @@ def fmod__Scalar(ks: int, self: Tensor, other: Number) -> Any:
     if _next_edges is not None:
         grad_fn = functions.FmodBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.fmod__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.fmod__Scalar._table[ks] or operators.fmod__Scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5203,7 +5685,11 @@ def fmod__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
             grad_fn.other_ = SavedVariable(other, False)
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.fmod__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.fmod__Tensor._table[ks] or operators.fmod__Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5241,7 +5727,11 @@ def hypot_(ks: int, self: Tensor, other: Tensor) -> Any:
             grad_fn.other_ = SavedVariable(other, False)
         if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.hypot_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.hypot_._table[ks] or operators.hypot_.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -5271,9 +5761,12 @@ def remainder__Scalar(ks: int, self: Tensor, other: Number) -> Any:
     if _next_edges is not None:
         grad_fn = functions.RemainderBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.remainder__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.remainder__Scalar._table[ks]
+        or operators.remainder__Scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5307,9 +5800,12 @@ def remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
             grad_fn.other_ = SavedVariable(other, False)
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.remainder__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.remainder__Tensor._table[ks]
+        or operators.remainder__Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5337,7 +5833,9 @@ def sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
         grad_fn = functions.SumBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.sum, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sum._table[ks] or operators.sum.kernel_for(ks))(ks, self, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -5361,9 +5859,11 @@ def sum_dim_IntList(
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.sum_dim_IntList, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.sum_dim_IntList._table[ks] or operators.sum_dim_IntList.kernel_for(ks)
+    )(ks, self, dim, keepdim, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -5388,7 +5888,11 @@ def mean(ks: int, self: Tensor, dtype: dtype | None) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_numel = self.numel()
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.mean, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mean._table[ks] or operators.mean.kernel_for(ks))(
+        ks, self, dtype
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -5415,8 +5919,10 @@ def mean_dim(
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_numel = self.numel()
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.mean_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mean_dim._table[ks] or operators.mean_dim.kernel_for(ks))(
+        ks, self, dim, keepdim, dtype
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -5441,7 +5947,11 @@ def prod(ks: int, self: Tensor, dtype: dtype | None) -> Any:
         grad_fn = functions.ProdBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.prod, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.prod._table[ks] or operators.prod.kernel_for(ks))(
+        ks, self, dtype
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -5468,9 +5978,11 @@ def prod_dim_int(
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.prod_dim_int, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.prod_dim_int._table[ks] or operators.prod_dim_int.kernel_for(ks)
+    )(ks, self, dim, keepdim, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -5497,8 +6009,10 @@ def max_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.max_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.max_dim._table[ks] or operators.max_dim.kernel_for(ks))(
+        ks, self, dim, keepdim
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -5524,7 +6038,9 @@ def max(ks: int, self: Tensor) -> Any:
         grad_fn = functions.MaxBackward1()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.max, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.max._table[ks] or operators.max.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -5547,8 +6063,10 @@ def min_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.min_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.min_dim._table[ks] or operators.min_dim.kernel_for(ks))(
+        ks, self, dim, keepdim
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -5574,7 +6092,9 @@ def min(ks: int, self: Tensor) -> Any:
         grad_fn = functions.MinBackward1()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.min, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.min._table[ks] or operators.min.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -5597,7 +6117,11 @@ def amax(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.amax, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.amax._table[ks] or operators.amax.kernel_for(ks))(
+        ks, self, dim, keepdim
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -5622,7 +6146,11 @@ def amin(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.amin, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.amin._table[ks] or operators.amin.kernel_for(ks))(
+        ks, self, dim, keepdim
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -5657,8 +6185,10 @@ def logsumexp(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.logsumexp, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.logsumexp._table[ks] or operators.logsumexp.kernel_for(ks))(
+        ks, self, dim, keepdim
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -5693,14 +6223,11 @@ def var_correction(
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.var_correction,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        correction,
-        keepdim,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.var_correction._table[ks] or operators.var_correction.kernel_for(ks)
+    )(ks, self, dim, correction, keepdim)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -5733,14 +6260,11 @@ def std_correction(
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.std_correction,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        correction,
-        keepdim,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.std_correction._table[ks] or operators.std_correction.kernel_for(ks)
+    )(ks, self, dim, correction, keepdim)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -5766,7 +6290,11 @@ def cumsum(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.cumsum, ks & AFTER_AUTOGRAD_KEYSET, self, dim, dtype)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cumsum._table[ks] or operators.cumsum.kernel_for(ks))(
+        ks, self, dim, dtype
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -5790,7 +6318,11 @@ def cumprod(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
         grad_fn.dim = dim
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.cumprod, ks & AFTER_AUTOGRAD_KEYSET, self, dim, dtype)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cumprod._table[ks] or operators.cumprod.kernel_for(ks))(
+        ks, self, dim, dtype
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -5858,8 +6390,10 @@ def sort(ks: int, self: Tensor, dim: int, descending: bool) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.sort, ks & AFTER_AUTOGRAD_KEYSET, self, dim, descending
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sort._table[ks] or operators.sort.kernel_for(ks))(
+        ks, self, dim, descending
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -5888,8 +6422,10 @@ def sort_stable(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.sort_stable, ks & AFTER_AUTOGRAD_KEYSET, self, stable, dim, descending
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sort_stable._table[ks] or operators.sort_stable.kernel_for(ks))(
+        ks, self, stable, dim, descending
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -5922,8 +6458,10 @@ def topk(ks: int, self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.topk, ks & AFTER_AUTOGRAD_KEYSET, self, k, dim, largest, sorted
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.topk._table[ks] or operators.topk.kernel_for(ks))(
+        ks, self, k, dim, largest, sorted
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -5957,7 +6495,11 @@ def logcumsumexp(ks: int, self: Tensor, dim: int) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.logcumsumexp, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.logcumsumexp._table[ks] or operators.logcumsumexp.kernel_for(ks)
+    )(ks, self, dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -5985,7 +6527,11 @@ def cumsum_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.cumsum_, ks & AFTER_AUTOGRAD_KEYSET, self, dim, dtype)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cumsum_._table[ks] or operators.cumsum_.kernel_for(ks))(
+        ks, self, dim, dtype
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -6016,8 +6562,10 @@ def cumprod_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
         grad_fn.dim = dim
         grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.cumprod_, ks & AFTER_AUTOGRAD_KEYSET, self, dim, dtype
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cumprod_._table[ks] or operators.cumprod_.kernel_for(ks))(
+        ks, self, dim, dtype
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -6044,7 +6592,11 @@ def cummax(ks: int, self: Tensor, dim: int) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.cummax, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cummax._table[ks] or operators.cummax.kernel_for(ks))(
+        ks, self, dim
+    )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.indices_ = SavedVariable(result[1], True)
@@ -6070,7 +6622,11 @@ def cummin(ks: int, self: Tensor, dim: int) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.cummin, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cummin._table[ks] or operators.cummin.kernel_for(ks))(
+        ks, self, dim
+    )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.indices_ = SavedVariable(result[1], True)
@@ -6097,8 +6653,10 @@ def kthvalue(ks: int, self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.kthvalue, ks & AFTER_AUTOGRAD_KEYSET, self, k, dim, keepdim
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.kthvalue._table[ks] or operators.kthvalue.kernel_for(ks))(
+        ks, self, k, dim, keepdim
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -6124,7 +6682,9 @@ def median(ks: int, self: Tensor) -> Any:
         grad_fn = functions.MedianBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.median, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.median._table[ks] or operators.median.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -6147,8 +6707,10 @@ def median_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.median_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.median_dim._table[ks] or operators.median_dim.kernel_for(ks))(
+        ks, self, dim, keepdim
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -6174,7 +6736,11 @@ def nanmedian(ks: int, self: Tensor) -> Any:
         grad_fn = functions.NanmedianBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.nanmedian, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.nanmedian._table[ks] or operators.nanmedian.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -6197,9 +6763,11 @@ def nanmedian_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.nanmedian_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.nanmedian_dim._table[ks] or operators.nanmedian_dim.kernel_for(ks)
+    )(ks, self, dim, keepdim)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.indices_ = SavedVariable(result[1], True)
@@ -6226,7 +6794,11 @@ def mode(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.mode, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mode._table[ks] or operators.mode.kernel_for(ks))(
+        ks, self, dim, keepdim
+    )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.indices_ = SavedVariable(result[1], True)
@@ -6253,8 +6825,10 @@ def aminmax(ks: int, self: Tensor, dim: int | None, keepdim: bool) -> Any:
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.aminmax, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.aminmax._table[ks] or operators.aminmax.kernel_for(ks))(
+        ks, self, dim, keepdim
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -6291,8 +6865,10 @@ def nansum(
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.nansum, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.nansum._table[ks] or operators.nansum.kernel_for(ks))(
+        ks, self, dim, keepdim, dtype
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -6326,14 +6902,12 @@ def std_mean_correction(
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.std_mean_correction,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        correction,
-        keepdim,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.std_mean_correction._table[ks]
+        or operators.std_mean_correction.kernel_for(ks)
+    )(ks, self, dim, correction, keepdim)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -6384,14 +6958,12 @@ def var_mean_correction(
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.var_mean_correction,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        correction,
-        keepdim,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.var_mean_correction._table[ks]
+        or operators.var_mean_correction.kernel_for(ks)
+    )(ks, self, dim, correction, keepdim)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -6507,13 +7079,10 @@ def _unique2(
     if _next_edges is not None:
         grad_fn = functions.Unique2Backward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators._unique2,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        sorted,
-        return_inverse,
-        return_counts,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators._unique2._table[ks] or operators._unique2.kernel_for(ks))(
+        ks, self, sorted, return_inverse, return_counts
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -6537,14 +7106,10 @@ def unique_dim(
     if _next_edges is not None:
         grad_fn = functions.UniqueDimBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.unique_dim,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        sorted,
-        return_inverse,
-        return_counts,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.unique_dim._table[ks] or operators.unique_dim.kernel_for(ks))(
+        ks, self, dim, sorted, return_inverse, return_counts
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -6563,14 +7128,12 @@ def unique_consecutive(
     if _next_edges is not None:
         grad_fn = functions.UniqueConsecutiveBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.unique_consecutive,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        return_inverse,
-        return_counts,
-        dim,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.unique_consecutive._table[ks]
+        or operators.unique_consecutive.kernel_for(ks)
+    )(ks, self, return_inverse, return_counts, dim)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
     return result
@@ -6599,8 +7162,10 @@ def bincount(ks: int, self: Tensor, weights: Tensor | None, minlength: int) -> A
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("bincount")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.bincount, ks & AFTER_AUTOGRAD_KEYSET, self, weights, minlength
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.bincount._table[ks] or operators.bincount.kernel_for(ks))(
+        ks, self, weights, minlength
     )
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
@@ -6629,8 +7194,10 @@ def _unique(ks: int, self: Tensor, sorted: bool, return_inverse: bool) -> Any:
     if _next_edges is not None:
         grad_fn = functions.UniqueBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators._unique, ks & AFTER_AUTOGRAD_KEYSET, self, sorted, return_inverse
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators._unique._table[ks] or operators._unique.kernel_for(ks))(
+        ks, self, sorted, return_inverse
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -6649,14 +7216,12 @@ def unique_dim_consecutive(
     if _next_edges is not None:
         grad_fn = functions.UniqueDimConsecutiveBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.unique_dim_consecutive,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        return_inverse,
-        return_counts,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.unique_dim_consecutive._table[ks]
+        or operators.unique_dim_consecutive.kernel_for(ks)
+    )(ks, self, dim, return_inverse, return_counts)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
     return result
@@ -6673,9 +7238,11 @@ def index_select(ks: int, self: Tensor, dim: int, index: Tensor) -> Any:
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.index_select, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.index_select._table[ks] or operators.index_select.kernel_for(ks)
+    )(ks, self, dim, index)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -6709,8 +7276,10 @@ def index_add(
         if _next_edges[1][0] is not None:
             grad_fn.source_ = SavedVariable(source, False)
         grad_fn.source_dim = source.dim()
-    result = redispatch(
-        operators.index_add, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, source, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.index_add._table[ks] or operators.index_add.kernel_for(ks))(
+        ks, self, dim, index, source, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -6745,8 +7314,10 @@ def gather(ks: int, self: Tensor, dim: int, index: Tensor, sparse_grad: bool) ->
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.sparse_grad = sparse_grad
-    result = redispatch(
-        operators.gather, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, sparse_grad
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.gather._table[ks] or operators.gather.kernel_for(ks))(
+        ks, self, dim, index, sparse_grad
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -6774,8 +7345,10 @@ def scatter_src(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> 
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.scatter_src, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, src
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.scatter_src._table[ks] or operators.scatter_src.kernel_for(ks))(
+        ks, self, dim, index, src
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -6807,9 +7380,11 @@ def scatter_value(ks: int, self: Tensor, dim: int, index: Tensor, value: Number)
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.scatter_value, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, value
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter_value._table[ks] or operators.scatter_value.kernel_for(ks)
+    )(ks, self, dim, index, value)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -6837,8 +7412,10 @@ def scatter_add(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> 
         grad_fn.dim = dim
         if _next_edges[1][0] is not None:
             grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.scatter_add, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, src
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.scatter_add._table[ks] or operators.scatter_add.kernel_for(ks))(
+        ks, self, dim, index, src
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -6869,9 +7446,12 @@ def masked_fill_Scalar(ks: int, self: Tensor, mask: Tensor, value: Number) -> An
         grad_fn = functions.MaskedFillBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
-    result = redispatch(
-        operators.masked_fill_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.masked_fill_Scalar._table[ks]
+        or operators.masked_fill_Scalar.kernel_for(ks)
+    )(ks, self, mask, value)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -6897,9 +7477,12 @@ def masked_fill_Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> An
         grad_fn = functions.MaskedFillBackward1()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
-    result = redispatch(
-        operators.masked_fill_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.masked_fill_Tensor._table[ks]
+        or operators.masked_fill_Tensor.kernel_for(ks)
+    )(ks, self, mask, value)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -6929,9 +7512,11 @@ def index_Tensor(ks: int, self: Tensor, indices: Sequence[Tensor | None]) -> Any
         grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariableList(indices)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators.index_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, indices
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.index_Tensor._table[ks] or operators.index_Tensor.kernel_for(ks)
+    )(ks, self, indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -6965,13 +7550,10 @@ def index_put(
         grad_fn.accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices)
         grad_fn.values_info = TypeAndSize(values)
-    result = redispatch(
-        operators.index_put,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        indices,
-        values,
-        accumulate,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.index_put._table[ks] or operators.index_put.kernel_for(ks))(
+        ks, self, indices, values, accumulate
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -7014,13 +7596,10 @@ def index_put_(
         grad_fn.accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices)
         grad_fn.values_info = TypeAndSize(values)
-    result = redispatch(
-        operators.index_put_,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        indices,
-        values,
-        accumulate,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.index_put_._table[ks] or operators.index_put_.kernel_for(ks))(
+        ks, self, indices, values, accumulate
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -7053,9 +7632,12 @@ def masked_fill__Scalar(ks: int, self: Tensor, mask: Tensor, value: Number) -> A
         grad_fn = functions.MaskedFillBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
-    result = redispatch(
-        operators.masked_fill__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.masked_fill__Scalar._table[ks]
+        or operators.masked_fill__Scalar.kernel_for(ks)
+    )(ks, self, mask, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -7083,9 +7665,12 @@ def masked_fill__Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> A
         grad_fn = functions.MaskedFillBackward1()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
-    result = redispatch(
-        operators.masked_fill__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.masked_fill__Tensor._table[ks]
+        or operators.masked_fill__Tensor.kernel_for(ks)
+    )(ks, self, mask, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -7129,16 +7714,12 @@ def scatter_reduce_two(
         grad_fn.reduce = reduce
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.src_ = SavedVariable(src, False)
-    result = redispatch(
-        operators.scatter_reduce_two,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        src,
-        reduce,
-        include_self,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter_reduce_two._table[ks]
+        or operators.scatter_reduce_two.kernel_for(ks)
+    )(ks, self, dim, index, src, reduce, include_self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -7177,8 +7758,10 @@ def index_copy(ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor) -
         if _next_edges[1][0] is not None:
             grad_fn.source_ = SavedVariable(source, False)
         grad_fn.source_dim = source.dim()
-    result = redispatch(
-        operators.index_copy, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, source
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.index_copy._table[ks] or operators.index_copy.kernel_for(ks))(
+        ks, self, dim, index, source
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -7212,14 +7795,12 @@ def index_fill_int_Scalar(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.index_fill_int_Scalar,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        value,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.index_fill_int_Scalar._table[ks]
+        or operators.index_fill_int_Scalar.kernel_for(ks)
+    )(ks, self, dim, index, value)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -7248,14 +7829,12 @@ def index_fill_int_Tensor(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.index_fill_int_Tensor,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        value,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.index_fill_int_Tensor._table[ks]
+        or operators.index_fill_int_Tensor.kernel_for(ks)
+    )(ks, self, dim, index, value)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -7288,9 +7867,11 @@ def masked_scatter(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn.source_sym_sizes = tuple(source.shape)
-    result = redispatch(
-        operators.masked_scatter, ks & AFTER_AUTOGRAD_KEYSET, self, mask, source
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.masked_scatter._table[ks] or operators.masked_scatter.kernel_for(ks)
+    )(ks, self, mask, source)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -7320,7 +7901,11 @@ def masked_select(ks: int, self: Tensor, mask: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.masked_select, ks & AFTER_AUTOGRAD_KEYSET, self, mask)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.masked_select._table[ks] or operators.masked_select.kernel_for(ks)
+    )(ks, self, mask)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -7343,7 +7928,11 @@ def take(ks: int, self: Tensor, index: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.take, ks & AFTER_AUTOGRAD_KEYSET, self, index)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.take._table[ks] or operators.take.kernel_for(ks))(
+        ks, self, index
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -7371,8 +7960,10 @@ def put(ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool) 
         if _next_edges[1][0] is not None:
             grad_fn.source_ = SavedVariable(source, False)
         grad_fn.source_info = TypeAndSize(source)
-    result = redispatch(
-        operators.put, ks & AFTER_AUTOGRAD_KEYSET, self, index, source, accumulate
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.put._table[ks] or operators.put.kernel_for(ks))(
+        ks, self, index, source, accumulate
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -7408,9 +7999,11 @@ def scatter__src(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) ->
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.scatter__src, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, src
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter__src._table[ks] or operators.scatter__src.kernel_for(ks)
+    )(ks, self, dim, index, src)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -7445,9 +8038,11 @@ def scatter__value(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.scatter__value, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, value
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter__value._table[ks] or operators.scatter__value.kernel_for(ks)
+    )(ks, self, dim, index, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -7477,9 +8072,11 @@ def scatter_add_(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) ->
         grad_fn.dim = dim
         if _next_edges[1][0] is not None:
             grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.scatter_add_, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, src
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter_add_._table[ks] or operators.scatter_add_.kernel_for(ks)
+    )(ks, self, dim, index, src)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -7529,16 +8126,12 @@ def scatter_reduce__two(
         grad_fn.reduce = reduce
         grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.src_ = SavedVariable(src, False)
-    result = redispatch(
-        operators.scatter_reduce__two,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        src,
-        reduce,
-        include_self,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter_reduce__two._table[ks]
+        or operators.scatter_reduce__two.kernel_for(ks)
+    )(ks, self, dim, index, src, reduce, include_self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -7583,14 +8176,10 @@ def index_add_(
         if _next_edges[1][0] is not None:
             grad_fn.source_ = SavedVariable(source, False)
         grad_fn.source_dim = source.dim()
-    result = redispatch(
-        operators.index_add_,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        source,
-        alpha,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.index_add_._table[ks] or operators.index_add_.kernel_for(ks))(
+        ks, self, dim, index, source, alpha
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -7630,8 +8219,10 @@ def index_copy_(ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor) 
         if _next_edges[1][0] is not None:
             grad_fn.source_ = SavedVariable(source, False)
         grad_fn.source_dim = source.dim()
-    result = redispatch(
-        operators.index_copy_, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, source
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.index_copy_._table[ks] or operators.index_copy_.kernel_for(ks))(
+        ks, self, dim, index, source
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -7667,14 +8258,12 @@ def index_fill__int_Scalar(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.index_fill__int_Scalar,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        value,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.index_fill__int_Scalar._table[ks]
+        or operators.index_fill__int_Scalar.kernel_for(ks)
+    )(ks, self, dim, index, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -7705,14 +8294,12 @@ def index_fill__int_Tensor(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.index_fill__int_Tensor,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        value,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.index_fill__int_Tensor._table[ks]
+        or operators.index_fill__int_Tensor.kernel_for(ks)
+    )(ks, self, dim, index, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -7747,9 +8334,11 @@ def masked_scatter_(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn.source_sym_sizes = tuple(source.shape)
-    result = redispatch(
-        operators.masked_scatter_, ks & AFTER_AUTOGRAD_KEYSET, self, mask, source
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.masked_scatter_._table[ks] or operators.masked_scatter_.kernel_for(ks)
+    )(ks, self, mask, source)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -7786,8 +8375,10 @@ def put_(ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool)
         if _next_edges[1][0] is not None:
             grad_fn.source_ = SavedVariable(source, False)
         grad_fn.source_info = TypeAndSize(source)
-    result = redispatch(
-        operators.put_, ks & AFTER_AUTOGRAD_KEYSET, self, index, source, accumulate
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.put_._table[ks] or operators.put_.kernel_for(ks))(
+        ks, self, index, source, accumulate
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -7825,15 +8416,11 @@ def scatter_reduce(
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("scatter")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.scatter_reduce,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        src,
-        reduce,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter_reduce._table[ks] or operators.scatter_reduce.kernel_for(ks)
+    )(ks, self, dim, index, src, reduce)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -7853,15 +8440,12 @@ def scatter_value_reduce(
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("scatter")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.scatter_value_reduce,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        value,
-        reduce,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter_value_reduce._table[ks]
+        or operators.scatter_value_reduce.kernel_for(ks)
+    )(ks, self, dim, index, value, reduce)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -7884,15 +8468,11 @@ def scatter__reduce(
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("scatter")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.scatter__reduce,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        src,
-        reduce,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter__reduce._table[ks] or operators.scatter__reduce.kernel_for(ks)
+    )(ks, self, dim, index, src, reduce)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -7913,15 +8493,12 @@ def scatter__value_reduce(
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("scatter")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.scatter__value_reduce,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        value,
-        reduce,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter__value_reduce._table[ks]
+        or operators.scatter__value_reduce.kernel_for(ks)
+    )(ks, self, dim, index, value, reduce)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -7953,16 +8530,11 @@ def index_reduce(
         grad_fn.reduce = reduce
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.source_ = SavedVariable(source, False)
-    result = redispatch(
-        operators.index_reduce,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        source,
-        reduce,
-        include_self,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.index_reduce._table[ks] or operators.index_reduce.kernel_for(ks)
+    )(ks, self, dim, index, source, reduce, include_self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -7996,16 +8568,11 @@ def index_reduce_(
         grad_fn.reduce = reduce
         grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.source_ = SavedVariable(source, False)
-    result = redispatch(
-        operators.index_reduce_,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        source,
-        reduce,
-        include_self,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.index_reduce_._table[ks] or operators.index_reduce_.kernel_for(ks)
+    )(ks, self, dim, index, source, reduce, include_self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -8024,13 +8591,12 @@ def masked_scatter_backward(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_info = TypeAndSize(grad_output)
         grad_fn.mask_ = SavedVariable(mask, False)
-    result = redispatch(
-        operators.masked_scatter_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        mask,
-        sizes,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.masked_scatter_backward._table[ks]
+        or operators.masked_scatter_backward.kernel_for(ks)
+    )(ks, grad_output, mask, sizes)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8068,16 +8634,11 @@ def slice_scatter(
         grad_fn.src_info = TypeAndSize(src)
         grad_fn.start = start
         grad_fn.step = step
-    result = redispatch(
-        operators.slice_scatter,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        src,
-        dim,
-        start,
-        end,
-        step,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.slice_scatter._table[ks] or operators.slice_scatter.kernel_for(ks)
+    )(ks, self, src, dim, start, end, step)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8113,9 +8674,11 @@ def select_scatter(ks: int, self: Tensor, src: Tensor, dim: int, index: int) -> 
         grad_fn.dim = dim
         grad_fn.index = index
         grad_fn.src_info = TypeAndSize(src)
-    result = redispatch(
-        operators.select_scatter, ks & AFTER_AUTOGRAD_KEYSET, self, src, dim, index
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.select_scatter._table[ks] or operators.select_scatter.kernel_for(ks)
+    )(ks, self, src, dim, index)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8152,15 +8715,12 @@ def diagonal_scatter(
         grad_fn.dim2 = dim2
         grad_fn.offset = offset
         grad_fn.src_info = TypeAndSize(src)
-    result = redispatch(
-        operators.diagonal_scatter,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        src,
-        offset,
-        dim1,
-        dim2,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.diagonal_scatter._table[ks]
+        or operators.diagonal_scatter.kernel_for(ks)
+    )(ks, self, src, offset, dim1, dim2)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8194,9 +8754,12 @@ def _unsafe_index_Tensor(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariableList(indices)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators._unsafe_index_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, indices
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._unsafe_index_Tensor._table[ks]
+        or operators._unsafe_index_Tensor.kernel_for(ks)
+    )(ks, self, indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8230,14 +8793,12 @@ def _unsafe_index_put(
         grad_fn.accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices)
         grad_fn.values_info = TypeAndSize(values)
-    result = redispatch(
-        operators._unsafe_index_put,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        indices,
-        values,
-        accumulate,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._unsafe_index_put._table[ks]
+        or operators._unsafe_index_put.kernel_for(ks)
+    )(ks, self, indices, values, accumulate)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8281,15 +8842,12 @@ def _index_put_impl_(
         grad_fn.accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices)
         grad_fn.values_info = TypeAndSize(values)
-    result = redispatch(
-        operators._index_put_impl_,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        indices,
-        values,
-        accumulate,
-        unsafe,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._index_put_impl_._table[ks]
+        or operators._index_put_impl_.kernel_for(ks)
+    )(ks, self, indices, values, accumulate, unsafe)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -8313,7 +8871,9 @@ def mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.self_sym_strides = self.stride()
-    result = redispatch(operators.mm, ks & AFTER_AUTOGRAD_KEYSET, self, mat2)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mm._table[ks] or operators.mm.kernel_for(ks))(ks, self, mat2)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8342,7 +8902,9 @@ def bmm(ks: int, self: Tensor, mat2: Tensor) -> Any:
             grad_fn.mat2_ = SavedVariable(mat2, False)
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.bmm, ks & AFTER_AUTOGRAD_KEYSET, self, mat2)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.bmm._table[ks] or operators.bmm.kernel_for(ks))(ks, self, mat2)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8371,7 +8933,11 @@ def dot(ks: int, self: Tensor, tensor: Tensor) -> Any:
             grad_fn.self_ = SavedVariable(self, False)
         if _next_edges[0][0] is not None:
             grad_fn.tensor_ = SavedVariable(tensor, False)
-    result = redispatch(operators.dot, ks & AFTER_AUTOGRAD_KEYSET, self, tensor)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.dot._table[ks] or operators.dot.kernel_for(ks))(
+        ks, self, tensor
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8404,7 +8970,11 @@ def vdot(ks: int, self: Tensor, other: Tensor) -> Any:
             grad_fn.other_ = SavedVariable(other, False)
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.vdot, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.vdot._table[ks] or operators.vdot.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8433,7 +9003,9 @@ def mv(ks: int, self: Tensor, vec: Tensor) -> Any:
             grad_fn.self_ = SavedVariable(self, False)
         if _next_edges[0][0] is not None:
             grad_fn.vec_ = SavedVariable(vec, False)
-    result = redispatch(operators.mv, ks & AFTER_AUTOGRAD_KEYSET, self, vec)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mv._table[ks] or operators.mv.kernel_for(ks))(ks, self, vec)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8472,8 +9044,10 @@ def addmm(
             grad_fn.mat2_ = SavedVariable(mat2, False)
         grad_fn.mat2_sym_sizes = tuple(mat2.shape)
         grad_fn.mat2_sym_strides = mat2.stride()
-    result = redispatch(
-        operators.addmm, ks & AFTER_AUTOGRAD_KEYSET, self, mat1, mat2, beta, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.addmm._table[ks] or operators.addmm.kernel_for(ks))(
+        ks, self, mat1, mat2, beta, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -8506,7 +9080,11 @@ def tril(ks: int, self: Tensor, diagonal: int) -> Any:
         grad_fn = functions.TrilBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.diagonal = diagonal
-    result = redispatch(operators.tril, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.tril._table[ks] or operators.tril.kernel_for(ks))(
+        ks, self, diagonal
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8528,7 +9106,11 @@ def triu(ks: int, self: Tensor, diagonal: int) -> Any:
         grad_fn = functions.TriuBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.diagonal = diagonal
-    result = redispatch(operators.triu, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.triu._table[ks] or operators.triu.kernel_for(ks))(
+        ks, self, diagonal
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8552,7 +9134,11 @@ def tril_(ks: int, self: Tensor, diagonal: int) -> Any:
         grad_fn = functions.TrilBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.diagonal = diagonal
-    result = redispatch(operators.tril_, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.tril_._table[ks] or operators.tril_.kernel_for(ks))(
+        ks, self, diagonal
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -8578,7 +9164,11 @@ def triu_(ks: int, self: Tensor, diagonal: int) -> Any:
         grad_fn = functions.TriuBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.diagonal = diagonal
-    result = redispatch(operators.triu_, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.triu_._table[ks] or operators.triu_.kernel_for(ks))(
+        ks, self, diagonal
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -8602,7 +9192,9 @@ def trace(ks: int, self: Tensor) -> Any:
         grad_fn = functions.TraceBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.trace, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.trace._table[ks] or operators.trace.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8632,15 +9224,12 @@ def linalg_vector_norm(
         grad_fn.keepdim = keepdim
         grad_fn.ord = ord
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.linalg_vector_norm,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        ord,
-        dim,
-        keepdim,
-        dtype,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_vector_norm._table[ks]
+        or operators.linalg_vector_norm.kernel_for(ks)
+    )(ks, self, ord, dim, keepdim, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -8669,7 +9258,11 @@ def dist(ks: int, self: Tensor, other: Tensor, p: Number) -> Any:
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.p = p
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.dist, ks & AFTER_AUTOGRAD_KEYSET, self, other, p)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.dist._table[ks] or operators.dist.kernel_for(ks))(
+        ks, self, other, p
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -8698,9 +9291,11 @@ def linalg_inv_ex(ks: int, A: Tensor, check_errors: bool) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LinalgInvExBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.linalg_inv_ex, ks & AFTER_AUTOGRAD_KEYSET, A, check_errors
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_inv_ex._table[ks] or operators.linalg_inv_ex.kernel_for(ks)
+    )(ks, A, check_errors)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.inverse_ = SavedVariable(result[0], True)
@@ -8725,7 +9320,11 @@ def _linalg_det(ks: int, A: Tensor) -> Any:
         grad_fn = functions.LinalgDetBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.A_ = SavedVariable(A, False)
-    result = redispatch(operators._linalg_det, ks & AFTER_AUTOGRAD_KEYSET, A)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators._linalg_det._table[ks] or operators._linalg_det.kernel_for(ks))(
+        ks, A
+    )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.LU_ = SavedVariable(result[1], True)
@@ -8752,7 +9351,11 @@ def _linalg_slogdet(ks: int, A: Tensor) -> Any:
         grad_fn = functions.LinalgSlogdetBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.A_ = SavedVariable(A, False)
-    result = redispatch(operators._linalg_slogdet, ks & AFTER_AUTOGRAD_KEYSET, A)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._linalg_slogdet._table[ks] or operators._linalg_slogdet.kernel_for(ks)
+    )(ks, A)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -8789,9 +9392,12 @@ def _linalg_solve_ex(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.A_ = SavedVariable(A, False)
         grad_fn.left = left
-    result = redispatch(
-        operators._linalg_solve_ex, ks & AFTER_AUTOGRAD_KEYSET, A, B, left, check_errors
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._linalg_solve_ex._table[ks]
+        or operators._linalg_solve_ex.kernel_for(ks)
+    )(ks, A, B, left, check_errors)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.LU_ = SavedVariable(result[1], True)
@@ -8827,13 +9433,12 @@ def linalg_cholesky_ex(ks: int, self: Tensor, upper: bool, check_errors: bool) -
         grad_fn = functions.LinalgCholeskyExBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.upper = upper
-    result = redispatch(
-        operators.linalg_cholesky_ex,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        upper,
-        check_errors,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_cholesky_ex._table[ks]
+        or operators.linalg_cholesky_ex.kernel_for(ks)
+    )(ks, self, upper, check_errors)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.L_ = SavedVariable(result[0], True)
@@ -8863,7 +9468,11 @@ def linalg_qr(ks: int, A: Tensor, mode: str) -> Any:
         grad_fn = functions.LinalgQrBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.mode = mode
-    result = redispatch(operators.linalg_qr, ks & AFTER_AUTOGRAD_KEYSET, A, mode)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.linalg_qr._table[ks] or operators.linalg_qr.kernel_for(ks))(
+        ks, A, mode
+    )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -8897,13 +9506,10 @@ def _linalg_svd(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.A_sym_sizes = tuple(A.shape)
         grad_fn.full_matrices = full_matrices
-    result = redispatch(
-        operators._linalg_svd,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        A,
-        full_matrices,
-        compute_uv,
-        driver,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators._linalg_svd._table[ks] or operators._linalg_svd.kernel_for(ks))(
+        ks, A, full_matrices, compute_uv, driver
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -8961,9 +9567,11 @@ def _linalg_eigh(ks: int, A: Tensor, UPLO: str, compute_v: bool) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LinalgEighBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators._linalg_eigh, ks & AFTER_AUTOGRAD_KEYSET, A, UPLO, compute_v
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._linalg_eigh._table[ks] or operators._linalg_eigh.kernel_for(ks)
+    )(ks, A, UPLO, compute_v)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -8994,7 +9602,11 @@ def linalg_eig(ks: int, self: Tensor) -> Any:
         grad_fn = functions.LinalgEigBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.linalg_eig, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.linalg_eig._table[ks] or operators.linalg_eig.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -9032,15 +9644,12 @@ def linalg_solve_triangular(
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.unitriangular = unitriangular
         grad_fn.upper = upper
-    result = redispatch(
-        operators.linalg_solve_triangular,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        B,
-        upper,
-        left,
-        unitriangular,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_solve_triangular._table[ks]
+        or operators.linalg_solve_triangular.kernel_for(ks)
+    )(ks, self, B, upper, left, unitriangular)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -9078,9 +9687,11 @@ def linalg_cross(ks: int, self: Tensor, other: Tensor, dim: int) -> Any:
             grad_fn.other_ = SavedVariable(other, False)
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.linalg_cross, ks & AFTER_AUTOGRAD_KEYSET, self, other, dim
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_cross._table[ks] or operators.linalg_cross.kernel_for(ks)
+    )(ks, self, other, dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9109,7 +9720,12 @@ def linalg_matrix_exp(ks: int, self: Tensor) -> Any:
         grad_fn = functions.LinalgMatrixExpBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.linalg_matrix_exp, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_matrix_exp._table[ks]
+        or operators.linalg_matrix_exp.kernel_for(ks)
+    )(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9135,14 +9751,12 @@ def linalg_pinv_atol_rtol_tensor(
         grad_fn = functions.LinalgPinvBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.linalg_pinv_atol_rtol_tensor,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        atol,
-        rtol,
-        hermitian,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_pinv_atol_rtol_tensor._table[ks]
+        or operators.linalg_pinv_atol_rtol_tensor.kernel_for(ks)
+    )(ks, self, atol, rtol, hermitian)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -9179,9 +9793,11 @@ def linalg_lstsq(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.b_ = SavedVariable(b, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.linalg_lstsq, ks & AFTER_AUTOGRAD_KEYSET, self, b, rcond, driver
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_lstsq._table[ks] or operators.linalg_lstsq.kernel_for(ks)
+    )(ks, self, b, rcond, driver)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -9229,13 +9845,12 @@ def linalg_lu_factor_ex(ks: int, A: Tensor, pivot: bool, check_errors: bool) -> 
         grad_fn = functions.LinalgLuFactorExBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.pivot = pivot
-    result = redispatch(
-        operators.linalg_lu_factor_ex,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        A,
-        pivot,
-        check_errors,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_lu_factor_ex._table[ks]
+        or operators.linalg_lu_factor_ex.kernel_for(ks)
+    )(ks, A, pivot, check_errors)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.LU_ = SavedVariable(result[0], True)
@@ -9267,7 +9882,11 @@ def linalg_lu(ks: int, A: Tensor, pivot: bool) -> Any:
         grad_fn = functions.LinalgLuBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.pivot = pivot
-    result = redispatch(operators.linalg_lu, ks & AFTER_AUTOGRAD_KEYSET, A, pivot)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.linalg_lu._table[ks] or operators.linalg_lu.kernel_for(ks))(
+        ks, A, pivot
+    )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -9312,15 +9931,11 @@ def linalg_lu_solve(
         grad_fn.adjoint = adjoint
         grad_fn.left = left
         grad_fn.pivots_ = SavedVariable(pivots, False)
-    result = redispatch(
-        operators.linalg_lu_solve,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        LU,
-        pivots,
-        B,
-        left,
-        adjoint,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_lu_solve._table[ks] or operators.linalg_lu_solve.kernel_for(ks)
+    )(ks, LU, pivots, B, left, adjoint)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -9352,7 +9967,9 @@ def relu(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ReluBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.relu, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.relu._table[ks] or operators.relu.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -9374,7 +9991,11 @@ def gelu(ks: int, self: Tensor, approximate: str) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.approximate = approximate
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.gelu, ks & AFTER_AUTOGRAD_KEYSET, self, approximate)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.gelu._table[ks] or operators.gelu.kernel_for(ks))(
+        ks, self, approximate
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9396,7 +10017,9 @@ def silu(ks: int, self: Tensor) -> Any:
         grad_fn = functions.SiluBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.silu, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.silu._table[ks] or operators.silu.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9421,13 +10044,12 @@ def threshold_backward(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.threshold = threshold
-    result = redispatch(
-        operators.threshold_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        threshold,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.threshold_backward._table[ks]
+        or operators.threshold_backward.kernel_for(ks)
+    )(ks, grad_output, self, threshold)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9460,13 +10082,11 @@ def gelu_backward(ks: int, grad_output: Tensor, self: Tensor, approximate: str) 
         grad_fn.approximate = approximate
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.gelu_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        approximate,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.gelu_backward._table[ks] or operators.gelu_backward.kernel_for(ks)
+    )(ks, grad_output, self, approximate)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9498,9 +10118,11 @@ def silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("silu_backward")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.silu_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.silu_backward._table[ks] or operators.silu_backward.kernel_for(ks)
+    )(ks, grad_output, self)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -9516,7 +10138,9 @@ def relu_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ReluBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.relu_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.relu_._table[ks] or operators.relu_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -9540,8 +10164,10 @@ def _softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators._softmax, ks & AFTER_AUTOGRAD_KEYSET, self, dim, half_to_float
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators._softmax._table[ks] or operators._softmax.kernel_for(ks))(
+        ks, self, dim, half_to_float
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -9577,14 +10203,12 @@ def _softmax_backward_data(
         grad_fn.input_dtype = input_dtype
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn.output_scalar_type = output.dtype
-    result = redispatch(
-        operators._softmax_backward_data,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        output,
-        dim,
-        input_dtype,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._softmax_backward_data._table[ks]
+        or operators._softmax_backward_data.kernel_for(ks)
+    )(ks, grad_output, output, dim, input_dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -9600,9 +10224,11 @@ def _log_softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators._log_softmax, ks & AFTER_AUTOGRAD_KEYSET, self, dim, half_to_float
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._log_softmax._table[ks] or operators._log_softmax.kernel_for(ks)
+    )(ks, self, dim, half_to_float)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -9636,14 +10262,12 @@ def _log_softmax_backward_data(
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn.output_scalar_type = output.dtype
-    result = redispatch(
-        operators._log_softmax_backward_data,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        output,
-        dim,
-        input_dtype,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._log_softmax_backward_data._table[ks]
+        or operators._log_softmax_backward_data.kernel_for(ks)
+    )(ks, grad_output, output, dim, input_dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -9659,8 +10283,10 @@ def leaky_relu(ks: int, self: Tensor, negative_slope: Number) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.negative_slope = negative_slope
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.leaky_relu, ks & AFTER_AUTOGRAD_KEYSET, self, negative_slope
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.leaky_relu._table[ks] or operators.leaky_relu.kernel_for(ks))(
+        ks, self, negative_slope
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -9692,14 +10318,12 @@ def leaky_relu_backward(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.negative_slope = negative_slope
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.leaky_relu_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        negative_slope,
-        self_is_result,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.leaky_relu_backward._table[ks]
+        or operators.leaky_relu_backward.kernel_for(ks)
+    )(ks, grad_output, self, negative_slope, self_is_result)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9735,8 +10359,10 @@ def leaky_relu_(ks: int, self: Tensor, negative_slope: Number) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.negative_slope = negative_slope
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.leaky_relu_, ks & AFTER_AUTOGRAD_KEYSET, self, negative_slope
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.leaky_relu_._table[ks] or operators.leaky_relu_.kernel_for(ks))(
+        ks, self, negative_slope
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -9766,8 +10392,10 @@ def elu(
         grad_fn.input_scale = input_scale
         grad_fn.scale = scale
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.elu, ks & AFTER_AUTOGRAD_KEYSET, self, alpha, scale, input_scale
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.elu._table[ks] or operators.elu.kernel_for(ks))(
+        ks, self, alpha, scale, input_scale
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -9807,16 +10435,11 @@ def elu_backward(
         grad_fn.is_result = is_result
         grad_fn.scale = scale
         grad_fn.self_or_result_ = SavedVariable(self_or_result, False)
-    result = redispatch(
-        operators.elu_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        alpha,
-        scale,
-        input_scale,
-        is_result,
-        self_or_result,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.elu_backward._table[ks] or operators.elu_backward.kernel_for(ks)
+    )(ks, grad_output, alpha, scale, input_scale, is_result, self_or_result)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9858,8 +10481,10 @@ def elu_(
         grad_fn.input_scale = input_scale
         grad_fn.scale = scale
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.elu_, ks & AFTER_AUTOGRAD_KEYSET, self, alpha, scale, input_scale
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.elu_._table[ks] or operators.elu_.kernel_for(ks))(
+        ks, self, alpha, scale, input_scale
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -9891,8 +10516,10 @@ def softplus(ks: int, self: Tensor, beta: Number, threshold: Number) -> Any:
         grad_fn.beta = beta
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.threshold = threshold
-    result = redispatch(
-        operators.softplus, ks & AFTER_AUTOGRAD_KEYSET, self, beta, threshold
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.softplus._table[ks] or operators.softplus.kernel_for(ks))(
+        ks, self, beta, threshold
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -9924,14 +10551,12 @@ def softplus_backward(
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.threshold = threshold
-    result = redispatch(
-        operators.softplus_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        beta,
-        threshold,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.softplus_backward._table[ks]
+        or operators.softplus_backward.kernel_for(ks)
+    )(ks, grad_output, self, beta, threshold)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9961,7 +10586,12 @@ def log_sigmoid_forward(ks: int, self: Tensor) -> Any:
         grad_fn = functions.LogSigmoidBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.log_sigmoid_forward, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.log_sigmoid_forward._table[ks]
+        or operators.log_sigmoid_forward.kernel_for(ks)
+    )(ks, self)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.buffer_ = SavedVariable(result[1], True)
@@ -9993,13 +10623,12 @@ def log_sigmoid_backward(
         grad_fn.buffer_ = SavedVariable(buffer, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.log_sigmoid_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        buffer,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.log_sigmoid_backward._table[ks]
+        or operators.log_sigmoid_backward.kernel_for(ks)
+    )(ks, grad_output, self, buffer)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -10031,8 +10660,10 @@ def hardtanh(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Any:
         grad_fn.max_val = max_val
         grad_fn.min_val = min_val
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.hardtanh, ks & AFTER_AUTOGRAD_KEYSET, self, min_val, max_val
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.hardtanh._table[ks] or operators.hardtanh.kernel_for(ks))(
+        ks, self, min_val, max_val
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -10061,14 +10692,12 @@ def hardtanh_backward(
         grad_fn.max_val = max_val
         grad_fn.min_val = min_val
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.hardtanh_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        min_val,
-        max_val,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.hardtanh_backward._table[ks]
+        or operators.hardtanh_backward.kernel_for(ks)
+    )(ks, grad_output, self, min_val, max_val)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -10105,8 +10734,10 @@ def hardtanh_(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Any:
         grad_fn.max_val = max_val
         grad_fn.min_val = min_val
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.hardtanh_, ks & AFTER_AUTOGRAD_KEYSET, self, min_val, max_val
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.hardtanh_._table[ks] or operators.hardtanh_.kernel_for(ks))(
+        ks, self, min_val, max_val
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -10131,7 +10762,9 @@ def mish(ks: int, self: Tensor) -> Any:
         grad_fn = functions.MishBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.mish, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mish._table[ks] or operators.mish.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -10154,9 +10787,11 @@ def mish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("mish_backward")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.mish_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.mish_backward._table[ks] or operators.mish_backward.kernel_for(ks)
+    )(ks, grad_output, self)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -10176,7 +10811,9 @@ def mish_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.MishBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.mish_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mish_._table[ks] or operators.mish_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -10202,8 +10839,10 @@ def mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-    result = redispatch(
-        operators.mse_loss, ks & AFTER_AUTOGRAD_KEYSET, self, target, reduction
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mse_loss._table[ks] or operators.mse_loss.kernel_for(ks))(
+        ks, self, target, reduction
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -10242,14 +10881,12 @@ def mse_loss_backward(
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-    result = redispatch(
-        operators.mse_loss_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        target,
-        reduction,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.mse_loss_backward._table[ks]
+        or operators.mse_loss_backward.kernel_for(ks)
+    )(ks, grad_output, self, target, reduction)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -10292,15 +10929,12 @@ def nll_loss_forward(
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.nll_loss_forward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        target,
-        weight,
-        reduction,
-        ignore_index,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.nll_loss_forward._table[ks]
+        or operators.nll_loss_forward.kernel_for(ks)
+    )(ks, self, target, weight, reduction, ignore_index)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.total_weight_ = SavedVariable(result[1], True)
@@ -10354,17 +10988,12 @@ def nll_loss_backward(
         grad_fn.reduction = reduction
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.nll_loss_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        target,
-        weight,
-        reduction,
-        ignore_index,
-        total_weight,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.nll_loss_backward._table[ks]
+        or operators.nll_loss_backward.kernel_for(ks)
+    )(ks, grad_output, self, target, weight, reduction, ignore_index, total_weight)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -10391,15 +11020,12 @@ def nll_loss2d_forward(
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.nll_loss2d_forward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        target,
-        weight,
-        reduction,
-        ignore_index,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.nll_loss2d_forward._table[ks]
+        or operators.nll_loss2d_forward.kernel_for(ks)
+    )(ks, self, target, weight, reduction, ignore_index)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.total_weight_ = SavedVariable(result[1], True)
@@ -10453,17 +11079,12 @@ def nll_loss2d_backward(
         grad_fn.reduction = reduction
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.nll_loss2d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        target,
-        weight,
-        reduction,
-        ignore_index,
-        total_weight,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.nll_loss2d_backward._table[ks]
+        or operators.nll_loss2d_backward.kernel_for(ks)
+    )(ks, grad_output, self, target, weight, reduction, ignore_index, total_weight)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -10486,14 +11107,12 @@ def binary_cross_entropy(
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.binary_cross_entropy,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        target,
-        weight,
-        reduction,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.binary_cross_entropy._table[ks]
+        or operators.binary_cross_entropy.kernel_for(ks)
+    )(ks, self, target, weight, reduction)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -10540,15 +11159,12 @@ def binary_cross_entropy_backward(
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.binary_cross_entropy_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        target,
-        weight,
-        reduction,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.binary_cross_entropy_backward._table[ks]
+        or operators.binary_cross_entropy_backward.kernel_for(ks)
+    )(ks, grad_output, self, target, weight, reduction)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -10588,14 +11204,11 @@ def smooth_l1_loss(
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-    result = redispatch(
-        operators.smooth_l1_loss,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        target,
-        reduction,
-        beta,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.smooth_l1_loss._table[ks] or operators.smooth_l1_loss.kernel_for(ks)
+    )(ks, self, target, reduction, beta)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -10640,15 +11253,12 @@ def smooth_l1_loss_backward(
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-    result = redispatch(
-        operators.smooth_l1_loss_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        target,
-        reduction,
-        beta,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.smooth_l1_loss_backward._table[ks]
+        or operators.smooth_l1_loss_backward.kernel_for(ks)
+    )(ks, grad_output, self, target, reduction, beta)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -10687,8 +11297,10 @@ def huber_loss(
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-    result = redispatch(
-        operators.huber_loss, ks & AFTER_AUTOGRAD_KEYSET, self, target, reduction, delta
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.huber_loss._table[ks] or operators.huber_loss.kernel_for(ks))(
+        ks, self, target, reduction, delta
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -10736,15 +11348,12 @@ def huber_loss_backward(
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-    result = redispatch(
-        operators.huber_loss_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        target,
-        reduction,
-        delta,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.huber_loss_backward._table[ks]
+        or operators.huber_loss_backward.kernel_for(ks)
+    )(ks, grad_output, self, target, reduction, delta)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -10776,15 +11385,12 @@ def binary_cross_entropy_with_logits(
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.binary_cross_entropy_with_logits,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        target,
-        weight,
-        pos_weight,
-        reduction,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.binary_cross_entropy_with_logits._table[ks]
+        or operators.binary_cross_entropy_with_logits.kernel_for(ks)
+    )(ks, self, target, weight, pos_weight, reduction)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -10842,18 +11448,12 @@ def native_batch_norm(
         )
         grad_fn.training = training
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.native_batch_norm,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        input,
-        weight,
-        bias,
-        running_mean,
-        running_var,
-        training,
-        momentum,
-        eps,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.native_batch_norm._table[ks]
+        or operators.native_batch_norm.kernel_for(ks)
+    )(ks, input, weight, bias, running_mean, running_var, training, momentum, eps)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -10934,9 +11534,13 @@ def native_batch_norm_backward(
         )
         grad_fn.train = train
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.native_batch_norm_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.native_batch_norm_backward._table[ks]
+        or operators.native_batch_norm_backward.kernel_for(ks)
+    )(
+        ks,
         grad_out,
         input,
         weight,
@@ -10984,18 +11588,12 @@ def native_group_norm(
         grad_fn.group = group
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.native_group_norm,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        input,
-        weight,
-        bias,
-        N,
-        C,
-        HxW,
-        group,
-        eps,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.native_group_norm._table[ks]
+        or operators.native_group_norm.kernel_for(ks)
+    )(ks, input, weight, bias, N, C, HxW, group, eps)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -11089,20 +11687,12 @@ def native_group_norm_backward(
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("native_group_norm_backward")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.native_group_norm_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_out,
-        input,
-        mean,
-        rstd,
-        weight,
-        N,
-        C,
-        HxW,
-        group,
-        output_mask,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.native_group_norm_backward._table[ks]
+        or operators.native_group_norm_backward.kernel_for(ks)
+    )(ks, grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask)
     if grad_fn is not None:
         set_history_if_differentiable(result[0], grad_fn)
         set_history_if_differentiable(result[1], grad_fn)
@@ -11133,15 +11723,12 @@ def native_layer_norm(
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.normalized_shape = normalized_shape
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.native_layer_norm,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        input,
-        normalized_shape,
-        weight,
-        bias,
-        eps,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.native_layer_norm._table[ks]
+        or operators.native_layer_norm.kernel_for(ks)
+    )(ks, input, normalized_shape, weight, bias, eps)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -11201,18 +11788,12 @@ def native_layer_norm_backward(
         grad_fn.normalized_shape = normalized_shape
         grad_fn.rstd_ = SavedVariable(rstd, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.native_layer_norm_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_out,
-        input,
-        normalized_shape,
-        mean,
-        rstd,
-        weight,
-        bias,
-        output_mask,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.native_layer_norm_backward._table[ks]
+        or operators.native_layer_norm_backward.kernel_for(ks)
+    )(ks, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -11240,14 +11821,10 @@ def embedding(
         grad_fn.scale_grad_by_freq = scale_grad_by_freq
         grad_fn.sparse = sparse
         grad_fn.weight_sym_sizes = tuple(weight.shape)
-    result = redispatch(
-        operators.embedding,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        weight,
-        indices,
-        padding_idx,
-        scale_grad_by_freq,
-        sparse,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.embedding._table[ks] or operators.embedding.kernel_for(ks))(
+        ks, weight, indices, padding_idx, scale_grad_by_freq, sparse
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -11287,15 +11864,12 @@ def embedding_dense_backward(
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.padding_idx = padding_idx
         grad_fn.scale_grad_by_freq = scale_grad_by_freq
-    result = redispatch(
-        operators.embedding_dense_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        indices,
-        num_weights,
-        padding_idx,
-        scale_grad_by_freq,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.embedding_dense_backward._table[ks]
+        or operators.embedding_dense_backward.kernel_for(ks)
+    )(ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -11353,9 +11927,10 @@ def convolution(
         grad_fn.stride = stride
         grad_fn.transposed = transposed
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.convolution,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.convolution._table[ks] or operators.convolution.kernel_for(ks))(
+        ks,
         input,
         weight,
         bias,
@@ -11426,9 +12001,13 @@ def convolution_backward(
         grad_fn.stride = stride
         grad_fn.transposed = transposed
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.convolution_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.convolution_backward._table[ks]
+        or operators.convolution_backward.kernel_for(ks)
+    )(
+        ks,
         grad_output,
         input,
         weight,
@@ -11535,16 +12114,12 @@ def max_pool2d_with_indices(
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.stride = stride
-    result = redispatch(
-        operators.max_pool2d_with_indices,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        kernel_size,
-        stride,
-        padding,
-        dilation,
-        ceil_mode,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.max_pool2d_with_indices._table[ks]
+        or operators.max_pool2d_with_indices.kernel_for(ks)
+    )(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -11590,18 +12165,12 @@ def max_pool2d_with_indices_backward(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators.max_pool2d_with_indices_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        kernel_size,
-        stride,
-        padding,
-        dilation,
-        ceil_mode,
-        indices,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.max_pool2d_with_indices_backward._table[ks]
+        or operators.max_pool2d_with_indices_backward.kernel_for(ks)
+    )(ks, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -11648,16 +12217,12 @@ def max_pool3d_with_indices(
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.stride = stride
-    result = redispatch(
-        operators.max_pool3d_with_indices,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        kernel_size,
-        stride,
-        padding,
-        dilation,
-        ceil_mode,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.max_pool3d_with_indices._table[ks]
+        or operators.max_pool3d_with_indices.kernel_for(ks)
+    )(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -11703,18 +12268,12 @@ def max_pool3d_with_indices_backward(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators.max_pool3d_with_indices_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        kernel_size,
-        stride,
-        padding,
-        dilation,
-        ceil_mode,
-        indices,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.max_pool3d_with_indices_backward._table[ks]
+        or operators.max_pool3d_with_indices_backward.kernel_for(ks)
+    )(ks, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -11763,9 +12322,10 @@ def avg_pool2d(
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.stride = stride
-    result = redispatch(
-        operators.avg_pool2d,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.avg_pool2d._table[ks] or operators.avg_pool2d.kernel_for(ks))(
+        ks,
         self,
         kernel_size,
         stride,
@@ -11821,9 +12381,13 @@ def avg_pool2d_backward(
         grad_fn.padding = padding
         grad_fn.self_info = TypeAndSize(self)
         grad_fn.stride = stride
-    result = redispatch(
-        operators.avg_pool2d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.avg_pool2d_backward._table[ks]
+        or operators.avg_pool2d_backward.kernel_for(ks)
+    )(
+        ks,
         grad_output,
         self,
         kernel_size,
@@ -11881,9 +12445,10 @@ def avg_pool3d(
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.stride = stride
-    result = redispatch(
-        operators.avg_pool3d,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.avg_pool3d._table[ks] or operators.avg_pool3d.kernel_for(ks))(
+        ks,
         self,
         kernel_size,
         stride,
@@ -11939,9 +12504,13 @@ def avg_pool3d_backward(
         grad_fn.padding = padding
         grad_fn.self_info = TypeAndSize(self)
         grad_fn.stride = stride
-    result = redispatch(
-        operators.avg_pool3d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.avg_pool3d_backward._table[ks]
+        or operators.avg_pool3d_backward.kernel_for(ks)
+    )(
+        ks,
         grad_output,
         self,
         kernel_size,
@@ -11984,9 +12553,12 @@ def _adaptive_avg_pool2d(ks: int, self: Tensor, output_size: Sequence[int]) -> A
         grad_fn = functions.AdaptiveAvgPool2DBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators._adaptive_avg_pool2d, ks & AFTER_AUTOGRAD_KEYSET, self, output_size
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._adaptive_avg_pool2d._table[ks]
+        or operators._adaptive_avg_pool2d.kernel_for(ks)
+    )(ks, self, output_size)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12011,12 +12583,12 @@ def _adaptive_avg_pool2d_backward(ks: int, grad_output: Tensor, self: Tensor) ->
         grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators._adaptive_avg_pool2d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._adaptive_avg_pool2d_backward._table[ks]
+        or operators._adaptive_avg_pool2d_backward.kernel_for(ks)
+    )(ks, grad_output, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12044,9 +12616,12 @@ def _adaptive_avg_pool3d(ks: int, self: Tensor, output_size: Sequence[int]) -> A
         grad_fn = functions.AdaptiveAvgPool3DBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators._adaptive_avg_pool3d, ks & AFTER_AUTOGRAD_KEYSET, self, output_size
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._adaptive_avg_pool3d._table[ks]
+        or operators._adaptive_avg_pool3d.kernel_for(ks)
+    )(ks, self, output_size)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12071,12 +12646,12 @@ def _adaptive_avg_pool3d_backward(ks: int, grad_output: Tensor, self: Tensor) ->
         grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators._adaptive_avg_pool3d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._adaptive_avg_pool3d_backward._table[ks]
+        or operators._adaptive_avg_pool3d_backward.kernel_for(ks)
+    )(ks, grad_output, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12104,9 +12679,12 @@ def adaptive_max_pool2d(ks: int, self: Tensor, output_size: Sequence[int]) -> An
         grad_fn = functions.AdaptiveMaxPool2DBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.adaptive_max_pool2d, ks & AFTER_AUTOGRAD_KEYSET, self, output_size
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.adaptive_max_pool2d._table[ks]
+        or operators.adaptive_max_pool2d.kernel_for(ks)
+    )(ks, self, output_size)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -12136,13 +12714,12 @@ def adaptive_max_pool2d_backward(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators.adaptive_max_pool2d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        indices,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.adaptive_max_pool2d_backward._table[ks]
+        or operators.adaptive_max_pool2d_backward.kernel_for(ks)
+    )(ks, grad_output, self, indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12171,9 +12748,12 @@ def adaptive_max_pool3d(ks: int, self: Tensor, output_size: Sequence[int]) -> An
         grad_fn = functions.AdaptiveMaxPool3DBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.adaptive_max_pool3d, ks & AFTER_AUTOGRAD_KEYSET, self, output_size
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.adaptive_max_pool3d._table[ks]
+        or operators.adaptive_max_pool3d.kernel_for(ks)
+    )(ks, self, output_size)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -12203,13 +12783,12 @@ def adaptive_max_pool3d_backward(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators.adaptive_max_pool3d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        indices,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.adaptive_max_pool3d_backward._table[ks]
+        or operators.adaptive_max_pool3d_backward.kernel_for(ks)
+    )(ks, grad_output, self, indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12259,15 +12838,12 @@ def _thnn_fused_lstm_cell(
             None if input_bias is None else SavedVariable(input_bias, False)
         )
         grad_fn.input_gates_ = SavedVariable(input_gates, False)
-    result = redispatch(
-        operators._thnn_fused_lstm_cell,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        input_gates,
-        hidden_gates,
-        cx,
-        input_bias,
-        hidden_bias,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._thnn_fused_lstm_cell._table[ks]
+        or operators._thnn_fused_lstm_cell.kernel_for(ks)
+    )(ks, input_gates, hidden_gates, cx, input_bias, hidden_bias)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -12337,16 +12913,12 @@ def _thnn_fused_lstm_cell_backward_impl(
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("_thnn_fused_lstm_cell_backward_impl")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators._thnn_fused_lstm_cell_backward_impl,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_hy,
-        grad_cy,
-        cx,
-        cy,
-        workspace,
-        has_bias,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._thnn_fused_lstm_cell_backward_impl._table[ks]
+        or operators._thnn_fused_lstm_cell_backward_impl.kernel_for(ks)
+    )(ks, grad_hy, grad_cy, cx, cy, workspace, has_bias)
     if grad_fn is not None:
         set_history_if_differentiable(result[0], grad_fn)
         set_history_if_differentiable(result[1], grad_fn)
@@ -12384,15 +12956,12 @@ def _thnn_fused_gru_cell(
             None if input_bias is None else SavedVariable(input_bias, False)
         )
         grad_fn.input_gates_ = SavedVariable(input_gates, False)
-    result = redispatch(
-        operators._thnn_fused_gru_cell,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        input_gates,
-        hidden_gates,
-        hx,
-        input_bias,
-        hidden_bias,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._thnn_fused_gru_cell._table[ks]
+        or operators._thnn_fused_gru_cell.kernel_for(ks)
+    )(ks, input_gates, hidden_gates, hx, input_bias, hidden_bias)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -12433,13 +13002,12 @@ def _thnn_fused_gru_cell_backward(
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("_thnn_fused_gru_cell_backward")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators._thnn_fused_gru_cell_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_hy,
-        workspace,
-        has_bias,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._thnn_fused_gru_cell_backward._table[ks]
+        or operators._thnn_fused_gru_cell_backward.kernel_for(ks)
+    )(ks, grad_hy, workspace, has_bias)
     if grad_fn is not None:
         set_history_if_differentiable(result[0], grad_fn)
         set_history_if_differentiable(result[1], grad_fn)
@@ -12458,7 +13026,9 @@ def erfc(ks: int, self: Tensor) -> Any:
         grad_fn = functions.ErfcBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.erfc, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.erfc._table[ks] or operators.erfc.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12483,7 +13053,9 @@ def erfc_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.ErfcBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.erfc_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.erfc_._table[ks] or operators.erfc_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -12508,7 +13080,11 @@ def xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.xlogy_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.xlogy_Tensor._table[ks] or operators.xlogy_Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12533,9 +13109,12 @@ def xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self = self
-    result = redispatch(
-        operators.xlogy_Scalar_Self, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.xlogy_Scalar_Self._table[ks]
+        or operators.xlogy_Scalar_Self.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12560,9 +13139,12 @@ def xlogy_Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.xlogy_Scalar_Other, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.xlogy_Scalar_Other._table[ks]
+        or operators.xlogy_Scalar_Other.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12594,9 +13176,11 @@ def xlogy__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.xlogy__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.xlogy__Tensor._table[ks] or operators.xlogy__Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -12630,9 +13214,12 @@ def xlogy__Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.xlogy__Scalar_Other, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.xlogy__Scalar_Other._table[ks]
+        or operators.xlogy__Scalar_Other.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -12657,7 +13244,11 @@ def mvlgamma(ks: int, self: Tensor, p: int) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.p = p
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.mvlgamma, ks & AFTER_AUTOGRAD_KEYSET, self, p)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mvlgamma._table[ks] or operators.mvlgamma.kernel_for(ks))(
+        ks, self, p
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12685,7 +13276,11 @@ def mvlgamma_(ks: int, self: Tensor, p: int) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.p = p
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.mvlgamma_, ks & AFTER_AUTOGRAD_KEYSET, self, p)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mvlgamma_._table[ks] or operators.mvlgamma_.kernel_for(ks))(
+        ks, self, p
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -12708,7 +13303,11 @@ def logit(ks: int, self: Tensor, eps: float | None) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.logit, ks & AFTER_AUTOGRAD_KEYSET, self, eps)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.logit._table[ks] or operators.logit.kernel_for(ks))(
+        ks, self, eps
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12734,7 +13333,11 @@ def logit_(ks: int, self: Tensor, eps: float | None) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.logit_, ks & AFTER_AUTOGRAD_KEYSET, self, eps)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.logit_._table[ks] or operators.logit_.kernel_for(ks))(
+        ks, self, eps
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -12756,7 +13359,9 @@ def sinc(ks: int, self: Tensor) -> Any:
         grad_fn = functions.SincBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.sinc, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sinc._table[ks] or operators.sinc.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12781,7 +13386,9 @@ def sinc_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.SincBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.sinc_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sinc_._table[ks] or operators.sinc_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -12808,7 +13415,11 @@ def lgamma_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.LgammaBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.lgamma_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.lgamma_._table[ks] or operators.lgamma_.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -12830,7 +13441,9 @@ def lgamma(ks: int, self: Tensor) -> Any:
         grad_fn = functions.LgammaBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.lgamma, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.lgamma._table[ks] or operators.lgamma.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12850,7 +13463,11 @@ def digamma(ks: int, self: Tensor) -> Any:
         grad_fn = functions.DigammaBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.digamma, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.digamma._table[ks] or operators.digamma.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12875,7 +13492,11 @@ def digamma_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.DigammaBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.digamma_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.digamma_._table[ks] or operators.digamma_.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -12898,7 +13519,11 @@ def polygamma(ks: int, n: int, self: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.n = n
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.polygamma, ks & AFTER_AUTOGRAD_KEYSET, n, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.polygamma._table[ks] or operators.polygamma.kernel_for(ks))(
+        ks, n, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12924,7 +13549,11 @@ def polygamma_(ks: int, self: Tensor, n: int) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.n = n
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.polygamma_, ks & AFTER_AUTOGRAD_KEYSET, self, n)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.polygamma_._table[ks] or operators.polygamma_.kernel_for(ks))(
+        ks, self, n
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -12939,7 +13568,9 @@ def erfinv(ks: int, self: Tensor) -> Any:
         grad_fn = functions.ErfinvBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.erfinv, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.erfinv._table[ks] or operators.erfinv.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12964,7 +13595,11 @@ def erfinv_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.ErfinvBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.erfinv_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.erfinv_._table[ks] or operators.erfinv_.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -12986,7 +13621,9 @@ def i0(ks: int, self: Tensor) -> Any:
         grad_fn = functions.I0Backward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.i0, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.i0._table[ks] or operators.i0.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -13011,7 +13648,9 @@ def i0_(ks: int, self: Tensor) -> Any:
         grad_fn = functions.I0Backward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.i0_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.i0_._table[ks] or operators.i0_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -13038,7 +13677,11 @@ def igamma(ks: int, self: Tensor, other: Tensor) -> Any:
             grad_fn.other_ = SavedVariable(other, False)
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.igamma, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.igamma._table[ks] or operators.igamma.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -13061,7 +13704,11 @@ def igamma_(ks: int, self: Tensor, other: Tensor) -> Any:
             grad_fn.other_ = SavedVariable(other, False)
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.igamma_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.igamma_._table[ks] or operators.igamma_.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -13083,7 +13730,11 @@ def igammac(ks: int, self: Tensor, other: Tensor) -> Any:
             grad_fn.other_ = SavedVariable(other, False)
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.igammac, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.igammac._table[ks] or operators.igammac.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -13106,7 +13757,11 @@ def igammac_(ks: int, self: Tensor, other: Tensor) -> Any:
             grad_fn.other_ = SavedVariable(other, False)
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.igammac_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.igammac_._table[ks] or operators.igammac_.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -13126,9 +13781,11 @@ def logit_backward(
     if _next_edges is not None:
         grad_fn = NotImplementedBackward("logit_backward")
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.logit_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self, eps
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.logit_backward._table[ks] or operators.logit_backward.kernel_for(ks)
+    )(ks, grad_output, self, eps)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -13143,7 +13800,11 @@ def special_entr(ks: int, self: Tensor) -> Any:
         grad_fn = functions.SpecialEntrBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.special_entr, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_entr._table[ks] or operators.special_entr.kernel_for(ks)
+    )(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -13164,7 +13825,11 @@ def special_ndtri(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SpecialNdtriBackward0()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(operators.special_ndtri, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_ndtri._table[ks] or operators.special_ndtri.kernel_for(ks)
+    )(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -13187,7 +13852,12 @@ def special_log_ndtr(ks: int, self: Tensor) -> Any:
         grad_fn = functions.SpecialLogNdtrBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.special_log_ndtr, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_log_ndtr._table[ks]
+        or operators.special_log_ndtr.kernel_for(ks)
+    )(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -13210,7 +13880,11 @@ def special_erfcx(ks: int, self: Tensor) -> Any:
         grad_fn = functions.SpecialErfcxBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.special_erfcx, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_erfcx._table[ks] or operators.special_erfcx.kernel_for(ks)
+    )(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -13236,9 +13910,11 @@ def special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.special_xlog1py, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_xlog1py._table[ks] or operators.special_xlog1py.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -13263,9 +13939,12 @@ def special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self = self
-    result = redispatch(
-        operators.special_xlog1py_self_scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_xlog1py_self_scalar._table[ks]
+        or operators.special_xlog1py_self_scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -13290,9 +13969,12 @@ def special_xlog1py_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.special_xlog1py_other_scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_xlog1py_other_scalar._table[ks]
+        or operators.special_xlog1py_other_scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -13323,7 +14005,11 @@ def special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
             grad_fn.other_ = SavedVariable(other, False)
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.special_zeta, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_zeta._table[ks] or operators.special_zeta.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -13341,9 +14027,12 @@ def special_zeta_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self = self
-    result = redispatch(
-        operators.special_zeta_self_scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_zeta_self_scalar._table[ks]
+        or operators.special_zeta_self_scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -13359,9 +14048,12 @@ def special_zeta_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SpecialZetaBackward2()
         grad_fn.set_next_edges(_next_edges)
-    result = redispatch(
-        operators.special_zeta_other_scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_zeta_other_scalar._table[ks]
+        or operators.special_zeta_other_scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -13376,7 +14068,11 @@ def special_i0e(ks: int, self: Tensor) -> Any:
         grad_fn = functions.SpecialI0EBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.special_i0e, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.special_i0e._table[ks] or operators.special_i0e.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -13399,7 +14095,11 @@ def special_i1(ks: int, self: Tensor) -> Any:
         grad_fn = functions.SpecialI1Backward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.special_i1, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.special_i1._table[ks] or operators.special_i1.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -13420,7 +14120,11 @@ def special_i1e(ks: int, self: Tensor) -> Any:
         grad_fn = functions.SpecialI1EBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.special_i1e, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.special_i1e._table[ks] or operators.special_i1e.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
