@@ -133,7 +133,7 @@ class Node:
     def __init__(self) -> None:
         self._next_edges: tuple[EdgeTuple, ...] = ()
         # A tuple, grown by one entry per output: its entries hold no objects the
-        # collector tracks, so after its first collection it is not tracked either.
+        # collector tracks, so once the collector has seen it, it is not tracked.
         self._input_metadata: tuple[InputMetadata, ...] = ()
         self._sequence_number = next(_sequence_numbers)
         self._topological_nr = 0

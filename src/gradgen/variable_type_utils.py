@@ -1,8 +1,9 @@
 """What the generated VariableType and backend kernels call (PyTorch's VariableTypeUtils).
 
 The generated autograd wrapper of an operator runs, in order:
-``compute_requires_grad`` -> create the Node -> ``set_next_edges(collect_next_edges())``
--> save what the formulas need -> redispatch to the kernel -> ``set_history``.
+``next_edges`` (PyTorch's compute_requires_grad and collect_next_edges in one pass: None
+when nothing records) -> create the Node -> ``set_next_edges`` -> save what the
+formulas need -> the kernel below Autograd -> ``set_history``.
 These functions are that sequence's vocabulary; they stay small because every operator
 call runs through them.
 """
