@@ -92,13 +92,6 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
         (output_saves if attribute.kind is SavedKind.OUTPUT else input_saves).append(
             statement
         )
-    histories = tuple(
-        expression
-        for (name, expression), differentiable in zip(
-            outputs.items(), info.differentiable_outputs
-        )
-        if differentiable
-    )
     return AutogradIR(
         node_class=f"functions.{info.op}",
         node_constructor=f"functions.{info.op}()",
@@ -107,12 +100,23 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
             for n in info.args_with_derivatives
         ),
         input_saves=tuple(input_saves),
-        output_histories=histories,
+        output_histories=_histories(info, outputs),
         output_saves=tuple(output_saves),
         list_output=_returns_list(function),
         edges_function=_edges_function(
             [_is_tensor_list(function, n) for n in info.args_with_derivatives]
         ),
+    )
+
+
+def _histories(info: DifferentiabilityInfo, outputs: dict[str, str]) -> tuple[str, ...]:
+    """The expressions of the differentiable outputs, which get history."""
+    return tuple(
+        expression
+        for (name, expression), differentiable in zip(
+            outputs.items(), info.differentiable_outputs
+        )
+        if differentiable
     )
 
 
