@@ -77,7 +77,7 @@ import workloads_large  # noqa: E402
 import workloads_small  # noqa: E402
 import workloads_chain  # noqa: E402
 import workloads_layers  # noqa: E402
-from workloads_chain import w5_memory  # noqa: E402
+from workloads_chain import engine_per_node, w5_memory  # noqa: E402
 
 # Importing a workload module registers its implementations (`@implementation`).
 WORKLOADS = (workloads_small, workloads_large, workloads_chain, workloads_layers)
@@ -201,6 +201,8 @@ def _run_workloads(config: Config, only: list[str]) -> dict[str, Any]:
             if isinstance(outcome.cells.get("gradgen"), Timing):
                 log("W5: gradgen memory (tracemalloc)")
                 outcome.extra["memory"] = w5_memory(config)
+                log("W5: gradgen engine per node (pass-through nodes)")
+                outcome.extra["engine"] = engine_per_node(config)
         outcomes[name] = outcome
     return outcomes
 

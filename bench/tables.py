@@ -77,6 +77,16 @@ def main_rows(
     for name, section_rows in sections:
         if name in outcomes:
             new_rows, new_notes = section_rows(config, outcomes[name])
+            outcome = outcomes[name]
+            for index, row in enumerate(new_rows):
+                # The first row of a workload is its timing: gradgen's ratio to torch
+                # and to numpy, both measured in this run, before the target column.
+                ratios = (
+                    _ratios(outcome)
+                    if index == 0 and isinstance(outcome, Outcome)
+                    else ["-", "-"]
+                )
+                row[-1:-1] = ratios
             rows += new_rows
             notes += new_notes
     if config.quick:
@@ -85,6 +95,20 @@ def main_rows(
             "targets are for the full sizes, so verdicts here are indicative only."
         )
     return rows, notes
+
+
+def _ratios(outcome: Outcome) -> list[str]:
+    """gradgen's median over torch's and over numpy's, from the same run."""
+    mine = outcome.cells["gradgen"]
+    cells = []
+    for library in ("torch", "numpy"):
+        other = outcome.cells[library]
+        cells.append(
+            f"{mine.median / other.median:.2f}x"
+            if isinstance(mine, Timing) and isinstance(other, Timing)
+            else "n/a"
+        )
+    return cells
 
 
 def _cells(outcome: Outcome, render: Callable[[Timing], str]) -> list[str]:
@@ -462,6 +486,7 @@ def report(
     markdown = ["# gradgen benchmark results", "", *env, ""]
     for section_text, section_markdown in (
         _workloads_section(config, outcomes),
+        _node_cost_section(config, outcomes),
         _ops_section(ops),
         _codegen_section(outcomes),
     ):
@@ -482,7 +507,7 @@ def _workloads_section(
     header = (
         ["workload"]
         + [HEADERS[library] for library in LIBRARIES]
-        + ["target (gradgen)"]
+        + ["gradgen / torch", "gradgen / numpy", "target (gradgen)"]
     )
     rows, notes = main_rows(config, outcomes)
     for outcome in outcomes.values():
@@ -496,6 +521,76 @@ def _workloads_section(
         + [f"- {note}" for note in notes]
         + [""]
     )
+    return text, markdown
+
+
+def node_cost_rows(
+    config: Config, outcome: Outcome
+) -> tuple[list[str], list[list[str]]]:
+    """W5's phases per node, microseconds: the recorded forward op, the backward node,
+    the engine's part of it (a chain of pass-through nodes), freeing the graph."""
+    n = config.w5_length
+    phases = outcome.extra.get("phases", {})
+    medians: dict[str, tuple[float, ...]] = {}
+    for library in ("gradgen", "torch"):
+        if phases.get(library):
+            medians[library] = tuple(
+                statistics.median(p[i] for p in phases[library]) * 1e6 / n
+                for i in range(3)
+            )
+    header = ["per node of W5 [us]", "gradgen", "torch", "gradgen / torch"]
+    engine = outcome.extra.get("engine")
+    entries: list[tuple[str, float | None, float | None]] = []
+    for index, label in enumerate(
+        ("forward: one recorded op", "backward: one node", "freeing the graph")
+    ):
+        mine = medians["gradgen"][index] if "gradgen" in medians else None
+        theirs = medians["torch"][index] if "torch" in medians else None
+        entries.append((label, mine, theirs))
+        if index == 1 and engine is not None:
+            entries.append(
+                ("  of which engine (pass-through node)", engine * 1e6, None)
+            )
+            if mine is not None:
+                entries.append(
+                    (
+                        "  of which the node (formula, saved values)",
+                        mine - engine * 1e6,
+                        None,
+                    )
+                )
+    body = []
+    for label, mine, theirs in entries:
+        body.append(
+            [
+                label,
+                fmt(mine) if mine is not None else "n/a",
+                fmt(theirs) if theirs is not None else "-",
+                f"{mine / theirs:.2f}x" if mine is not None and theirs else "-",
+            ]
+        )
+    return header, body
+
+
+def _node_cost_section(
+    config: Config, outcomes: dict[str, Any]
+) -> tuple[list[str], list[str]]:
+    outcome = outcomes.get("W5")
+    if not isinstance(outcome, Outcome) or not outcome.extra.get("phases"):
+        return [], []
+    header, body = node_cost_rows(config, outcome)
+    title = f"Per-node cost in W5 ({config.w5_length:,} nodes), microseconds"
+    text = [title, text_table(header, body), ""]
+    markdown = [
+        "## Per-node cost",
+        "",
+        f"{title}: W5's median forward, backward and freeing times divided by its "
+        "length; the engine's part is a backward through as many nodes that hand "
+        "their gradient on unchanged (no formula, nothing saved).",
+        "",
+        markdown_table(header, body),
+        "",
+    ]
     return text, markdown
 
 

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 import gradgen
+from gradgen import engine
+from gradgen.graph import Edge, Node
 
 from harness import (
     Config,
@@ -24,6 +26,40 @@ from harness import (
 )
 
 # -- W5: a deep graph -------------------------------------------------------------------
+
+
+class _PassGradient(Node):
+    """A node whose apply hands its gradient on unchanged: a chain of them costs the
+    engine's own work per node (ready queue, dependencies, buffers, validation)."""
+
+    __slots__ = ()
+
+    def apply(self, grads: Any) -> list[Any]:
+        return [grads[0]]
+
+
+def engine_per_node(config: Config, repeat: int = 5) -> float:
+    """Seconds of engine work per node: the median backward of a chain of
+    `config.w5_length` pass-through nodes, divided by its length."""
+    n = config.w5_length
+    times = []
+    for _ in range(repeat):
+        x = gradgen.tensor(np.array(1.0), requires_grad=True)
+        metadata = ((x._data.shape, x._data.dtype),)
+        previous: Node | None = x._get_grad_accumulator()
+        for _ in range(n):
+            node = _PassGradient()
+            node.set_next_edges(((previous, 0),))
+            node._input_metadata = metadata
+            previous = node
+        seed = [gradgen.tensor(np.array(1.0))]
+        t0 = perf_counter()
+        engine.execute([Edge(previous, 0)], seed, keep_graph=False, create_graph=False)
+        times.append(perf_counter() - t0)
+        assert x.grad is not None and x.grad.item() == 1.0
+        del previous, node
+    return float(np.median(times)) / n
+
 
 W5_FACTOR = 1.0001
 

@@ -12,7 +12,8 @@ text here: the templates print it only through the `docstring` and `comment` fil
 of literals.py, and string literals through `py`.
 
 The names in generated code follow PyTorch's: `grad_fn`, `_any_requires_grad`,
-`compute_requires_grad`, `collect_next_edges`, `set_history`, `needs_input_grad`,
+`next_edges` (compute_requires_grad and collect_next_edges fused), `set_history`,
+`needs_input_grad`,
 `grad_inputs`, `any_grad_defined`, `grad_input_mask`; saved inputs `self_`, saved
 outputs `result_`, metadata `self_scalar_type`.
 

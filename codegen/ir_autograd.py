@@ -36,7 +36,8 @@ def _guard_for(
         or "backward" in info.function.name
     ):
         return None
-    return f"grad_fn.should_compute_output({edge_index[users[0].var_names[0]]})"
+    # grad_fn.should_compute_output(i), read off the edges the wrapper just collected.
+    return f"_next_edges[{edge_index[users[0].var_names[0]]}][0] is not None"
 
 
 def _on_output(expression: str, name: str, output: str) -> str:
@@ -109,6 +110,7 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
                 SaveStatement(f"grad_fn.{name}_size_", f"len({identifier})", None)
             )
     for attribute in info.saved:
+<<<<<<< HEAD
         value, after_kernel = _saved_value(attribute, function, outputs, inplace)
         guard = None if after_kernel else _guard_for(attribute, info, edge_index)
         statement = SaveStatement(f"grad_fn.{attribute.name}", value, guard)
@@ -120,6 +122,34 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
         )
         if differentiable
     )
+=======
+        source = python_identifier(attribute.source)
+        if (
+            attribute.kind is SavedKind.TENSOR
+            and inplace
+            and attribute.source == "self"
+        ):
+            # The formula means self before the kernel overwrote it (original_self).
+            value = "SavedVariable(self.clone(), False)"
+        elif attribute.kind is SavedKind.TENSOR and _is_optional(
+            function, attribute.source
+        ):
+            value = f"None if {source} is None else SavedVariable({source}, False)"
+        elif attribute.kind is SavedKind.TENSOR:
+            value = f"SavedVariable({source}, False)"
+        elif attribute.kind is SavedKind.TENSOR_LIST:
+            value = f"SavedVariableList({source})"
+        elif attribute.kind is SavedKind.OUTPUT:
+            value = f"SavedVariable({outputs[attribute.source]}, True)"
+        else:
+            value = attribute.save_expression
+        statement = SaveStatement(
+            f"grad_fn.{attribute.name}", value, _guard_for(attribute, info, edge_index)
+        )
+        (output_saves if attribute.kind is SavedKind.OUTPUT else input_saves).append(
+            statement
+        )
+>>>>>>> s6-leanfwd
     return AutogradIR(
         node_class=f"functions.{info.op}",
         node_constructor=f"functions.{info.op}()",
@@ -128,10 +158,31 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
             for n in info.args_with_derivatives
         ),
         input_saves=tuple(input_saves),
-        output_histories=histories,
+        output_histories=_histories(info, outputs),
         output_saves=tuple(output_saves),
         list_output=_returns_list(function),
+        edges_function=_edges_function(
+            [_is_tensor_list(function, n) for n in info.args_with_derivatives]
+        ),
     )
+
+
+def _histories(info: DifferentiabilityInfo, outputs: dict[str, str]) -> tuple[str, ...]:
+    """The expressions of the differentiable outputs, which get history."""
+    return tuple(
+        expression
+        for (name, expression), differentiable in zip(
+            outputs.items(), info.differentiable_outputs
+        )
+        if differentiable
+    )
+
+
+def _edges_function(is_list: list[bool]) -> str:
+    """The variable_type_utils function that collects these inputs' edges."""
+    if any(is_list) or len(is_list) not in (1, 2):
+        return "next_edges"
+    return f"next_edges_{len(is_list)}"
 
 
 def _formula_outputs(info: DifferentiabilityInfo) -> tuple[str, ...]:
@@ -168,4 +219,5 @@ def _not_implemented_ir(function: NativeFunction) -> AutogradIR | None:
         output_histories=histories,
         output_saves=(),
         history_function="set_history_if_differentiable",
+        edges_function=_edges_function([False] * len(inputs)),
     )

@@ -41,7 +41,11 @@ def _tensor_unwraps(function: NativeFunction) -> tuple[str, ...]:
         elif argument.type.is_list_like() is not None:
             lines.append(f"{name} = [t._data for t in {name}]")
         elif argument.name in promoted:
-            lines.append(f"{name} = promoted_array({name}, common_dtype)")
+            # promoted_array's common case (already in the common dtype) inline.
+            lines.append(
+                f"{name} = {name}._data if {name}._data.dtype is common_dtype.numpy "
+                f"else promoted_array({name}, common_dtype)"
+            )
         elif argument.type.is_nullable():
             lines.append(f"{name} = None if {name} is None else {name}._data")
         else:

@@ -20,7 +20,7 @@ class SaveStatement:
 
     target: str  # e.g. "grad_fn.self_"
     value: str  # e.g. "SavedVariable(self, False)"
-    guard: str | None  # e.g. "grad_fn.should_compute_output(1)"
+    guard: str | None  # e.g. "_next_edges[1][0] is not None"
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,9 @@ class AutogradIR:
     # set_history, or for a NotImplemented node the variant that leaves integral and
     # bool outputs alone (they never require grad).
     history_function: str = "set_history"
+    # What collects the edges (None: nothing records): next_edges_1 / next_edges_2 for
+    # one or two Tensor inputs, next_edges for any other count or a Tensor[] input.
+    edges_function: str = "next_edges"
 
 
 @dataclass(frozen=True)

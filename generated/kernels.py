@@ -1026,8 +1026,16 @@ def numpy_polar(ks: int, abs: Tensor, angle: Tensor) -> Any:
 def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(
             self + other if alpha == 1 else self + alpha * other, common_dtype
@@ -1039,8 +1047,16 @@ def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
 def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(subtract(self, other, alpha), common_dtype)
     except ValueError as error:
@@ -1050,8 +1066,16 @@ def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
 def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(self * other, common_dtype)
     except ValueError as error:
@@ -1061,7 +1085,11 @@ def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
     common_dtype = result_type(self, exponent)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(power(self, exponent), common_dtype)
     except ValueError as error:
@@ -1114,8 +1142,16 @@ def numpy_add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> An
     common_dtype = result_type(self, other)
     self_tensor = self
     out = self._data
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(
         self_tensor, into(out, np.add, self, other if alpha == 1 else alpha * other)
     )
@@ -1126,8 +1162,16 @@ def numpy_sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> An
     common_dtype = result_type(self, other)
     self_tensor = self
     out = self._data
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(
         self_tensor,
         into(out, np.subtract, self, other if alpha == 1 else alpha * other),
@@ -1139,8 +1183,16 @@ def numpy_mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     common_dtype = result_type(self, other)
     self_tensor = self
     out = self._data
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, into(out, np.multiply, self, other))
 
 
@@ -1327,8 +1379,16 @@ def numpy_angle(ks: int, self: Tensor) -> Any:
 def numpy_sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor"""
     common_dtype = result_type(grad_output, output)
-    grad_output = promoted_array(grad_output, common_dtype)
-    output = promoted_array(output, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    output = (
+        output._data
+        if output._data.dtype is common_dtype.numpy
+        else promoted_array(output, common_dtype)
+    )
     try:
         return wrap_result(sigmoid_backward(grad_output, output), common_dtype)
     except ValueError as error:
@@ -1338,8 +1398,16 @@ def numpy_sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
 def numpy_tanh_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
     """tanh_backward(Tensor grad_output, Tensor output) -> Tensor"""
     common_dtype = result_type(grad_output, output)
-    grad_output = promoted_array(grad_output, common_dtype)
-    output = promoted_array(output, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    output = (
+        output._data
+        if output._data.dtype is common_dtype.numpy
+        else promoted_array(output, common_dtype)
+    )
     try:
         return wrap_result(tanh_backward(grad_output, output), common_dtype)
     except ValueError as error:
@@ -1398,8 +1466,16 @@ def numpy_tanh_(ks: int, self: Tensor) -> Any:
 def numpy_pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"""
     common_dtype = result_type(self, exponent)
-    self = promoted_array(self, common_dtype)
-    exponent = promoted_array(exponent, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    exponent = (
+        exponent._data
+        if exponent._data.dtype is common_dtype.numpy
+        else promoted_array(exponent, common_dtype)
+    )
     try:
         return wrap_result(power(self, exponent), common_dtype)
     except ValueError as error:
@@ -1409,7 +1485,11 @@ def numpy_pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
 def numpy_pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
     common_dtype = result_type(self, exponent)
-    exponent = promoted_array(exponent, common_dtype)
+    exponent = (
+        exponent._data
+        if exponent._data.dtype is common_dtype.numpy
+        else promoted_array(exponent, common_dtype)
+    )
     try:
         return wrap_result(power(self, exponent), common_dtype)
     except ValueError as error:
@@ -1419,7 +1499,11 @@ def numpy_pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
 def numpy_add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(
             self + other if alpha == 1 else self + alpha * other, common_dtype
@@ -1431,7 +1515,11 @@ def numpy_add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any
 def numpy_sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
     """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(
             self - other if alpha == 1 else self - alpha * other, common_dtype
@@ -1443,7 +1531,11 @@ def numpy_sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any
 def numpy_mul_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """mul.Scalar(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(self * other, common_dtype)
     except ValueError as error:
@@ -1454,8 +1546,16 @@ def numpy_div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """div.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(div_true(self, other), common_dtype)
     except ValueError as error:
@@ -1466,7 +1566,11 @@ def numpy_div_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """div.Scalar(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(div_true(self, other), common_dtype)
     except ValueError as error:
@@ -1478,8 +1582,16 @@ def numpy_div_Tensor_mode(
 ) -> Any:
     """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(div_mode(self, other, rounding_mode), common_dtype)
     except ValueError as error:
@@ -1491,8 +1603,16 @@ def numpy_div__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, div_true(self, other))
 
 
@@ -1502,16 +1622,32 @@ def numpy_div__Tensor_mode(
     """div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, div_mode(self, other, rounding_mode))
 
 
 def numpy_floor_divide(ks: int, self: Tensor, other: Tensor) -> Any:
     """floor_divide(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(div_floor(self, other), common_dtype)
     except ValueError as error:
@@ -1521,7 +1657,11 @@ def numpy_floor_divide(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_floor_divide_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """floor_divide.Scalar(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(div_floor(self, other), common_dtype)
     except ValueError as error:
@@ -1544,8 +1684,16 @@ def numpy_rsub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> An
 def numpy_maximum(ks: int, self: Tensor, other: Tensor) -> Any:
     """maximum(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(extremum("maximum", np.maximum, self, other), common_dtype)
     except ValueError as error:
@@ -1555,8 +1703,16 @@ def numpy_maximum(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_minimum(ks: int, self: Tensor, other: Tensor) -> Any:
     """minimum(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(extremum("minimum", np.minimum, self, other), common_dtype)
     except ValueError as error:
@@ -1566,8 +1722,16 @@ def numpy_minimum(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_fmax(ks: int, self: Tensor, other: Tensor) -> Any:
     """fmax(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(extremum("fmax", np.fmax, self, other), common_dtype)
     except ValueError as error:
@@ -1577,8 +1741,16 @@ def numpy_fmax(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_fmin(ks: int, self: Tensor, other: Tensor) -> Any:
     """fmin(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(extremum("fmin", np.fmin, self, other), common_dtype)
     except ValueError as error:
@@ -1589,8 +1761,16 @@ def numpy_atan2(ks: int, self: Tensor, other: Tensor) -> Any:
     """atan2(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(atan2_floating(self, other), common_dtype)
     except ValueError as error:
@@ -1600,8 +1780,16 @@ def numpy_atan2(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_hypot(ks: int, self: Tensor, other: Tensor) -> Any:
     """hypot(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(hypot_floating(self, other), common_dtype)
     except ValueError as error:
@@ -1664,8 +1852,16 @@ def numpy_where_self(ks: int, condition: Tensor, self: Tensor, other: Tensor) ->
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     condition = condition._data
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(where_select(condition, self, other), common_dtype)
     except ValueError as error:
@@ -1710,8 +1906,16 @@ def numpy_clamp_max(ks: int, self: Tensor, max: Number) -> Any:
 def numpy_fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(modulo("fmod", np.fmod, self, other), common_dtype)
     except ValueError as error:
@@ -1721,7 +1925,11 @@ def numpy_fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_fmod_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """fmod.Scalar(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(modulo("fmod", np.fmod, self, other), common_dtype)
     except ValueError as error:
@@ -1731,8 +1939,16 @@ def numpy_fmod_Scalar(ks: int, self: Tensor, other: Number) -> Any:
 def numpy_remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """remainder.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(modulo("remainder", np.remainder, self, other), common_dtype)
     except ValueError as error:
@@ -1742,7 +1958,11 @@ def numpy_remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_remainder_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """remainder.Scalar(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(modulo("remainder", np.remainder, self, other), common_dtype)
     except ValueError as error:
@@ -1857,8 +2077,16 @@ def numpy_logical_not(ks: int, self: Tensor) -> Any:
 def numpy_bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(
             bitwise("bitwise_and", np.bitwise_and, self, other), common_dtype
@@ -1870,8 +2098,16 @@ def numpy_bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(
             bitwise("bitwise_or", np.bitwise_or, self, other), common_dtype
@@ -1883,8 +2119,16 @@ def numpy_bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_bitwise_xor_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(
             bitwise("bitwise_xor", np.bitwise_xor, self, other), common_dtype
@@ -2004,9 +2248,21 @@ def numpy_addcmul(
 ) -> Any:
     """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
     common_dtype = result_type(self, tensor1, tensor2)
-    self = promoted_array(self, common_dtype)
-    tensor1 = promoted_array(tensor1, common_dtype)
-    tensor2 = promoted_array(tensor2, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    tensor1 = (
+        tensor1._data
+        if tensor1._data.dtype is common_dtype.numpy
+        else promoted_array(tensor1, common_dtype)
+    )
+    tensor2 = (
+        tensor2._data
+        if tensor2._data.dtype is common_dtype.numpy
+        else promoted_array(tensor2, common_dtype)
+    )
     try:
         return wrap_result(addcmul(self, tensor1, tensor2, value), common_dtype)
     except ValueError as error:
@@ -2019,9 +2275,21 @@ def numpy_addcmul_(
     """addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
     common_dtype = result_type(self, tensor1, tensor2)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    tensor1 = promoted_array(tensor1, common_dtype)
-    tensor2 = promoted_array(tensor2, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    tensor1 = (
+        tensor1._data
+        if tensor1._data.dtype is common_dtype.numpy
+        else promoted_array(tensor1, common_dtype)
+    )
+    tensor2 = (
+        tensor2._data
+        if tensor2._data.dtype is common_dtype.numpy
+        else promoted_array(tensor2, common_dtype)
+    )
     return copy_into(self_tensor, addcmul(self, tensor1, tensor2, value))
 
 
@@ -2143,8 +2411,16 @@ def numpy_copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """copysign.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(
             floating_binary("copysign", np.copysign, self, other), common_dtype
@@ -2158,8 +2434,16 @@ def numpy_copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, floating_binary("copysign", np.copysign, self, other))
 
 
@@ -2167,7 +2451,11 @@ def numpy_copysign_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """copysign.Scalar(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(
             floating_binary("copysign", np.copysign, self, other), common_dtype
@@ -2181,7 +2469,11 @@ def numpy_copysign__Scalar(ks: int, self: Tensor, other: Number) -> Any:
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     return copy_into(self_tensor, floating_binary("copysign", np.copysign, self, other))
 
 
@@ -2238,8 +2530,16 @@ def numpy_heaviside_(ks: int, self: Tensor, values: Tensor) -> Any:
 def numpy_nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
     """nextafter(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(
             floating_binary("nextafter", np.nextafter, self, other), common_dtype
@@ -2252,8 +2552,16 @@ def numpy_nextafter_(ks: int, self: Tensor, other: Tensor) -> Any:
     """nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(
         self_tensor, floating_binary("nextafter", np.nextafter, self, other)
     )
@@ -2262,8 +2570,16 @@ def numpy_nextafter_(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_logaddexp2(ks: int, self: Tensor, other: Tensor) -> Any:
     """logaddexp2(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(
             floating_binary("logaddexp2", np.logaddexp2, self, other), common_dtype
@@ -2326,7 +2642,11 @@ def numpy_pow__Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
     """pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)"""
     common_dtype = result_type(self, exponent)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     return copy_into(self_tensor, power(self, exponent))
 
 
@@ -2334,8 +2654,16 @@ def numpy_pow__Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
     """pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)"""
     common_dtype = result_type(self, exponent)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    exponent = promoted_array(exponent, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    exponent = (
+        exponent._data
+        if exponent._data.dtype is common_dtype.numpy
+        else promoted_array(exponent, common_dtype)
+    )
     return copy_into(self_tensor, power(self, exponent))
 
 
@@ -2505,8 +2833,16 @@ def numpy_atan2_(ks: int, self: Tensor, other: Tensor) -> Any:
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, atan2_floating(self, other))
 
 
@@ -2514,7 +2850,11 @@ def numpy_fmod__Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     return copy_into(self_tensor, modulo("fmod", np.fmod, self, other))
 
 
@@ -2522,8 +2862,16 @@ def numpy_fmod__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, modulo("fmod", np.fmod, self, other))
 
 
@@ -2531,8 +2879,16 @@ def numpy_hypot_(ks: int, self: Tensor, other: Tensor) -> Any:
     """hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, hypot_floating(self, other))
 
 
@@ -2540,7 +2896,11 @@ def numpy_remainder__Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     return copy_into(self_tensor, modulo("remainder", np.remainder, self, other))
 
 
@@ -2548,8 +2908,16 @@ def numpy_remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, modulo("remainder", np.remainder, self, other))
 
 
@@ -4054,8 +4422,16 @@ def numpy_threshold_backward(
 ) -> Any:
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(
             threshold_backward(grad_output, self, threshold), common_dtype
@@ -4069,8 +4445,16 @@ def numpy_gelu_backward(
 ) -> Any:
     """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(gelu_backward(grad_output, self, approximate), common_dtype)
     except ValueError as error:
@@ -4080,8 +4464,16 @@ def numpy_gelu_backward(
 def numpy_silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """silu_backward(Tensor grad_output, Tensor self) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(silu_backward(grad_output, self), common_dtype)
     except ValueError as error:
@@ -4140,8 +4532,16 @@ def numpy_leaky_relu_backward(
 ) -> Any:
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(
             leaky_relu_backward(grad_output, self, negative_slope, self_is_result),
@@ -4177,8 +4577,16 @@ def numpy_elu_backward(
 ) -> Any:
     """elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor"""
     common_dtype = result_type(grad_output, self_or_result)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self_or_result = promoted_array(self_or_result, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self_or_result = (
+        self_or_result._data
+        if self_or_result._data.dtype is common_dtype.numpy
+        else promoted_array(self_or_result, common_dtype)
+    )
     try:
         return wrap_result(
             elu_backward(
@@ -4210,8 +4618,16 @@ def numpy_softplus_backward(
 ) -> Any:
     """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(
             softplus_backward(grad_output, self, beta, threshold), common_dtype
@@ -4232,8 +4648,16 @@ def numpy_log_sigmoid_backward(
 ) -> Any:
     """log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     buffer = buffer._data
     try:
         return wrap_result(
@@ -4254,8 +4678,16 @@ def numpy_hardtanh_backward(
 ) -> Any:
     """hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(
             hardtanh_backward(grad_output, self, min_val, max_val), common_dtype
@@ -4280,8 +4712,16 @@ def numpy_mish(ks: int, self: Tensor) -> Any:
 def numpy_mish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """mish_backward(Tensor grad_output, Tensor self) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(mish_backward(grad_output, self), common_dtype)
     except ValueError as error:
@@ -4489,8 +4929,16 @@ def numpy_native_dropout_backward(
 def numpy_mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
     common_dtype = result_type(self, target)
-    self = promoted_array(self, common_dtype)
-    target = promoted_array(target, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    target = (
+        target._data
+        if target._data.dtype is common_dtype.numpy
+        else promoted_array(target, common_dtype)
+    )
     try:
         return wrap_result(mse_loss(self, target, reduction), common_dtype)
     except ValueError as error:
@@ -4502,9 +4950,21 @@ def numpy_mse_loss_backward(
 ) -> Any:
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"""
     common_dtype = result_type(grad_output, self, target)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
-    target = promoted_array(target, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    target = (
+        target._data
+        if target._data.dtype is common_dtype.numpy
+        else promoted_array(target, common_dtype)
+    )
     try:
         return wrap_result(
             mse_loss_backward(grad_output, self, target, reduction), common_dtype
@@ -4628,8 +5088,16 @@ def numpy_smooth_l1_loss(
 ) -> Any:
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"""
     common_dtype = result_type(self, target)
-    self = promoted_array(self, common_dtype)
-    target = promoted_array(target, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    target = (
+        target._data
+        if target._data.dtype is common_dtype.numpy
+        else promoted_array(target, common_dtype)
+    )
     try:
         return wrap_result(smooth_l1_loss(self, target, reduction, beta), common_dtype)
     except ValueError as error:
@@ -4646,9 +5114,21 @@ def numpy_smooth_l1_loss_backward(
 ) -> Any:
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor"""
     common_dtype = result_type(grad_output, self, target)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
-    target = promoted_array(target, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    target = (
+        target._data
+        if target._data.dtype is common_dtype.numpy
+        else promoted_array(target, common_dtype)
+    )
     try:
         return wrap_result(
             smooth_l1_loss_backward(grad_output, self, target, reduction, beta),
@@ -6688,8 +7168,16 @@ def numpy_xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(xlogy(self, other), common_dtype)
     except ValueError as error:
@@ -6700,7 +7188,11 @@ def numpy_xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
     """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    other = promoted_array(other, common_dtype)
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(xlogy(self, other), common_dtype)
     except ValueError as error:
@@ -6711,7 +7203,11 @@ def numpy_xlogy_Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
     """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(xlogy(self, other), common_dtype)
     except ValueError as error:
@@ -6723,8 +7219,16 @@ def numpy_xlogy__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, xlogy(self, other))
 
 
@@ -6733,7 +7237,11 @@ def numpy_xlogy__Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     return copy_into(self_tensor, xlogy(self, other))
 
 
@@ -6844,8 +7352,16 @@ def numpy_i0_(ks: int, self: Tensor) -> Any:
 def numpy_igamma(ks: int, self: Tensor, other: Tensor) -> Any:
     """igamma(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(igamma(self, other), common_dtype)
     except ValueError as error:
@@ -6856,16 +7372,32 @@ def numpy_igamma_(ks: int, self: Tensor, other: Tensor) -> Any:
     """igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, igamma(self, other))
 
 
 def numpy_igammac(ks: int, self: Tensor, other: Tensor) -> Any:
     """igammac(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(igammac(self, other), common_dtype)
     except ValueError as error:
@@ -6876,8 +7408,16 @@ def numpy_igammac_(ks: int, self: Tensor, other: Tensor) -> Any:
     """igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     return copy_into(self_tensor, igammac(self, other))
 
 
@@ -6886,8 +7426,16 @@ def numpy_logit_backward(
 ) -> Any:
     """logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(logit_backward(grad_output, self, eps), common_dtype)
     except ValueError as error:
@@ -6922,8 +7470,16 @@ def numpy_special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
     """special_xlog1py(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(xlog1py(self, other), common_dtype)
     except ValueError as error:
@@ -6934,7 +7490,11 @@ def numpy_special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> A
     """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    other = promoted_array(other, common_dtype)
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(xlog1py(self, other), common_dtype)
     except ValueError as error:
@@ -6945,7 +7505,11 @@ def numpy_special_xlog1py_other_scalar(ks: int, self: Tensor, other: Number) -> 
     """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(xlog1py(self, other), common_dtype)
     except ValueError as error:
@@ -6956,8 +7520,16 @@ def numpy_special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
     """special_zeta(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(zeta(self, other), common_dtype)
     except ValueError as error:
@@ -6968,7 +7540,11 @@ def numpy_special_zeta_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
     """special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    other = promoted_array(other, common_dtype)
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(zeta(self, other), common_dtype)
     except ValueError as error:
@@ -6979,7 +7555,11 @@ def numpy_special_zeta_other_scalar(ks: int, self: Tensor, other: Number) -> Any
     """special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(zeta(self, other), common_dtype)
     except ValueError as error:
@@ -7038,8 +7618,16 @@ def numpy_special_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_t", x, n), common_dtype
@@ -7052,7 +7640,11 @@ def numpy_special_chebyshev_polynomial_t_x_scalar(ks: int, x: Number, n: Tensor)
     """special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_t", x, n), common_dtype
@@ -7065,7 +7657,11 @@ def numpy_special_chebyshev_polynomial_t_n_scalar(ks: int, x: Tensor, n: Number)
     """special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_t", x, n), common_dtype
@@ -7078,8 +7674,16 @@ def numpy_special_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_u", x, n), common_dtype
@@ -7092,7 +7696,11 @@ def numpy_special_chebyshev_polynomial_u_x_scalar(ks: int, x: Number, n: Tensor)
     """special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_u", x, n), common_dtype
@@ -7105,7 +7713,11 @@ def numpy_special_chebyshev_polynomial_u_n_scalar(ks: int, x: Tensor, n: Number)
     """special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_u", x, n), common_dtype
@@ -7118,8 +7730,16 @@ def numpy_special_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_v", x, n), common_dtype
@@ -7132,7 +7752,11 @@ def numpy_special_chebyshev_polynomial_v_x_scalar(ks: int, x: Number, n: Tensor)
     """special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_v", x, n), common_dtype
@@ -7145,7 +7769,11 @@ def numpy_special_chebyshev_polynomial_v_n_scalar(ks: int, x: Tensor, n: Number)
     """special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_v", x, n), common_dtype
@@ -7158,8 +7786,16 @@ def numpy_special_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_w", x, n), common_dtype
@@ -7172,7 +7808,11 @@ def numpy_special_chebyshev_polynomial_w_x_scalar(ks: int, x: Number, n: Tensor)
     """special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_w", x, n), common_dtype
@@ -7185,7 +7825,11 @@ def numpy_special_chebyshev_polynomial_w_n_scalar(ks: int, x: Tensor, n: Number)
     """special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("chebyshev_polynomial_w", x, n), common_dtype
@@ -7198,8 +7842,16 @@ def numpy_special_hermite_polynomial_h(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("hermite_polynomial_h", x, n), common_dtype
@@ -7212,7 +7864,11 @@ def numpy_special_hermite_polynomial_h_x_scalar(ks: int, x: Number, n: Tensor) -
     """special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("hermite_polynomial_h", x, n), common_dtype
@@ -7225,7 +7881,11 @@ def numpy_special_hermite_polynomial_h_n_scalar(ks: int, x: Tensor, n: Number) -
     """special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("hermite_polynomial_h", x, n), common_dtype
@@ -7238,8 +7898,16 @@ def numpy_special_hermite_polynomial_he(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("hermite_polynomial_he", x, n), common_dtype
@@ -7252,7 +7920,11 @@ def numpy_special_hermite_polynomial_he_x_scalar(ks: int, x: Number, n: Tensor) 
     """special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("hermite_polynomial_he", x, n), common_dtype
@@ -7265,7 +7937,11 @@ def numpy_special_hermite_polynomial_he_n_scalar(ks: int, x: Tensor, n: Number) 
     """special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("hermite_polynomial_he", x, n), common_dtype
@@ -7278,8 +7954,16 @@ def numpy_special_laguerre_polynomial_l(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("laguerre_polynomial_l", x, n), common_dtype
@@ -7292,7 +7976,11 @@ def numpy_special_laguerre_polynomial_l_x_scalar(ks: int, x: Number, n: Tensor) 
     """special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("laguerre_polynomial_l", x, n), common_dtype
@@ -7305,7 +7993,11 @@ def numpy_special_laguerre_polynomial_l_n_scalar(ks: int, x: Tensor, n: Number) 
     """special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("laguerre_polynomial_l", x, n), common_dtype
@@ -7318,8 +8010,16 @@ def numpy_special_legendre_polynomial_p(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("legendre_polynomial_p", x, n), common_dtype
@@ -7332,7 +8032,11 @@ def numpy_special_legendre_polynomial_p_x_scalar(ks: int, x: Number, n: Tensor) 
     """special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("legendre_polynomial_p", x, n), common_dtype
@@ -7345,7 +8049,11 @@ def numpy_special_legendre_polynomial_p_n_scalar(ks: int, x: Tensor, n: Number) 
     """special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("legendre_polynomial_p", x, n), common_dtype
@@ -7394,8 +8102,16 @@ def numpy_special_shifted_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) 
     """special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n), common_dtype
@@ -7410,7 +8126,11 @@ def numpy_special_shifted_chebyshev_polynomial_t_x_scalar(
     """special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n), common_dtype
@@ -7425,7 +8145,11 @@ def numpy_special_shifted_chebyshev_polynomial_t_n_scalar(
     """special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n), common_dtype
@@ -7438,8 +8162,16 @@ def numpy_special_shifted_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) 
     """special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n), common_dtype
@@ -7454,7 +8186,11 @@ def numpy_special_shifted_chebyshev_polynomial_u_x_scalar(
     """special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n), common_dtype
@@ -7469,7 +8205,11 @@ def numpy_special_shifted_chebyshev_polynomial_u_n_scalar(
     """special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n), common_dtype
@@ -7482,8 +8222,16 @@ def numpy_special_shifted_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) 
     """special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n), common_dtype
@@ -7498,7 +8246,11 @@ def numpy_special_shifted_chebyshev_polynomial_v_x_scalar(
     """special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n), common_dtype
@@ -7513,7 +8265,11 @@ def numpy_special_shifted_chebyshev_polynomial_v_n_scalar(
     """special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n), common_dtype
@@ -7526,8 +8282,16 @@ def numpy_special_shifted_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) 
     """special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
-    n = promoted_array(n, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n), common_dtype
@@ -7542,7 +8306,11 @@ def numpy_special_shifted_chebyshev_polynomial_w_x_scalar(
     """special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    n = promoted_array(n, common_dtype)
+    n = (
+        n._data
+        if n._data.dtype is common_dtype.numpy
+        else promoted_array(n, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n), common_dtype
@@ -7557,7 +8325,11 @@ def numpy_special_shifted_chebyshev_polynomial_w_n_scalar(
     """special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor"""
     common_dtype = result_type(x, n)
     common_dtype = integer_to_float(common_dtype)
-    x = promoted_array(x, common_dtype)
+    x = (
+        x._data
+        if x._data.dtype is common_dtype.numpy
+        else promoted_array(x, common_dtype)
+    )
     try:
         return wrap_result(
             orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n), common_dtype

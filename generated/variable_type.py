@@ -24,8 +24,9 @@ from gradgen.variable_type_utils import (
     TypeAndSize,
     check_inplace,
     check_no_requires_grad,
-    collect_next_edges,
-    compute_requires_grad,
+    next_edges,
+    next_edges_1,
+    next_edges_2,
     rebase_history,
     set_history,
     set_history_if_differentiable,
@@ -37,13 +38,17 @@ from . import functions, operators
 def permute(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.PermuteBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PermuteBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dims = dims
-    result = redispatch(operators.permute, ks & AFTER_AUTOGRAD_KEYSET, self, dims)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.permute._table[ks] or operators.permute.kernel_for(ks))(
+        ks, self, dims
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -59,14 +64,16 @@ def permute(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
 def expand(ks: int, self: Tensor, size: Sequence[int], implicit: bool) -> Any:
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ExpandBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ExpandBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.expand, ks & AFTER_AUTOGRAD_KEYSET, self, size, implicit
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.expand._table[ks] or operators.expand.kernel_for(ks))(
+        ks, self, size, implicit
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -85,13 +92,17 @@ def expand(ks: int, self: Tensor, size: Sequence[int], implicit: bool) -> Any:
 def sum_to_size(ks: int, self: Tensor, size: Sequence[int]) -> Any:
     """sum_to_size(Tensor self, SymInt[] size) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SumToSizeBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SumToSizeBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.sum_to_size, ks & AFTER_AUTOGRAD_KEYSET, self, size)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sum_to_size._table[ks] or operators.sum_to_size.kernel_for(ks))(
+        ks, self, size
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -107,13 +118,17 @@ def sum_to_size(ks: int, self: Tensor, size: Sequence[int]) -> Any:
 def view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ViewBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ViewBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.view, ks & AFTER_AUTOGRAD_KEYSET, self, size)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.view._table[ks] or operators.view.kernel_for(ks))(
+        ks, self, size
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -127,13 +142,17 @@ def view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
 def squeeze(ks: int, self: Tensor) -> Any:
     """squeeze(Tensor(a) self) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SqueezeBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SqueezeBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.squeeze, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.squeeze._table[ks] or operators.squeeze.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -147,14 +166,18 @@ def squeeze(ks: int, self: Tensor) -> Any:
 def squeeze_dim(ks: int, self: Tensor, dim: int) -> Any:
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SqueezeBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SqueezeBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.squeeze_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.squeeze_dim._table[ks] or operators.squeeze_dim.kernel_for(ks))(
+        ks, self, dim
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -170,13 +193,17 @@ def squeeze_dim(ks: int, self: Tensor, dim: int) -> Any:
 def unsqueeze(ks: int, self: Tensor, dim: int) -> Any:
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UnsqueezeBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UnsqueezeBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-    result = redispatch(operators.unsqueeze, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.unsqueeze._table[ks] or operators.unsqueeze.kernel_for(ks))(
+        ks, self, dim
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -192,16 +219,18 @@ def unsqueeze(ks: int, self: Tensor, dim: int) -> Any:
 def transpose_int(ks: int, self: Tensor, dim0: int, dim1: int) -> Any:
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TransposeBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TransposeBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim0 = dim0
         grad_fn.dim1 = dim1
-    result = redispatch(
-        operators.transpose_int, ks & AFTER_AUTOGRAD_KEYSET, self, dim0, dim1
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.transpose_int._table[ks] or operators.transpose_int.kernel_for(ks)
+    )(ks, self, dim0, dim1)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -219,12 +248,14 @@ def transpose_int(ks: int, self: Tensor, dim0: int, dim1: int) -> Any:
 def t(ks: int, self: Tensor) -> Any:
     """t(Tensor(a) self) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.t, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.t._table[ks] or operators.t.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -238,16 +269,18 @@ def t(ks: int, self: Tensor) -> Any:
 def select_int(ks: int, self: Tensor, dim: int, index: int) -> Any:
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SelectBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SelectBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index = index
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.select_int, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.select_int._table[ks] or operators.select_int.kernel_for(ks))(
+        ks, self, dim, index
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -268,19 +301,21 @@ def slice_Tensor(
 ) -> Any:
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SliceBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SliceBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.end = end
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.start = start
         grad_fn.step = step
-    result = redispatch(
-        operators.slice_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, dim, start, end, step
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.slice_Tensor._table[ks] or operators.slice_Tensor.kernel_for(ks)
+    )(ks, self, dim, start, end, step)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -300,16 +335,20 @@ def cat(ks: int, tensors: Sequence[Tensor], dim: int) -> Any:
     _any_has_forward_grad = (
         any(t._fw_grad is not None for t in tensors)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(*tensors)
+    _next_edges = next_edges(*tensors)
     grad_fn: functions.CatBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CatBackward0()
-        grad_fn.set_next_edges(collect_next_edges(*tensors))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.tensors_size_ = len(tensors)
         grad_fn.dim = dim
         grad_fn.tensors_args_scalartypes = [t.dtype for t in tensors]
         grad_fn.tensors_args_sizes = [tuple(t.shape) for t in tensors]
-    result = redispatch(operators.cat, ks & AFTER_AUTOGRAD_KEYSET, tensors, dim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cat._table[ks] or operators.cat.kernel_for(ks))(
+        ks, tensors, dim
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -329,15 +368,19 @@ def stack(ks: int, tensors: Sequence[Tensor], dim: int) -> Any:
     _any_has_forward_grad = (
         any(t._fw_grad is not None for t in tensors)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(*tensors)
+    _next_edges = next_edges(*tensors)
     grad_fn: functions.StackBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.StackBackward0()
-        grad_fn.set_next_edges(collect_next_edges(*tensors))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.tensors_size_ = len(tensors)
         grad_fn.dim = dim
         grad_fn.tensors_args_scalartypes = [t.dtype for t in tensors]
-    result = redispatch(operators.stack, ks & AFTER_AUTOGRAD_KEYSET, tensors, dim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.stack._table[ks] or operators.stack.kernel_for(ks))(
+        ks, tensors, dim
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -355,18 +398,20 @@ def stack(ks: int, tensors: Sequence[Tensor], dim: int) -> Any:
 def split_Tensor(ks: int, self: Tensor, split_size: int, dim: int) -> Any:
     """split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SplitBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SplitBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_options = self.dtype
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.split_size = split_size
-    result = redispatch(
-        operators.split_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, split_size, dim
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.split_Tensor._table[ks] or operators.split_Tensor.kernel_for(ks)
+    )(ks, self, split_size, dim)
     if grad_fn is not None:
         for output in result:
             set_history(output, grad_fn)
@@ -388,18 +433,21 @@ def split_with_sizes(
 ) -> Any:
     """split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SplitWithSizesBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SplitWithSizesBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_options = self.dtype
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.split_sizes = split_sizes
-    result = redispatch(
-        operators.split_with_sizes, ks & AFTER_AUTOGRAD_KEYSET, self, split_sizes, dim
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.split_with_sizes._table[ks]
+        or operators.split_with_sizes.kernel_for(ks)
+    )(ks, self, split_sizes, dim)
     if grad_fn is not None:
         for output in result:
             set_history(output, grad_fn)
@@ -419,13 +467,17 @@ def split_with_sizes(
 def unbind_int(ks: int, self: Tensor, dim: int) -> Any:
     """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UnbindBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UnbindBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-    result = redispatch(operators.unbind_int, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.unbind_int._table[ks] or operators.unbind_int.kernel_for(ks))(
+        ks, self, dim
+    )
     if grad_fn is not None:
         for output in result:
             set_history(output, grad_fn)
@@ -445,21 +497,18 @@ def select_backward(
 ) -> Any:
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.SelectBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SelectBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index = index
-    result = redispatch(
-        operators.select_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        input_sizes,
-        dim,
-        index,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.select_backward._table[ks] or operators.select_backward.kernel_for(ks)
+    )(ks, grad_output, input_sizes, dim, index)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -490,25 +539,20 @@ def slice_backward(
 ) -> Any:
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.SliceBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SliceBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.end = end
         grad_fn.start = start
         grad_fn.step = step
-    result = redispatch(
-        operators.slice_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        input_sizes,
-        dim,
-        start,
-        end,
-        step,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.slice_backward._table[ks] or operators.slice_backward.kernel_for(ks)
+    )(ks, grad_output, input_sizes, dim, start, end, step)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -533,12 +577,16 @@ def slice_backward(
 def view_as_real(ks: int, self: Tensor) -> Any:
     """view_as_real(Tensor(a) self) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ViewAsRealBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ViewAsRealBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.view_as_real, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.view_as_real._table[ks] or operators.view_as_real.kernel_for(ks)
+    )(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -554,12 +602,16 @@ def view_as_real(ks: int, self: Tensor) -> Any:
 def view_as_complex(ks: int, self: Tensor) -> Any:
     """view_as_complex(Tensor(a) self) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ViewAsComplexBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ViewAsComplexBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.view_as_complex, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.view_as_complex._table[ks] or operators.view_as_complex.kernel_for(ks)
+    )(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -575,13 +627,17 @@ def view_as_complex(ks: int, self: Tensor) -> Any:
 def flip(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
     """flip(Tensor self, int[] dims) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FlipBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FlipBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dims = dims
-    result = redispatch(operators.flip, ks & AFTER_AUTOGRAD_KEYSET, self, dims)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.flip._table[ks] or operators.flip.kernel_for(ks))(
+        ks, self, dims
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -595,14 +651,18 @@ def flip(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
 def roll(ks: int, self: Tensor, shifts: Sequence[int], dims: Sequence[int]) -> Any:
     """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.RollBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RollBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dims = dims
         grad_fn.shifts = shifts
-    result = redispatch(operators.roll, ks & AFTER_AUTOGRAD_KEYSET, self, shifts, dims)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.roll._table[ks] or operators.roll.kernel_for(ks))(
+        ks, self, shifts, dims
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -618,14 +678,18 @@ def roll(ks: int, self: Tensor, shifts: Sequence[int], dims: Sequence[int]) -> A
 def repeat(ks: int, self: Tensor, repeats: Sequence[int]) -> Any:
     """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.RepeatBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RepeatBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.repeats = repeats
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.repeat, ks & AFTER_AUTOGRAD_KEYSET, self, repeats)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.repeat._table[ks] or operators.repeat.kernel_for(ks))(
+        ks, self, repeats
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -641,13 +705,17 @@ def repeat(ks: int, self: Tensor, repeats: Sequence[int]) -> Any:
 def _unsafe_view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UnsafeViewBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UnsafeViewBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators._unsafe_view, ks & AFTER_AUTOGRAD_KEYSET, self, size)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._unsafe_view._table[ks] or operators._unsafe_view.kernel_for(ks)
+    )(ks, self, size)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -663,15 +731,17 @@ def _unsafe_view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
 def constant_pad_nd(ks: int, self: Tensor, pad: Sequence[int], value: Number) -> Any:
     """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ConstantPadNdBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ConstantPadNdBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.pad = pad
-    result = redispatch(
-        operators.constant_pad_nd, ks & AFTER_AUTOGRAD_KEYSET, self, pad, value
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.constant_pad_nd._table[ks] or operators.constant_pad_nd.kernel_for(ks)
+    )(ks, self, pad, value)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -689,17 +759,19 @@ def constant_pad_nd(ks: int, self: Tensor, pad: Sequence[int], value: Number) ->
 def diagonal(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.DiagonalBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DiagonalBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim1 = dim1
         grad_fn.dim2 = dim2
         grad_fn.offset = offset
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.diagonal, ks & AFTER_AUTOGRAD_KEYSET, self, offset, dim1, dim2
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.diagonal._table[ks] or operators.diagonal.kernel_for(ks))(
+        ks, self, offset, dim1, dim2
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -725,23 +797,20 @@ def diagonal_backward(
 ) -> Any:
     """diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.DiagonalBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DiagonalBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim1 = dim1
         grad_fn.dim2 = dim2
         grad_fn.offset = offset
-    result = redispatch(
-        operators.diagonal_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        input_sizes,
-        offset,
-        dim1,
-        dim2,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.diagonal_backward._table[ks]
+        or operators.diagonal_backward.kernel_for(ks)
+    )(ks, grad_output, input_sizes, offset, dim1, dim2)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -765,18 +834,20 @@ def diagonal_backward(
 def diagonal_copy(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     """diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.DiagonalCopyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DiagonalCopyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim1 = dim1
         grad_fn.dim2 = dim2
         grad_fn.offset = offset
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.diagonal_copy, ks & AFTER_AUTOGRAD_KEYSET, self, offset, dim1, dim2
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.diagonal_copy._table[ks] or operators.diagonal_copy.kernel_for(ks)
+    )(ks, self, offset, dim1, dim2)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -794,16 +865,18 @@ def diagonal_copy(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> A
 def diag_embed(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.DiagEmbedBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DiagEmbedBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim1 = dim1
         grad_fn.dim2 = dim2
         grad_fn.offset = offset
-    result = redispatch(
-        operators.diag_embed, ks & AFTER_AUTOGRAD_KEYSET, self, offset, dim1, dim2
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.diag_embed._table[ks] or operators.diag_embed.kernel_for(ks))(
+        ks, self, offset, dim1, dim2
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1266,16 +1339,18 @@ def add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.AddBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.other_scalar_type = other.dtype
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.add_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.add_Tensor._table[ks] or operators.add_Tensor.kernel_for(ks))(
+        ks, self, other, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1301,16 +1376,18 @@ def sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.SubBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SubBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.other_scalar_type = other.dtype
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.sub_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sub_Tensor._table[ks] or operators.sub_Tensor.kernel_for(ks))(
+        ks, self, other, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1336,18 +1413,22 @@ def mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.MulBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MulBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
         grad_fn.other_scalar_type = other.dtype
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.mul_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mul_Tensor._table[ks] or operators.mul_Tensor.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1365,16 +1446,19 @@ def mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.PowBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PowBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.exponent = exponent
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.pow_Tensor_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, exponent
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.pow_Tensor_Scalar._table[ks]
+        or operators.pow_Tensor_Scalar.kernel_for(ks)
+    )(ks, self, exponent)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1392,12 +1476,14 @@ def pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
 def neg(ks: int, self: Tensor) -> Any:
     """neg(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NegBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NegBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.neg, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.neg._table[ks] or operators.neg.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1411,12 +1497,14 @@ def neg(ks: int, self: Tensor) -> Any:
 def _conj(ks: int, self: Tensor) -> Any:
     """_conj(Tensor(a) self) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ConjBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ConjBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators._conj, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators._conj._table[ks] or operators._conj.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1430,12 +1518,14 @@ def _conj(ks: int, self: Tensor) -> Any:
 def real(ks: int, self: Tensor) -> Any:
     """real(Tensor(a) self) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.RealBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RealBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.real, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.real._table[ks] or operators.real.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1449,13 +1539,15 @@ def real(ks: int, self: Tensor) -> Any:
 def clone(ks: int, self: Tensor, memory_format: Any | None) -> Any:
     """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CloneBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CloneBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(
-        operators.clone, ks & AFTER_AUTOGRAD_KEYSET, self, memory_format
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.clone._table[ks] or operators.clone.kernel_for(ks))(
+        ks, self, memory_format
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1483,22 +1575,16 @@ def _to_copy(
 ) -> Any:
     """_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ToCopyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ToCopyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_options = self.dtype
-    result = redispatch(
-        operators._to_copy,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dtype,
-        layout,
-        device,
-        pin_memory,
-        non_blocking,
-        memory_format,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators._to_copy._table[ks] or operators._to_copy.kernel_for(ks))(
+        ks, self, dtype, layout, device, pin_memory, non_blocking, memory_format
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1528,17 +1614,19 @@ def add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AddBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.other_scalar_type = other.dtype
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.add__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.add__Tensor._table[ks] or operators.add__Tensor.kernel_for(ks))(
+        ks, self, other, alpha
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -1565,17 +1653,19 @@ def sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.SubBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SubBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.other_scalar_type = other.dtype
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.sub__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sub__Tensor._table[ks] or operators.sub__Tensor.kernel_for(ks))(
+        ks, self, other, alpha
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -1605,19 +1695,23 @@ def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.MulBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MulBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
         grad_fn.other_scalar_type = other.dtype
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.mul__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mul__Tensor._table[ks] or operators.mul__Tensor.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -1639,12 +1733,14 @@ def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def exp(ks: int, self: Tensor) -> Any:
     """exp(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ExpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ExpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.exp, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.exp._table[ks] or operators.exp.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -1659,12 +1755,14 @@ def exp(ks: int, self: Tensor) -> Any:
 def exp2(ks: int, self: Tensor) -> Any:
     """exp2(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Exp2Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Exp2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.exp2, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.exp2._table[ks] or operators.exp2.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -1679,13 +1777,15 @@ def exp2(ks: int, self: Tensor) -> Any:
 def log(ks: int, self: Tensor) -> Any:
     """log(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LogBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.log, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.log._table[ks] or operators.log.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1699,13 +1799,15 @@ def log(ks: int, self: Tensor) -> Any:
 def log2(ks: int, self: Tensor) -> Any:
     """log2(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Log2Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Log2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.log2, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.log2._table[ks] or operators.log2.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1719,13 +1821,15 @@ def log2(ks: int, self: Tensor) -> Any:
 def log10(ks: int, self: Tensor) -> Any:
     """log10(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Log10Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Log10Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.log10, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.log10._table[ks] or operators.log10.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1739,13 +1843,15 @@ def log10(ks: int, self: Tensor) -> Any:
 def log1p(ks: int, self: Tensor) -> Any:
     """log1p(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Log1PBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Log1PBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.log1p, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.log1p._table[ks] or operators.log1p.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1759,12 +1865,14 @@ def log1p(ks: int, self: Tensor) -> Any:
 def expm1(ks: int, self: Tensor) -> Any:
     """expm1(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Expm1Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Expm1Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.expm1, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.expm1._table[ks] or operators.expm1.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -1779,12 +1887,14 @@ def expm1(ks: int, self: Tensor) -> Any:
 def sqrt(ks: int, self: Tensor) -> Any:
     """sqrt(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SqrtBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SqrtBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.sqrt, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sqrt._table[ks] or operators.sqrt.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -1799,12 +1909,14 @@ def sqrt(ks: int, self: Tensor) -> Any:
 def rsqrt(ks: int, self: Tensor) -> Any:
     """rsqrt(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.RsqrtBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RsqrtBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.rsqrt, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.rsqrt._table[ks] or operators.rsqrt.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -1819,12 +1931,16 @@ def rsqrt(ks: int, self: Tensor) -> Any:
 def reciprocal(ks: int, self: Tensor) -> Any:
     """reciprocal(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ReciprocalBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReciprocalBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.reciprocal, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.reciprocal._table[ks] or operators.reciprocal.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -1839,13 +1955,15 @@ def reciprocal(ks: int, self: Tensor) -> Any:
 def abs(ks: int, self: Tensor) -> Any:
     """abs(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AbsBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AbsBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.abs, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.abs._table[ks] or operators.abs.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1859,13 +1977,15 @@ def abs(ks: int, self: Tensor) -> Any:
 def sgn(ks: int, self: Tensor) -> Any:
     """sgn(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SgnBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SgnBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.sgn, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sgn._table[ks] or operators.sgn.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -1880,12 +2000,14 @@ def sgn(ks: int, self: Tensor) -> Any:
 def sign(ks: int, self: Tensor) -> Any:
     """sign(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SignBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SignBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.sign, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sign._table[ks] or operators.sign.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1899,13 +2021,15 @@ def sign(ks: int, self: Tensor) -> Any:
 def sin(ks: int, self: Tensor) -> Any:
     """sin(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SinBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.sin, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sin._table[ks] or operators.sin.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1919,13 +2043,15 @@ def sin(ks: int, self: Tensor) -> Any:
 def cos(ks: int, self: Tensor) -> Any:
     """cos(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CosBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CosBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.cos, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cos._table[ks] or operators.cos.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1939,12 +2065,14 @@ def cos(ks: int, self: Tensor) -> Any:
 def tan(ks: int, self: Tensor) -> Any:
     """tan(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TanBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.tan, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.tan._table[ks] or operators.tan.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -1959,13 +2087,15 @@ def tan(ks: int, self: Tensor) -> Any:
 def asin(ks: int, self: Tensor) -> Any:
     """asin(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AsinBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AsinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.asin, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.asin._table[ks] or operators.asin.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1979,13 +2109,15 @@ def asin(ks: int, self: Tensor) -> Any:
 def acos(ks: int, self: Tensor) -> Any:
     """acos(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AcosBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AcosBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.acos, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.acos._table[ks] or operators.acos.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1999,13 +2131,15 @@ def acos(ks: int, self: Tensor) -> Any:
 def atan(ks: int, self: Tensor) -> Any:
     """atan(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AtanBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AtanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.atan, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.atan._table[ks] or operators.atan.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2019,13 +2153,15 @@ def atan(ks: int, self: Tensor) -> Any:
 def sinh(ks: int, self: Tensor) -> Any:
     """sinh(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SinhBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SinhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.sinh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sinh._table[ks] or operators.sinh.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2039,13 +2175,15 @@ def sinh(ks: int, self: Tensor) -> Any:
 def cosh(ks: int, self: Tensor) -> Any:
     """cosh(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CoshBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CoshBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.cosh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cosh._table[ks] or operators.cosh.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2059,12 +2197,14 @@ def cosh(ks: int, self: Tensor) -> Any:
 def tanh(ks: int, self: Tensor) -> Any:
     """tanh(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TanhBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TanhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.tanh, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.tanh._table[ks] or operators.tanh.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -2079,12 +2219,16 @@ def tanh(ks: int, self: Tensor) -> Any:
 def sigmoid(ks: int, self: Tensor) -> Any:
     """sigmoid(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SigmoidBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SigmoidBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.sigmoid, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sigmoid._table[ks] or operators.sigmoid.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -2099,13 +2243,15 @@ def sigmoid(ks: int, self: Tensor) -> Any:
 def erf(ks: int, self: Tensor) -> Any:
     """erf(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ErfBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ErfBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.erf, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.erf._table[ks] or operators.erf.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2119,12 +2265,14 @@ def erf(ks: int, self: Tensor) -> Any:
 def floor(ks: int, self: Tensor) -> Any:
     """floor(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FloorBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FloorBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.floor, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.floor._table[ks] or operators.floor.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2138,12 +2286,14 @@ def floor(ks: int, self: Tensor) -> Any:
 def ceil(ks: int, self: Tensor) -> Any:
     """ceil(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CeilBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CeilBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.ceil, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.ceil._table[ks] or operators.ceil.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2157,12 +2307,14 @@ def ceil(ks: int, self: Tensor) -> Any:
 def round(ks: int, self: Tensor) -> Any:
     """round(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.RoundBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RoundBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.round, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.round._table[ks] or operators.round.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2176,14 +2328,16 @@ def round(ks: int, self: Tensor) -> Any:
 def round_decimals(ks: int, self: Tensor, decimals: int) -> Any:
     """round.decimals(Tensor self, *, int decimals) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.RoundBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RoundBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(
-        operators.round_decimals, ks & AFTER_AUTOGRAD_KEYSET, self, decimals
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.round_decimals._table[ks] or operators.round_decimals.kernel_for(ks)
+    )(ks, self, decimals)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2201,12 +2355,14 @@ def round_decimals(ks: int, self: Tensor, decimals: int) -> Any:
 def trunc(ks: int, self: Tensor) -> Any:
     """trunc(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TruncBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TruncBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.trunc, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.trunc._table[ks] or operators.trunc.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2220,13 +2376,15 @@ def trunc(ks: int, self: Tensor) -> Any:
 def angle(ks: int, self: Tensor) -> Any:
     """angle(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AngleBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AngleBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.angle, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.angle._table[ks] or operators.angle.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2242,16 +2400,19 @@ def sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or output._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, output)
+    _next_edges = next_edges_2(grad_output, output)
     grad_fn: functions.SigmoidBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SigmoidBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.output_ = SavedVariable(output, False)
-    result = redispatch(
-        operators.sigmoid_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, output
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.sigmoid_backward._table[ks]
+        or operators.sigmoid_backward.kernel_for(ks)
+    )(ks, grad_output, output)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2275,16 +2436,18 @@ def tanh_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or output._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, output)
+    _next_edges = next_edges_2(grad_output, output)
     grad_fn: functions.TanhBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TanhBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.output_ = SavedVariable(output, False)
-    result = redispatch(
-        operators.tanh_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, output
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.tanh_backward._table[ks] or operators.tanh_backward.kernel_for(ks)
+    )(ks, grad_output, output)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2307,13 +2470,15 @@ def exp_(ks: int, self: Tensor) -> Any:
     """exp_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ExpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ExpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.exp_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.exp_._table[ks] or operators.exp_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -2334,14 +2499,16 @@ def log_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.LogBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.log_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.log_._table[ks] or operators.log_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -2358,13 +2525,15 @@ def sqrt_(ks: int, self: Tensor) -> Any:
     """sqrt_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.SqrtBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SqrtBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.sqrt_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sqrt_._table[ks] or operators.sqrt_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -2382,13 +2551,15 @@ def neg_(ks: int, self: Tensor) -> Any:
     """neg_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.NegBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NegBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.neg_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.neg_._table[ks] or operators.neg_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -2408,14 +2579,16 @@ def abs_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AbsBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AbsBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.abs_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.abs_._table[ks] or operators.abs_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -2432,13 +2605,17 @@ def sigmoid_(ks: int, self: Tensor) -> Any:
     """sigmoid_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.SigmoidBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SigmoidBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.sigmoid_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sigmoid_._table[ks] or operators.sigmoid_.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -2456,13 +2633,15 @@ def tanh_(ks: int, self: Tensor) -> Any:
     """tanh_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.TanhBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TanhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.tanh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.tanh_._table[ks] or operators.tanh_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -2481,16 +2660,19 @@ def pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or exponent._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, exponent)
+    _next_edges = next_edges_2(self, exponent)
     grad_fn: functions.PowBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PowBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, exponent))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.exponent_ = SavedVariable(exponent, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.pow_Tensor_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, exponent
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.pow_Tensor_Tensor._table[ks]
+        or operators.pow_Tensor_Tensor.kernel_for(ks)
+    )(ks, self, exponent)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -2513,15 +2695,17 @@ def pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
 def pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
     _any_has_forward_grad = (exponent._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(exponent)
+    _next_edges = next_edges_1(exponent)
     grad_fn: functions.PowBackward2 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PowBackward2()
-        grad_fn.set_next_edges(collect_next_edges(exponent))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.exponent_ = SavedVariable(exponent, False)
         grad_fn.self = self
-    result = redispatch(
-        operators.pow_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, exponent
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.pow_Scalar._table[ks] or operators.pow_Scalar.kernel_for(ks))(
+        ks, self, exponent
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -2541,14 +2725,16 @@ def pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
 def add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AddBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.add_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.add_Scalar._table[ks] or operators.add_Scalar.kernel_for(ks))(
+        ks, self, other, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -2567,14 +2753,16 @@ def add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
 def sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
     """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SubBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SubBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.sub_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sub_Scalar._table[ks] or operators.sub_Scalar.kernel_for(ks))(
+        ks, self, other, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -2593,14 +2781,18 @@ def sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
 def mul_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """mul.Scalar(Tensor self, Scalar other) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MulBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MulBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.mul_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mul_Scalar._table[ks] or operators.mul_Scalar.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2618,16 +2810,20 @@ def div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.DivBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DivBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.div_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.div_Tensor._table[ks] or operators.div_Tensor.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2645,14 +2841,18 @@ def div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def div_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """div.Scalar(Tensor self, Scalar other) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.DivBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DivBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.div_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.div_Scalar._table[ks] or operators.div_Scalar.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2672,23 +2872,21 @@ def div_Tensor_mode(
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.DivBackward2 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DivBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.rounding_mode = rounding_mode
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.div_Tensor_mode,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        other,
-        rounding_mode,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.div_Tensor_mode._table[ks] or operators.div_Tensor_mode.kernel_for(ks)
+    )(ks, self, other, rounding_mode)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2714,17 +2912,21 @@ def div__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.DivBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DivBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.div__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.div__Tensor._table[ks] or operators.div__Tensor.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -2754,24 +2956,23 @@ def div__Tensor_mode(
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.DivBackward2 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DivBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.rounding_mode = rounding_mode
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.div__Tensor_mode,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        other,
-        rounding_mode,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.div__Tensor_mode._table[ks]
+        or operators.div__Tensor_mode.kernel_for(ks)
+    )(ks, self, other, rounding_mode)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -2798,12 +2999,16 @@ def floor_divide(ks: int, self: Tensor, other: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("floor_divide")
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("floor_divide")
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-    result = redispatch(operators.floor_divide, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.floor_divide._table[ks] or operators.floor_divide.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -2814,14 +3019,17 @@ def floor_divide_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("floor_divide.Scalar")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("floor_divide")
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(
-        operators.floor_divide_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.floor_divide_Scalar._table[ks]
+        or operators.floor_divide_Scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -2832,16 +3040,18 @@ def rsub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.RsubBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RsubBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.other_scalar_type = other.dtype
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.rsub_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.rsub_Tensor._table[ks] or operators.rsub_Tensor.kernel_for(ks))(
+        ks, self, other, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -2865,15 +3075,17 @@ def rsub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
 def rsub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
     """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.RsubBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RsubBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.rsub_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.rsub_Scalar._table[ks] or operators.rsub_Scalar.kernel_for(ks))(
+        ks, self, other, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -2894,14 +3106,18 @@ def maximum(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.MaximumBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaximumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.maximum, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.maximum._table[ks] or operators.maximum.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2921,14 +3137,18 @@ def minimum(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.MinimumBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MinimumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.minimum, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.minimum._table[ks] or operators.minimum.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2948,14 +3168,18 @@ def fmax(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.FmaxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FmaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.fmax, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.fmax._table[ks] or operators.fmax.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -2975,14 +3199,18 @@ def fmin(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.FminBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FminBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.fmin, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.fmin._table[ks] or operators.fmin.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3002,14 +3230,18 @@ def atan2(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.Atan2Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Atan2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.atan2, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.atan2._table[ks] or operators.atan2.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3029,16 +3261,20 @@ def hypot(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.HypotBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HypotBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.hypot, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.hypot._table[ks] or operators.hypot.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -3186,14 +3422,16 @@ def where_self(ks: int, condition: Tensor, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.WhereBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.WhereBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.condition_ = SavedVariable(condition, False)
-    result = redispatch(
-        operators.where_self, ks & AFTER_AUTOGRAD_KEYSET, condition, self, other
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.where_self._table[ks] or operators.where_self.kernel_for(ks))(
+        ks, condition, self, other
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -3221,17 +3459,19 @@ def clamp_Tensor(ks: int, self: Tensor, min: Tensor | None, max: Tensor | None) 
         or (min is not None and min._fw_grad is not None)
         or (max is not None and max._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, min, max)
+    _next_edges = next_edges(self, min, max)
     grad_fn: functions.ClampBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, min, max))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max_ = None if max is None else SavedVariable(max, False)
         grad_fn.min_ = None if min is None else SavedVariable(min, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.clamp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, min, max
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.clamp_Tensor._table[ks] or operators.clamp_Tensor.kernel_for(ks)
+    )(ks, self, min, max)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3255,15 +3495,19 @@ def clamp_Tensor(ks: int, self: Tensor, min: Tensor | None, max: Tensor | None) 
 def clamp(ks: int, self: Tensor, min: Number | None, max: Number | None) -> Any:
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ClampBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max = max
         grad_fn.min = min
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.clamp, ks & AFTER_AUTOGRAD_KEYSET, self, min, max)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.clamp._table[ks] or operators.clamp.kernel_for(ks))(
+        ks, self, min, max
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3283,16 +3527,20 @@ def clamp_(ks: int, self: Tensor, min: Number | None, max: Number | None) -> Any
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ClampBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max = max
         grad_fn.min = min
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.clamp_, ks & AFTER_AUTOGRAD_KEYSET, self, min, max)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.clamp_._table[ks] or operators.clamp_.kernel_for(ks))(
+        ks, self, min, max
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -3310,14 +3558,18 @@ def clamp_(ks: int, self: Tensor, min: Number | None, max: Number | None) -> Any
 def clamp_min(ks: int, self: Tensor, min: Number) -> Any:
     """clamp_min(Tensor self, Scalar min) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ClampMinBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampMinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.min = min
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.clamp_min, ks & AFTER_AUTOGRAD_KEYSET, self, min)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.clamp_min._table[ks] or operators.clamp_min.kernel_for(ks))(
+        ks, self, min
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3333,14 +3585,18 @@ def clamp_min(ks: int, self: Tensor, min: Number) -> Any:
 def clamp_max(ks: int, self: Tensor, max: Number) -> Any:
     """clamp_max(Tensor self, Scalar max) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ClampMaxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampMaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max = max
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.clamp_max, ks & AFTER_AUTOGRAD_KEYSET, self, max)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.clamp_max._table[ks] or operators.clamp_max.kernel_for(ks))(
+        ks, self, max
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3358,16 +3614,20 @@ def fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.FmodBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FmodBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.fmod_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.fmod_Tensor._table[ks] or operators.fmod_Tensor.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3385,12 +3645,16 @@ def fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def fmod_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """fmod.Scalar(Tensor self, Scalar other) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FmodBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FmodBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.fmod_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.fmod_Scalar._table[ks] or operators.fmod_Scalar.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3408,18 +3672,21 @@ def remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.RemainderBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RemainderBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.remainder_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.remainder_Tensor._table[ks]
+        or operators.remainder_Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3437,14 +3704,17 @@ def remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def remainder_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """remainder.Scalar(Tensor self, Scalar other) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.RemainderBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RemainderBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(
-        operators.remainder_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.remainder_Scalar._table[ks]
+        or operators.remainder_Scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3546,14 +3816,17 @@ def bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("bitwise_and.Tensor")
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("bitwise_and")
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-    result = redispatch(
-        operators.bitwise_and_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.bitwise_and_Tensor._table[ks]
+        or operators.bitwise_and_Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -3566,14 +3839,17 @@ def bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("bitwise_or.Tensor")
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("bitwise_or")
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-    result = redispatch(
-        operators.bitwise_or_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.bitwise_or_Tensor._table[ks]
+        or operators.bitwise_or_Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -3586,14 +3862,17 @@ def bitwise_xor_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("bitwise_xor.Tensor")
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("bitwise_xor")
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-    result = redispatch(
-        operators.bitwise_xor_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.bitwise_xor_Tensor._table[ks]
+        or operators.bitwise_xor_Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -3604,12 +3883,16 @@ def bitwise_not(ks: int, self: Tensor) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("bitwise_not")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("bitwise_not")
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.bitwise_not, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.bitwise_not._table[ks] or operators.bitwise_not.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -3628,14 +3911,16 @@ def isinf(ks: int, self: Tensor) -> Any:
 def copy(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
     """copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"""
     _any_has_forward_grad = (src._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, src)
+    _next_edges = next_edges_2(self, src)
     grad_fn: functions.CopyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CopyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.src_options = src.dtype
-    result = redispatch(
-        operators.copy, ks & AFTER_AUTOGRAD_KEYSET, self, src, non_blocking
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.copy._table[ks] or operators.copy.kernel_for(ks))(
+        ks, self, src, non_blocking
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -3660,15 +3945,17 @@ def copy_(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
     _any_has_forward_grad = (src._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, src)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, src)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.CopyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CopyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.src_options = src.dtype
-    result = redispatch(
-        operators.copy_, ks & AFTER_AUTOGRAD_KEYSET, self, src, non_blocking
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.copy_._table[ks] or operators.copy_.kernel_for(ks))(
+        ks, self, src, non_blocking
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -3692,12 +3979,14 @@ def copy_(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
 def zero(ks: int, self: Tensor) -> Any:
     """zero(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ZeroBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ZeroBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.zero, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.zero._table[ks] or operators.zero.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3712,13 +4001,15 @@ def zero_(ks: int, self: Tensor) -> Any:
     """zero_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ZeroBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ZeroBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.zero_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.zero_._table[ks] or operators.zero_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -3734,12 +4025,16 @@ def zero_(ks: int, self: Tensor) -> Any:
 def fill_Scalar(ks: int, self: Tensor, value: Number) -> Any:
     """fill.Scalar(Tensor self, Scalar value) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FillBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FillBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.fill_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, value)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.fill_Scalar._table[ks] or operators.fill_Scalar.kernel_for(ks))(
+        ks, self, value
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3757,12 +4052,16 @@ def fill_Tensor(ks: int, self: Tensor, value: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or value._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, value)
+    _next_edges = next_edges_2(self, value)
     grad_fn: functions.FillBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FillBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
-    result = redispatch(operators.fill_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, value)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.fill_Tensor._table[ks] or operators.fill_Tensor.kernel_for(ks))(
+        ks, self, value
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -3782,13 +4081,17 @@ def fill__Scalar(ks: int, self: Tensor, value: Number) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("fill_.Scalar")
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.FillBackward2 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FillBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.fill__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, value)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.fill__Scalar._table[ks] or operators.fill__Scalar.kernel_for(ks)
+    )(ks, self, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -3801,13 +4104,17 @@ def fill__Tensor(ks: int, self: Tensor, value: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("fill_.Tensor")
-    _any_requires_grad = compute_requires_grad(self, value)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, value)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.FillBackward3 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FillBackward3()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
-    result = redispatch(operators.fill__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, value)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.fill__Tensor._table[ks] or operators.fill__Tensor.kernel_for(ks)
+    )(ks, self, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -3818,14 +4125,16 @@ def lerp_Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or end._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, end)
+    _next_edges = next_edges_2(self, end)
     grad_fn: functions.LerpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LerpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, end))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.weight = weight
-    result = redispatch(
-        operators.lerp_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.lerp_Scalar._table[ks] or operators.lerp_Scalar.kernel_for(ks))(
+        ks, self, end, weight
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -3853,18 +4162,20 @@ def lerp_Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
         or end._fw_grad is not None
         or weight._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, end, weight)
+    _next_edges = next_edges(self, end, weight)
     grad_fn: functions.LerpBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LerpBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, end, weight))
-        if grad_fn.should_compute_output(2):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[2][0] is not None:
             grad_fn.end_ = SavedVariable(end, False)
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.lerp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.lerp_Tensor._table[ks] or operators.lerp_Tensor.kernel_for(ks))(
+        ks, self, end, weight
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -3892,16 +4203,18 @@ def lerp__Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Any:
         self._fw_grad is not None or end._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, end)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, end)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.LerpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LerpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, end))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.weight = weight
-    result = redispatch(
-        operators.lerp__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.lerp__Scalar._table[ks] or operators.lerp__Scalar.kernel_for(ks)
+    )(ks, self, end, weight)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -3932,20 +4245,22 @@ def lerp__Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, end, weight)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges(self, end, weight)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.LerpBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LerpBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, end, weight))
-        if grad_fn.should_compute_output(2):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[2][0] is not None:
             grad_fn.end_ = SavedVariable(end, False)
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.lerp__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.lerp__Tensor._table[ks] or operators.lerp__Tensor.kernel_for(ks)
+    )(ks, self, end, weight)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -3975,21 +4290,23 @@ def addcmul(
         or tensor1._fw_grad is not None
         or tensor2._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
+    _next_edges = next_edges(self, tensor1, tensor2)
     grad_fn: functions.AddcmulBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddcmulBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = self.dtype
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.tensor1_ = SavedVariable(tensor1, False)
         grad_fn.tensor1_scalar_type = tensor1.dtype
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.tensor2_ = SavedVariable(tensor2, False)
         grad_fn.tensor2_scalar_type = tensor2.dtype
         grad_fn.value = value
-    result = redispatch(
-        operators.addcmul, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.addcmul._table[ks] or operators.addcmul.kernel_for(ks))(
+        ks, self, tensor1, tensor2, value
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4022,22 +4339,24 @@ def addcmul_(
         or tensor2._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges(self, tensor1, tensor2)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AddcmulBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddcmulBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = self.dtype
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.tensor1_ = SavedVariable(tensor1, False)
         grad_fn.tensor1_scalar_type = tensor1.dtype
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.tensor2_ = SavedVariable(tensor2, False)
         grad_fn.tensor2_scalar_type = tensor2.dtype
         grad_fn.value = value
-    result = redispatch(
-        operators.addcmul_, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.addcmul_._table[ks] or operators.addcmul_.kernel_for(ks))(
+        ks, self, tensor1, tensor2, value
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -4069,20 +4388,22 @@ def addcdiv(
         or tensor1._fw_grad is not None
         or tensor2._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
+    _next_edges = next_edges(self, tensor1, tensor2)
     grad_fn: functions.AddcdivBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddcdivBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = self.dtype
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.tensor1_ = SavedVariable(tensor1, False)
         grad_fn.tensor1_scalar_type = tensor1.dtype
         grad_fn.tensor2_ = SavedVariable(tensor2, False)
         grad_fn.tensor2_scalar_type = tensor2.dtype
         grad_fn.value = value
-    result = redispatch(
-        operators.addcdiv, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.addcdiv._table[ks] or operators.addcdiv.kernel_for(ks))(
+        ks, self, tensor1, tensor2, value
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4115,21 +4436,23 @@ def addcdiv_(
         or tensor2._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges(self, tensor1, tensor2)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AddcdivBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddcdivBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = self.dtype
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.tensor1_ = SavedVariable(tensor1, False)
         grad_fn.tensor1_scalar_type = tensor1.dtype
         grad_fn.tensor2_ = SavedVariable(tensor2, False)
         grad_fn.tensor2_scalar_type = tensor2.dtype
         grad_fn.value = value
-    result = redispatch(
-        operators.addcdiv_, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.addcdiv_._table[ks] or operators.addcdiv_.kernel_for(ks))(
+        ks, self, tensor1, tensor2, value
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -4163,18 +4486,20 @@ def clamp__Tensor(ks: int, self: Tensor, min: Tensor | None, max: Tensor | None)
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, min, max)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges(self, min, max)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ClampBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, min, max))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max_ = None if max is None else SavedVariable(max, False)
         grad_fn.min_ = None if min is None else SavedVariable(min, False)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.clamp__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, min, max
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.clamp__Tensor._table[ks] or operators.clamp__Tensor.kernel_for(ks)
+    )(ks, self, min, max)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4200,14 +4525,16 @@ def nan_to_num(
 ) -> Any:
     """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NanToNumBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NanToNumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.nan_to_num, ks & AFTER_AUTOGRAD_KEYSET, self, nan, posinf, neginf
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.nan_to_num._table[ks] or operators.nan_to_num.kernel_for(ks))(
+        ks, self, nan, posinf, neginf
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4232,15 +4559,17 @@ def nan_to_num_(
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.NanToNumBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NanToNumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.nan_to_num_, ks & AFTER_AUTOGRAD_KEYSET, self, nan, posinf, neginf
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.nan_to_num_._table[ks] or operators.nan_to_num_.kernel_for(ks))(
+        ks, self, nan, posinf, neginf
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -4259,13 +4588,15 @@ def nan_to_num_(
 def acosh(ks: int, self: Tensor) -> Any:
     """acosh(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AcoshBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AcoshBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.acosh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.acosh._table[ks] or operators.acosh.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -4281,13 +4612,15 @@ def acosh_(ks: int, self: Tensor) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("acosh_")
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AcoshBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AcoshBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.acosh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.acosh_._table[ks] or operators.acosh_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -4296,13 +4629,15 @@ def acosh_(ks: int, self: Tensor) -> Any:
 def asinh(ks: int, self: Tensor) -> Any:
     """asinh(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AsinhBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AsinhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.asinh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.asinh._table[ks] or operators.asinh.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -4318,13 +4653,15 @@ def asinh_(ks: int, self: Tensor) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("asinh_")
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AsinhBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AsinhBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.asinh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.asinh_._table[ks] or operators.asinh_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -4333,13 +4670,15 @@ def asinh_(ks: int, self: Tensor) -> Any:
 def atanh(ks: int, self: Tensor) -> Any:
     """atanh(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AtanhBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AtanhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.atanh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.atanh._table[ks] or operators.atanh.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -4355,13 +4694,15 @@ def atanh_(ks: int, self: Tensor) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("atanh_")
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AtanhBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AtanhBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.atanh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.atanh_._table[ks] or operators.atanh_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -4370,12 +4711,16 @@ def atanh_(ks: int, self: Tensor) -> Any:
 def deg2rad(ks: int, self: Tensor) -> Any:
     """deg2rad(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Deg2RadBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Deg2RadBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.deg2rad, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.deg2rad._table[ks] or operators.deg2rad.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -4390,13 +4735,17 @@ def deg2rad_(ks: int, self: Tensor) -> Any:
     """deg2rad_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.Deg2RadBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Deg2RadBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.deg2rad_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.deg2rad_._table[ks] or operators.deg2rad_.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4412,12 +4761,16 @@ def deg2rad_(ks: int, self: Tensor) -> Any:
 def rad2deg(ks: int, self: Tensor) -> Any:
     """rad2deg(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Rad2DegBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Rad2DegBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.rad2deg, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.rad2deg._table[ks] or operators.rad2deg.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -4432,13 +4785,17 @@ def rad2deg_(ks: int, self: Tensor) -> Any:
     """rad2deg_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.Rad2DegBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Rad2DegBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.rad2deg_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.rad2deg_._table[ks] or operators.rad2deg_.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4454,17 +4811,19 @@ def rad2deg_(ks: int, self: Tensor) -> Any:
 def copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """copysign.Tensor(Tensor self, Tensor other) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.CopysignBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CopysignBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_info = TypeAndSize(other)
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.copysign_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.copysign_Tensor._table[ks] or operators.copysign_Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -4487,18 +4846,21 @@ def copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.CopysignBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CopysignBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_info = TypeAndSize(other)
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.copysign__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.copysign__Tensor._table[ks]
+        or operators.copysign__Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -4521,15 +4883,17 @@ def copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def copysign_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """copysign.Scalar(Tensor self, Scalar other) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CopysignBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CopysignBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.copysign_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.copysign_Scalar._table[ks] or operators.copysign_Scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -4552,16 +4916,19 @@ def copysign__Scalar(ks: int, self: Tensor, other: Number) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.CopysignBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CopysignBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.copysign__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.copysign__Scalar._table[ks]
+        or operators.copysign__Scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -4580,12 +4947,14 @@ def copysign__Scalar(ks: int, self: Tensor, other: Number) -> Any:
 def frac(ks: int, self: Tensor) -> Any:
     """frac(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FracBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FracBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.frac, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.frac._table[ks] or operators.frac.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -4600,13 +4969,15 @@ def frac_(ks: int, self: Tensor) -> Any:
     """frac_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.FracBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FracBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.frac_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.frac_._table[ks] or operators.frac_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4622,12 +4993,16 @@ def frac_(ks: int, self: Tensor) -> Any:
 def frexp_Tensor(ks: int, self: Tensor) -> Any:
     """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FrexpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FrexpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.frexp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.frexp_Tensor._table[ks] or operators.frexp_Tensor.kernel_for(ks)
+    )(ks, self)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.exponent_ = SavedVariable(result[1], True)
@@ -4648,14 +5023,18 @@ def ldexp_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.LdexpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LdexpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-    result = redispatch(operators.ldexp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.ldexp_Tensor._table[ks] or operators.ldexp_Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -4677,15 +5056,19 @@ def ldexp_(ks: int, self: Tensor, other: Tensor) -> Any:
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.LdexpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LdexpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-    result = redispatch(operators.ldexp_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.ldexp_._table[ks] or operators.ldexp_.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -4712,12 +5095,16 @@ def heaviside(ks: int, self: Tensor, values: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("heaviside")
-    _any_requires_grad = compute_requires_grad(self, values)
+    _next_edges = next_edges_2(self, values)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("heaviside")
-        grad_fn.set_next_edges(collect_next_edges(self, values))
-    result = redispatch(operators.heaviside, ks & AFTER_AUTOGRAD_KEYSET, self, values)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.heaviside._table[ks] or operators.heaviside.kernel_for(ks))(
+        ks, self, values
+    )
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -4730,13 +5117,17 @@ def heaviside_(ks: int, self: Tensor, values: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("heaviside_")
-    _any_requires_grad = compute_requires_grad(self, values)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, values)
+    check_inplace(self, _next_edges is not None)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("heaviside")
-        grad_fn.set_next_edges(collect_next_edges(self, values))
-    result = redispatch(operators.heaviside_, ks & AFTER_AUTOGRAD_KEYSET, self, values)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.heaviside_._table[ks] or operators.heaviside_.kernel_for(ks))(
+        ks, self, values
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -4745,17 +5136,21 @@ def heaviside_(ks: int, self: Tensor, values: Tensor) -> Any:
 def nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
     """nextafter(Tensor self, Tensor other) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.NextafterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NextafterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
         grad_fn.other_info = TypeAndSize(other)
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.nextafter, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.nextafter._table[ks] or operators.nextafter.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -4777,18 +5172,22 @@ def nextafter_(ks: int, self: Tensor, other: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.NextafterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NextafterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
         grad_fn.other_info = TypeAndSize(other)
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.nextafter_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.nextafter_._table[ks] or operators.nextafter_.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4812,14 +5211,18 @@ def logaddexp2(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.Logaddexp2Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Logaddexp2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.logaddexp2, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.logaddexp2._table[ks] or operators.logaddexp2.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -4839,16 +5242,19 @@ def clamp_min_Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or min._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, min)
+    _next_edges = next_edges_2(self, min)
     grad_fn: functions.ClampMinBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampMinBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, min))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.min_ = SavedVariable(min, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.clamp_min_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, min
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.clamp_min_Tensor._table[ks]
+        or operators.clamp_min_Tensor.kernel_for(ks)
+    )(ks, self, min)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -4868,16 +5274,19 @@ def clamp_max_Tensor(ks: int, self: Tensor, max: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or max._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, max)
+    _next_edges = next_edges_2(self, max)
     grad_fn: functions.ClampMaxBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampMaxBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, max))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max_ = SavedVariable(max, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.clamp_max_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, max
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.clamp_max_Tensor._table[ks]
+        or operators.clamp_max_Tensor.kernel_for(ks)
+    )(ks, self, max)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -4899,15 +5308,19 @@ def clamp_min_(ks: int, self: Tensor, min: Number) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ClampMinBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampMinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.min = min
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.clamp_min_, ks & AFTER_AUTOGRAD_KEYSET, self, min)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.clamp_min_._table[ks] or operators.clamp_min_.kernel_for(ks))(
+        ks, self, min
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4931,17 +5344,20 @@ def clamp_min__Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, min)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, min)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ClampMinBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampMinBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, min))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.min_ = SavedVariable(min, False)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.clamp_min__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, min
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.clamp_min__Tensor._table[ks]
+        or operators.clamp_min__Tensor.kernel_for(ks)
+    )(ks, self, min)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4967,15 +5383,19 @@ def clamp_max_(ks: int, self: Tensor, max: Number) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ClampMaxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampMaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max = max
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.clamp_max_, ks & AFTER_AUTOGRAD_KEYSET, self, max)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.clamp_max_._table[ks] or operators.clamp_max_.kernel_for(ks))(
+        ks, self, max
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -4999,17 +5419,20 @@ def clamp_max__Tensor(ks: int, self: Tensor, max: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, max)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, max)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ClampMaxBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ClampMaxBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, max))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max_ = SavedVariable(max, False)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.clamp_max__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, max
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.clamp_max__Tensor._table[ks]
+        or operators.clamp_max__Tensor.kernel_for(ks)
+    )(ks, self, max)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5040,16 +5463,18 @@ def pow__Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.PowBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PowBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.exponent = exponent
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.pow__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, exponent
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.pow__Scalar._table[ks] or operators.pow__Scalar.kernel_for(ks))(
+        ks, self, exponent
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -5074,16 +5499,18 @@ def pow__Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, exponent)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, exponent)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.PowBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PowBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, exponent))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.exponent_ = SavedVariable(exponent, False)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.pow__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, exponent
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.pow__Tensor._table[ks] or operators.pow__Tensor.kernel_for(ks))(
+        ks, self, exponent
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -5108,13 +5535,15 @@ def exp2_(ks: int, self: Tensor) -> Any:
     """exp2_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.Exp2Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Exp2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.exp2_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.exp2_._table[ks] or operators.exp2_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -5132,13 +5561,15 @@ def expm1_(ks: int, self: Tensor) -> Any:
     """expm1_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.Expm1Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Expm1Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.expm1_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.expm1_._table[ks] or operators.expm1_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -5159,14 +5590,16 @@ def log1p_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.Log1PBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Log1PBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.log1p_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.log1p_._table[ks] or operators.log1p_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5186,14 +5619,16 @@ def log2_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.Log2Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Log2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.log2_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.log2_._table[ks] or operators.log2_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5213,14 +5648,16 @@ def log10_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.Log10Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Log10Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.log10_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.log10_._table[ks] or operators.log10_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5237,13 +5674,15 @@ def rsqrt_(ks: int, self: Tensor) -> Any:
     """rsqrt_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.RsqrtBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RsqrtBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.rsqrt_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.rsqrt_._table[ks] or operators.rsqrt_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -5261,13 +5700,17 @@ def reciprocal_(ks: int, self: Tensor) -> Any:
     """reciprocal_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ReciprocalBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReciprocalBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.reciprocal_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.reciprocal_._table[ks] or operators.reciprocal_.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -5288,14 +5731,16 @@ def sin_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.SinBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.sin_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sin_._table[ks] or operators.sin_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5315,14 +5760,16 @@ def cos_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.CosBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CosBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.cos_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cos_._table[ks] or operators.cos_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5339,13 +5786,15 @@ def tan_(ks: int, self: Tensor) -> Any:
     """tan_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.TanBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.tan_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.tan_._table[ks] or operators.tan_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -5366,14 +5815,16 @@ def sinh_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.SinhBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SinhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.sinh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sinh_._table[ks] or operators.sinh_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5393,14 +5844,16 @@ def cosh_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.CoshBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CoshBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.cosh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cosh_._table[ks] or operators.cosh_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5420,14 +5873,16 @@ def sgn_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.SgnBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SgnBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.sgn_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sgn_._table[ks] or operators.sgn_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -5445,13 +5900,15 @@ def trunc_(ks: int, self: Tensor) -> Any:
     """trunc_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.TruncBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TruncBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.trunc_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.trunc_._table[ks] or operators.trunc_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5468,13 +5925,15 @@ def floor_(ks: int, self: Tensor) -> Any:
     """floor_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.FloorBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FloorBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.floor_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.floor_._table[ks] or operators.floor_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5491,13 +5950,15 @@ def ceil_(ks: int, self: Tensor) -> Any:
     """ceil_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.CeilBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CeilBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.ceil_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.ceil_._table[ks] or operators.ceil_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5517,14 +5978,16 @@ def acos_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AcosBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AcosBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.acos_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.acos_._table[ks] or operators.acos_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5544,14 +6007,16 @@ def asin_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AsinBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AsinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.asin_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.asin_._table[ks] or operators.asin_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5571,14 +6036,16 @@ def atan_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AtanBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AtanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.atan_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.atan_._table[ks] or operators.atan_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5598,14 +6065,16 @@ def erf_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ErfBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ErfBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.erf_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.erf_._table[ks] or operators.erf_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5622,13 +6091,15 @@ def round_(ks: int, self: Tensor) -> Any:
     """round_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.RoundBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RoundBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.round_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.round_._table[ks] or operators.round_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5645,15 +6116,17 @@ def round__decimals(ks: int, self: Tensor, decimals: int) -> Any:
     """round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.RoundBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RoundBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(
-        operators.round__decimals, ks & AFTER_AUTOGRAD_KEYSET, self, decimals
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.round__decimals._table[ks] or operators.round__decimals.kernel_for(ks)
+    )(ks, self, decimals)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5672,13 +6145,15 @@ def sign_(ks: int, self: Tensor) -> Any:
     """sign_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.SignBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SignBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.sign_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sign_._table[ks] or operators.sign_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5700,15 +6175,19 @@ def atan2_(ks: int, self: Tensor, other: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.Atan2Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Atan2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.atan2_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.atan2_._table[ks] or operators.atan2_.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5731,13 +6210,17 @@ def fmod__Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.FmodBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FmodBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.fmod__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.fmod__Scalar._table[ks] or operators.fmod__Scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5761,17 +6244,21 @@ def fmod__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.FmodBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FmodBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.fmod__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.fmod__Tensor._table[ks] or operators.fmod__Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5799,17 +6286,21 @@ def hypot_(ks: int, self: Tensor, other: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.HypotBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HypotBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.hypot_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.hypot_._table[ks] or operators.hypot_.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -5833,15 +6324,18 @@ def remainder__Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.RemainderBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RemainderBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(
-        operators.remainder__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.remainder__Scalar._table[ks]
+        or operators.remainder__Scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5865,19 +6359,22 @@ def remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.RemainderBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RemainderBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.remainder__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.remainder__Tensor._table[ks]
+        or operators.remainder__Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -5991,13 +6488,15 @@ def bernoulli_p(ks: int, self: Tensor, p: float, generator: Any | None) -> Any:
 def sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SumBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.sum, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sum._table[ks] or operators.sum.kernel_for(ks))(ks, self, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -6013,17 +6512,19 @@ def sum_dim_IntList(
 ) -> Any:
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SumBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SumBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.sum_dim_IntList, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.sum_dim_IntList._table[ks] or operators.sum_dim_IntList.kernel_for(ks)
+    )(ks, self, dim, keepdim, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -6041,14 +6542,18 @@ def sum_dim_IntList(
 def mean(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MeanBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MeanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_numel = self.numel()
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.mean, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mean._table[ks] or operators.mean.kernel_for(ks))(
+        ks, self, dtype
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -6066,17 +6571,19 @@ def mean_dim(
 ) -> Any:
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MeanBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MeanBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_numel = self.numel()
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.mean_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mean_dim._table[ks] or operators.mean_dim.kernel_for(ks))(
+        ks, self, dim, keepdim, dtype
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -6095,13 +6602,17 @@ def mean_dim(
 def prod(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ProdBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ProdBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.prod, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.prod._table[ks] or operators.prod.kernel_for(ks))(
+        ks, self, dtype
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -6120,17 +6631,19 @@ def prod_dim_int(
 ) -> Any:
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ProdBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ProdBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.prod_dim_int, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.prod_dim_int._table[ks] or operators.prod_dim_int.kernel_for(ks)
+    )(ks, self, dim, keepdim, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -6149,16 +6662,18 @@ def prod_dim_int(
 def max_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MaxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.max_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.max_dim._table[ks] or operators.max_dim.kernel_for(ks))(
+        ks, self, dim, keepdim
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -6178,13 +6693,15 @@ def max_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
 def max(ks: int, self: Tensor) -> Any:
     """max(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MaxBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaxBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.max, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.max._table[ks] or operators.max.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -6199,16 +6716,18 @@ def max(ks: int, self: Tensor) -> Any:
 def min_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MinBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MinBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.min_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.min_dim._table[ks] or operators.min_dim.kernel_for(ks))(
+        ks, self, dim, keepdim
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -6228,13 +6747,15 @@ def min_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
 def min(ks: int, self: Tensor) -> Any:
     """min(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MinBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MinBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.min, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.min._table[ks] or operators.min.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -6249,15 +6770,19 @@ def min(ks: int, self: Tensor) -> Any:
 def amax(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AmaxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AmaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.amax, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.amax._table[ks] or operators.amax.kernel_for(ks))(
+        ks, self, dim, keepdim
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -6274,15 +6799,19 @@ def amax(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
 def amin(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AminBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AminBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.amin, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.amin._table[ks] or operators.amin.kernel_for(ks))(
+        ks, self, dim, keepdim
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -6309,16 +6838,18 @@ def argmin(ks: int, self: Tensor, dim: int | None, keepdim: bool) -> Any:
 def logsumexp(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LogsumexpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogsumexpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.logsumexp, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.logsumexp._table[ks] or operators.logsumexp.kernel_for(ks))(
+        ks, self, dim, keepdim
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -6344,23 +6875,20 @@ def var_correction(
 ) -> Any:
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.VarBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.VarBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.correction = correction
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.var_correction,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        correction,
-        keepdim,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.var_correction._table[ks] or operators.var_correction.kernel_for(ks)
+    )(ks, self, dim, correction, keepdim)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -6384,23 +6912,20 @@ def std_correction(
 ) -> Any:
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.StdBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.StdBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.correction = correction
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.std_correction,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        correction,
-        keepdim,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.std_correction._table[ks] or operators.std_correction.kernel_for(ks)
+    )(ks, self, dim, correction, keepdim)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -6419,14 +6944,18 @@ def std_correction(
 def cumsum(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
     """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CumsumBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CumsumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.cumsum, ks & AFTER_AUTOGRAD_KEYSET, self, dim, dtype)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cumsum._table[ks] or operators.cumsum.kernel_for(ks))(
+        ks, self, dim, dtype
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -6442,15 +6971,19 @@ def cumsum(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
 def cumprod(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
     """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CumprodBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CumprodBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.cumprod, ks & AFTER_AUTOGRAD_KEYSET, self, dim, dtype)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cumprod._table[ks] or operators.cumprod.kernel_for(ks))(
+        ks, self, dim, dtype
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -6511,15 +7044,17 @@ def equal(ks: int, self: Tensor, other: Tensor) -> Any:
 def sort(ks: int, self: Tensor, dim: int, descending: bool) -> Any:
     """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SortBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SortBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.sort, ks & AFTER_AUTOGRAD_KEYSET, self, dim, descending
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sort._table[ks] or operators.sort.kernel_for(ks))(
+        ks, self, dim, descending
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -6541,15 +7076,17 @@ def sort_stable(
 ) -> Any:
     """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SortBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SortBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.sort_stable, ks & AFTER_AUTOGRAD_KEYSET, self, stable, dim, descending
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sort_stable._table[ks] or operators.sort_stable.kernel_for(ks))(
+        ks, self, stable, dim, descending
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -6575,15 +7112,17 @@ def sort_stable(
 def topk(ks: int, self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -> Any:
     """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TopkBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TopkBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.topk, ks & AFTER_AUTOGRAD_KEYSET, self, k, dim, largest, sorted
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.topk._table[ks] or operators.topk.kernel_for(ks))(
+        ks, self, k, dim, largest, sorted
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -6610,14 +7149,18 @@ def topk(ks: int, self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -
 def logcumsumexp(ks: int, self: Tensor, dim: int) -> Any:
     """logcumsumexp(Tensor self, int dim) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LogcumsumexpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogcumsumexpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.logcumsumexp, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.logcumsumexp._table[ks] or operators.logcumsumexp.kernel_for(ks)
+    )(ks, self, dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -6637,15 +7180,19 @@ def cumsum_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
     """cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.CumsumBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CumsumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.cumsum_, ks & AFTER_AUTOGRAD_KEYSET, self, dim, dtype)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cumsum_._table[ks] or operators.cumsum_.kernel_for(ks))(
+        ks, self, dim, dtype
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -6667,17 +7214,19 @@ def cumprod_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.CumprodBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CumprodBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.cumprod_, ks & AFTER_AUTOGRAD_KEYSET, self, dim, dtype
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cumprod_._table[ks] or operators.cumprod_.kernel_for(ks))(
+        ks, self, dim, dtype
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -6697,14 +7246,18 @@ def cumprod_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
 def cummax(ks: int, self: Tensor, dim: int) -> Any:
     """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CummaxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CummaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.cummax, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cummax._table[ks] or operators.cummax.kernel_for(ks))(
+        ks, self, dim
+    )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.indices_ = SavedVariable(result[1], True)
@@ -6723,14 +7276,18 @@ def cummax(ks: int, self: Tensor, dim: int) -> Any:
 def cummin(ks: int, self: Tensor, dim: int) -> Any:
     """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CumminBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CumminBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.cummin, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cummin._table[ks] or operators.cummin.kernel_for(ks))(
+        ks, self, dim
+    )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.indices_ = SavedVariable(result[1], True)
@@ -6749,16 +7306,18 @@ def cummin(ks: int, self: Tensor, dim: int) -> Any:
 def kthvalue(ks: int, self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
     """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.KthvalueBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.KthvalueBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.kthvalue, ks & AFTER_AUTOGRAD_KEYSET, self, k, dim, keepdim
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.kthvalue._table[ks] or operators.kthvalue.kernel_for(ks))(
+        ks, self, k, dim, keepdim
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -6778,13 +7337,15 @@ def kthvalue(ks: int, self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
 def median(ks: int, self: Tensor) -> Any:
     """median(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MedianBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MedianBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.median, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.median._table[ks] or operators.median.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -6799,16 +7360,18 @@ def median(ks: int, self: Tensor) -> Any:
 def median_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
     """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MedianBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MedianBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.median_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.median_dim._table[ks] or operators.median_dim.kernel_for(ks))(
+        ks, self, dim, keepdim
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -6828,13 +7391,17 @@ def median_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
 def nanmedian(ks: int, self: Tensor) -> Any:
     """nanmedian(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NanmedianBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NanmedianBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.nanmedian, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.nanmedian._table[ks] or operators.nanmedian.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -6849,17 +7416,19 @@ def nanmedian(ks: int, self: Tensor) -> Any:
 def nanmedian_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
     """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NanmedianBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NanmedianBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.nanmedian_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.nanmedian_dim._table[ks] or operators.nanmedian_dim.kernel_for(ks)
+    )(ks, self, dim, keepdim)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.indices_ = SavedVariable(result[1], True)
@@ -6878,15 +7447,19 @@ def nanmedian_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
 def mode(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
     """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ModeBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ModeBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.mode, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mode._table[ks] or operators.mode.kernel_for(ks))(
+        ks, self, dim, keepdim
+    )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.indices_ = SavedVariable(result[1], True)
@@ -6905,16 +7478,18 @@ def mode(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
 def aminmax(ks: int, self: Tensor, dim: int | None, keepdim: bool) -> Any:
     """aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AminmaxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AminmaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.aminmax, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.aminmax._table[ks] or operators.aminmax.kernel_for(ks))(
+        ks, self, dim, keepdim
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -6942,17 +7517,19 @@ def nansum(
 ) -> Any:
     """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NansumBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NansumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.nansum, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.nansum._table[ks] or operators.nansum.kernel_for(ks))(
+        ks, self, dim, keepdim, dtype
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -6977,23 +7554,21 @@ def std_mean_correction(
 ) -> Any:
     """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.StdMeanBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.StdMeanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.correction = correction
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.std_mean_correction,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        correction,
-        keepdim,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.std_mean_correction._table[ks]
+        or operators.std_mean_correction.kernel_for(ks)
+    )(ks, self, dim, correction, keepdim)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -7035,23 +7610,21 @@ def var_mean_correction(
 ) -> Any:
     """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.VarMeanBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.VarMeanBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.correction = correction
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.var_mean_correction,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        correction,
-        keepdim,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.var_mean_correction._table[ks]
+        or operators.var_mean_correction.kernel_for(ks)
+    )(ks, self, dim, correction, keepdim)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -7162,18 +7735,15 @@ def _unique2(
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_unique2")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Unique2Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Unique2Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(
-        operators._unique2,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        sorted,
-        return_inverse,
-        return_counts,
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators._unique2._table[ks] or operators._unique2.kernel_for(ks))(
+        ks, self, sorted, return_inverse, return_counts
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -7192,19 +7762,15 @@ def unique_dim(
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("unique_dim")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UniqueDimBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UniqueDimBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(
-        operators.unique_dim,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        sorted,
-        return_inverse,
-        return_counts,
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.unique_dim._table[ks] or operators.unique_dim.kernel_for(ks))(
+        ks, self, dim, sorted, return_inverse, return_counts
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -7218,19 +7784,17 @@ def unique_consecutive(
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("unique_consecutive")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UniqueConsecutiveBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UniqueConsecutiveBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(
-        operators.unique_consecutive,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        return_inverse,
-        return_counts,
-        dim,
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.unique_consecutive._table[ks]
+        or operators.unique_consecutive.kernel_for(ks)
+    )(ks, self, return_inverse, return_counts, dim)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
     return result
@@ -7254,13 +7818,15 @@ def bincount(ks: int, self: Tensor, weights: Tensor | None, minlength: int) -> A
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("bincount")
-    _any_requires_grad = compute_requires_grad(self, weights)
+    _next_edges = next_edges_2(self, weights)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("bincount")
-        grad_fn.set_next_edges(collect_next_edges(self, weights))
-    result = redispatch(
-        operators.bincount, ks & AFTER_AUTOGRAD_KEYSET, self, weights, minlength
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.bincount._table[ks] or operators.bincount.kernel_for(ks))(
+        ks, self, weights, minlength
     )
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
@@ -7284,13 +7850,15 @@ def _unique(ks: int, self: Tensor, sorted: bool, return_inverse: bool) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_unique")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UniqueBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UniqueBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(
-        operators._unique, ks & AFTER_AUTOGRAD_KEYSET, self, sorted, return_inverse
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators._unique._table[ks] or operators._unique.kernel_for(ks))(
+        ks, self, sorted, return_inverse
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -7304,19 +7872,17 @@ def unique_dim_consecutive(
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("unique_dim_consecutive")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UniqueDimConsecutiveBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UniqueDimConsecutiveBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(
-        operators.unique_dim_consecutive,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        return_inverse,
-        return_counts,
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.unique_dim_consecutive._table[ks]
+        or operators.unique_dim_consecutive.kernel_for(ks)
+    )(ks, self, dim, return_inverse, return_counts)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
     return result
@@ -7377,17 +7943,19 @@ def segment_reduce(
 def index_select(ks: int, self: Tensor, dim: int, index: Tensor) -> Any:
     """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.IndexSelectBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexSelectBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.index_select, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.index_select._table[ks] or operators.index_select.kernel_for(ks)
+    )(ks, self, dim, index)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -7409,20 +7977,22 @@ def index_add(
     _any_has_forward_grad = (
         self._fw_grad is not None or source._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, source)
+    _next_edges = next_edges_2(self, source)
     grad_fn: functions.IndexAddBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexAddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.dim = dim
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.index_ = SavedVariable(index, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.source_ = SavedVariable(source, False)
         grad_fn.source_dim = source.dim()
-    result = redispatch(
-        operators.index_add, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, source, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.index_add._table[ks] or operators.index_add.kernel_for(ks))(
+        ks, self, dim, index, source, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -7448,17 +8018,19 @@ def index_add(
 def gather(ks: int, self: Tensor, dim: int, index: Tensor, sparse_grad: bool) -> Any:
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.GatherBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.GatherBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.sparse_grad = sparse_grad
-    result = redispatch(
-        operators.gather, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, sparse_grad
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.gather._table[ks] or operators.gather.kernel_for(ks))(
+        ks, self, dim, index, sparse_grad
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -7479,15 +8051,17 @@ def scatter_src(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> 
     _any_has_forward_grad = (
         self._fw_grad is not None or src._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, src)
+    _next_edges = next_edges_2(self, src)
     grad_fn: functions.ScatterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ScatterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.scatter_src, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, src
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.scatter_src._table[ks] or operators.scatter_src.kernel_for(ks))(
+        ks, self, dim, index, src
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -7512,16 +8086,18 @@ def scatter_src(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> 
 def scatter_value(ks: int, self: Tensor, dim: int, index: Tensor, value: Number) -> Any:
     """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ScatterBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ScatterBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.scatter_value, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, value
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter_value._table[ks] or operators.scatter_value.kernel_for(ks)
+    )(ks, self, dim, index, value)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -7541,16 +8117,18 @@ def scatter_add(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> 
     _any_has_forward_grad = (
         self._fw_grad is not None or src._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, src)
+    _next_edges = next_edges_2(self, src)
     grad_fn: functions.ScatterAddBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ScatterAddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.scatter_add, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, src
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.scatter_add._table[ks] or operators.scatter_add.kernel_for(ks))(
+        ks, self, dim, index, src
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -7575,15 +8153,18 @@ def scatter_add(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> 
 def masked_fill_Scalar(ks: int, self: Tensor, mask: Tensor, value: Number) -> Any:
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MaskedFillBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaskedFillBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
-    result = redispatch(
-        operators.masked_fill_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.masked_fill_Scalar._table[ks]
+        or operators.masked_fill_Scalar.kernel_for(ks)
+    )(ks, self, mask, value)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -7603,15 +8184,18 @@ def masked_fill_Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> An
     _any_has_forward_grad = (
         self._fw_grad is not None or value._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, value)
+    _next_edges = next_edges_2(self, value)
     grad_fn: functions.MaskedFillBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaskedFillBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
-    result = redispatch(
-        operators.masked_fill_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.masked_fill_Tensor._table[ks]
+        or operators.masked_fill_Tensor.kernel_for(ks)
+    )(ks, self, mask, value)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -7634,16 +8218,18 @@ def masked_fill_Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> An
 def index_Tensor(ks: int, self: Tensor, indices: Sequence[Tensor | None]) -> Any:
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.IndexBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariableList(indices)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators.index_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, indices
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.index_Tensor._table[ks] or operators.index_Tensor.kernel_for(ks)
+    )(ks, self, indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -7669,21 +8255,18 @@ def index_put(
     _any_has_forward_grad = (
         self._fw_grad is not None or values._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, values)
+    _next_edges = next_edges_2(self, values)
     grad_fn: functions.IndexPutBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexPutBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices)
         grad_fn.values_info = TypeAndSize(values)
-    result = redispatch(
-        operators.index_put,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        indices,
-        values,
-        accumulate,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.index_put._table[ks] or operators.index_put.kernel_for(ks))(
+        ks, self, indices, values, accumulate
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -7717,22 +8300,19 @@ def index_put_(
         self._fw_grad is not None or values._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, values)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, values)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.IndexPutBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexPutBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices)
         grad_fn.values_info = TypeAndSize(values)
-    result = redispatch(
-        operators.index_put_,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        indices,
-        values,
-        accumulate,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.index_put_._table[ks] or operators.index_put_.kernel_for(ks))(
+        ks, self, indices, values, accumulate
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -7758,16 +8338,19 @@ def masked_fill__Scalar(ks: int, self: Tensor, mask: Tensor, value: Number) -> A
     """masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.MaskedFillBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaskedFillBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
-    result = redispatch(
-        operators.masked_fill__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.masked_fill__Scalar._table[ks]
+        or operators.masked_fill__Scalar.kernel_for(ks)
+    )(ks, self, mask, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -7788,16 +8371,19 @@ def masked_fill__Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> A
         self._fw_grad is not None or value._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, value)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, value)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.MaskedFillBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaskedFillBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
-    result = redispatch(
-        operators.masked_fill__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.masked_fill__Tensor._table[ks]
+        or operators.masked_fill__Tensor.kernel_for(ks)
+    )(ks, self, mask, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -7830,27 +8416,23 @@ def scatter_reduce_two(
     _any_has_forward_grad = (
         self._fw_grad is not None or src._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, src)
+    _next_edges = next_edges_2(self, src)
     grad_fn: functions.ScatterReduceBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ScatterReduceBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.include_self = include_self
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn.reduce = reduce
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.src_ = SavedVariable(src, False)
-    result = redispatch(
-        operators.scatter_reduce_two,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        src,
-        reduce,
-        include_self,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter_reduce_two._table[ks]
+        or operators.scatter_reduce_two.kernel_for(ks)
+    )(ks, self, dim, index, src, reduce, include_self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -7879,18 +8461,20 @@ def index_copy(ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor) -
     _any_has_forward_grad = (
         self._fw_grad is not None or source._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, source)
+    _next_edges = next_edges_2(self, source)
     grad_fn: functions.IndexCopyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexCopyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.source_ = SavedVariable(source, False)
         grad_fn.source_dim = source.dim()
-    result = redispatch(
-        operators.index_copy, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, source
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.index_copy._table[ks] or operators.index_copy.kernel_for(ks))(
+        ks, self, dim, index, source
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -7917,21 +8501,19 @@ def index_fill_int_Scalar(
 ) -> Any:
     """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.IndexFillBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexFillBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.index_fill_int_Scalar,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        value,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.index_fill_int_Scalar._table[ks]
+        or operators.index_fill_int_Scalar.kernel_for(ks)
+    )(ks, self, dim, index, value)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -7953,21 +8535,19 @@ def index_fill_int_Tensor(
     _any_has_forward_grad = (
         self._fw_grad is not None or value._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, value)
+    _next_edges = next_edges_2(self, value)
     grad_fn: functions.IndexFillBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexFillBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.index_fill_int_Tensor,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        value,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.index_fill_int_Tensor._table[ks]
+        or operators.index_fill_int_Tensor.kernel_for(ks)
+    )(ks, self, dim, index, value)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -7993,16 +8573,18 @@ def masked_scatter(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or source._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, source)
+    _next_edges = next_edges_2(self, source)
     grad_fn: functions.MaskedScatterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaskedScatterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn.source_sym_sizes = tuple(source.shape)
-    result = redispatch(
-        operators.masked_scatter, ks & AFTER_AUTOGRAD_KEYSET, self, mask, source
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.masked_scatter._table[ks] or operators.masked_scatter.kernel_for(ks)
+    )(ks, self, mask, source)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8025,14 +8607,18 @@ def masked_scatter(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
 def masked_select(ks: int, self: Tensor, mask: Tensor) -> Any:
     """masked_select(Tensor self, Tensor mask) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MaskedSelectBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaskedSelectBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.masked_select, ks & AFTER_AUTOGRAD_KEYSET, self, mask)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.masked_select._table[ks] or operators.masked_select.kernel_for(ks)
+    )(ks, self, mask)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8048,14 +8634,18 @@ def masked_select(ks: int, self: Tensor, mask: Tensor) -> Any:
 def take(ks: int, self: Tensor, index: Tensor) -> Any:
     """take(Tensor self, Tensor index) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TakeBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TakeBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.take, ks & AFTER_AUTOGRAD_KEYSET, self, index)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.take._table[ks] or operators.take.kernel_for(ks))(
+        ks, self, index
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8073,18 +8663,20 @@ def put(ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool) 
     _any_has_forward_grad = (
         self._fw_grad is not None or source._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, source)
+    _next_edges = next_edges_2(self, source)
     grad_fn: functions.PutBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PutBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.accumulate = accumulate
         grad_fn.index_ = SavedVariable(index, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.source_ = SavedVariable(source, False)
         grad_fn.source_info = TypeAndSize(source)
-    result = redispatch(
-        operators.put, ks & AFTER_AUTOGRAD_KEYSET, self, index, source, accumulate
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.put._table[ks] or operators.put.kernel_for(ks))(
+        ks, self, index, source, accumulate
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -8112,17 +8704,19 @@ def scatter__src(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) ->
         self._fw_grad is not None or src._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, src)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, src)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ScatterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ScatterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.scatter__src, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, src
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter__src._table[ks] or operators.scatter__src.kernel_for(ks)
+    )(ks, self, dim, index, src)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -8149,17 +8743,19 @@ def scatter__value(
     """scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ScatterBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ScatterBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.scatter__value, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, value
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter__value._table[ks] or operators.scatter__value.kernel_for(ks)
+    )(ks, self, dim, index, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -8180,18 +8776,20 @@ def scatter_add_(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) ->
         self._fw_grad is not None or src._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, src)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, src)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ScatterAddBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ScatterAddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.scatter_add_, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, src
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter_add_._table[ks] or operators.scatter_add_.kernel_for(ks)
+    )(ks, self, dim, index, src)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -8229,28 +8827,24 @@ def scatter_reduce__two(
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, src)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, src)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ScatterReduceBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ScatterReduceBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.include_self = include_self
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn.reduce = reduce
         grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.src_ = SavedVariable(src, False)
-    result = redispatch(
-        operators.scatter_reduce__two,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        src,
-        reduce,
-        include_self,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter_reduce__two._table[ks]
+        or operators.scatter_reduce__two.kernel_for(ks)
+    )(ks, self, dim, index, src, reduce, include_self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -8282,27 +8876,23 @@ def index_add_(
         self._fw_grad is not None or source._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, source)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, source)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.IndexAddBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexAddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.dim = dim
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.index_ = SavedVariable(index, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.source_ = SavedVariable(source, False)
         grad_fn.source_dim = source.dim()
-    result = redispatch(
-        operators.index_add_,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        source,
-        alpha,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.index_add_._table[ks] or operators.index_add_.kernel_for(ks))(
+        ks, self, dim, index, source, alpha
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -8331,19 +8921,21 @@ def index_copy_(ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor) 
         self._fw_grad is not None or source._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, source)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, source)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.IndexCopyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexCopyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.source_ = SavedVariable(source, False)
         grad_fn.source_dim = source.dim()
-    result = redispatch(
-        operators.index_copy_, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, source
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.index_copy_._table[ks] or operators.index_copy_.kernel_for(ks))(
+        ks, self, dim, index, source
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -8371,22 +8963,20 @@ def index_fill__int_Scalar(
     """index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.IndexFillBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexFillBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.index_fill__int_Scalar,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        value,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.index_fill__int_Scalar._table[ks]
+        or operators.index_fill__int_Scalar.kernel_for(ks)
+    )(ks, self, dim, index, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -8409,22 +8999,20 @@ def index_fill__int_Tensor(
         self._fw_grad is not None or value._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, value)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, value)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.IndexFillBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexFillBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable(index, False)
-    result = redispatch(
-        operators.index_fill__int_Tensor,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        value,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.index_fill__int_Tensor._table[ks]
+        or operators.index_fill__int_Tensor.kernel_for(ks)
+    )(ks, self, dim, index, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -8451,17 +9039,19 @@ def masked_scatter_(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
         self._fw_grad is not None or source._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, source)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, source)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.MaskedScatterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaskedScatterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn.source_sym_sizes = tuple(source.shape)
-    result = redispatch(
-        operators.masked_scatter_, ks & AFTER_AUTOGRAD_KEYSET, self, mask, source
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.masked_scatter_._table[ks] or operators.masked_scatter_.kernel_for(ks)
+    )(ks, self, mask, source)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -8487,19 +9077,21 @@ def put_(ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool)
         self._fw_grad is not None or source._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, source)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, source)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.PutBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PutBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.accumulate = accumulate
         grad_fn.index_ = SavedVariable(index, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.source_ = SavedVariable(source, False)
         grad_fn.source_info = TypeAndSize(source)
-    result = redispatch(
-        operators.put_, ks & AFTER_AUTOGRAD_KEYSET, self, index, source, accumulate
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.put_._table[ks] or operators.put_.kernel_for(ks))(
+        ks, self, index, source, accumulate
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -8532,20 +9124,16 @@ def scatter_reduce(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("scatter.reduce")
-    _any_requires_grad = compute_requires_grad(self, index, src)
+    _next_edges = next_edges(self, index, src)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("scatter")
-        grad_fn.set_next_edges(collect_next_edges(self, index, src))
-    result = redispatch(
-        operators.scatter_reduce,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        src,
-        reduce,
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter_reduce._table[ks] or operators.scatter_reduce.kernel_for(ks)
+    )(ks, self, dim, index, src, reduce)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -8560,20 +9148,17 @@ def scatter_value_reduce(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("scatter.value_reduce")
-    _any_requires_grad = compute_requires_grad(self, index)
+    _next_edges = next_edges_2(self, index)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("scatter")
-        grad_fn.set_next_edges(collect_next_edges(self, index))
-    result = redispatch(
-        operators.scatter_value_reduce,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        value,
-        reduce,
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter_value_reduce._table[ks]
+        or operators.scatter_value_reduce.kernel_for(ks)
+    )(ks, self, dim, index, value, reduce)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -8590,21 +9175,17 @@ def scatter__reduce(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("scatter_.reduce")
-    _any_requires_grad = compute_requires_grad(self, index, src)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges(self, index, src)
+    check_inplace(self, _next_edges is not None)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("scatter")
-        grad_fn.set_next_edges(collect_next_edges(self, index, src))
-    result = redispatch(
-        operators.scatter__reduce,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        src,
-        reduce,
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter__reduce._table[ks] or operators.scatter__reduce.kernel_for(ks)
+    )(ks, self, dim, index, src, reduce)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -8619,21 +9200,18 @@ def scatter__value_reduce(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("scatter_.value_reduce")
-    _any_requires_grad = compute_requires_grad(self, index)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, index)
+    check_inplace(self, _next_edges is not None)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("scatter")
-        grad_fn.set_next_edges(collect_next_edges(self, index))
-    result = redispatch(
-        operators.scatter__value_reduce,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        value,
-        reduce,
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.scatter__value_reduce._table[ks]
+        or operators.scatter__value_reduce.kernel_for(ks)
+    )(ks, self, dim, index, value, reduce)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -8654,27 +9232,22 @@ def index_reduce(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("index_reduce")
-    _any_requires_grad = compute_requires_grad(self, source)
+    _next_edges = next_edges_2(self, source)
     grad_fn: functions.IndexReduceBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexReduceBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.include_self = include_self
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn.reduce = reduce
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.source_ = SavedVariable(source, False)
-    result = redispatch(
-        operators.index_reduce,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        source,
-        reduce,
-        include_self,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.index_reduce._table[ks] or operators.index_reduce.kernel_for(ks)
+    )(ks, self, dim, index, source, reduce, include_self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -8696,28 +9269,23 @@ def index_reduce_(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("index_reduce_")
-    _any_requires_grad = compute_requires_grad(self, source)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, source)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.IndexReduceBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexReduceBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.include_self = include_self
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn.reduce = reduce
         grad_fn.self_ = SavedVariable(self.clone(), False)
         grad_fn.source_ = SavedVariable(source, False)
-    result = redispatch(
-        operators.index_reduce_,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        index,
-        source,
-        reduce,
-        include_self,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.index_reduce_._table[ks] or operators.index_reduce_.kernel_for(ks)
+    )(ks, self, dim, index, source, reduce, include_self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -8729,20 +9297,19 @@ def masked_scatter_backward(
 ) -> Any:
     """masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.MaskedScatterBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaskedScatterBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_info = TypeAndSize(grad_output)
         grad_fn.mask_ = SavedVariable(mask, False)
-    result = redispatch(
-        operators.masked_scatter_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        mask,
-        sizes,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.masked_scatter_backward._table[ks]
+        or operators.masked_scatter_backward.kernel_for(ks)
+    )(ks, grad_output, mask, sizes)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8770,26 +9337,21 @@ def slice_scatter(
     _any_has_forward_grad = (
         self._fw_grad is not None or src._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, src)
+    _next_edges = next_edges_2(self, src)
     grad_fn: functions.SliceScatterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SliceScatterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.end = end
         grad_fn.src_info = TypeAndSize(src)
         grad_fn.start = start
         grad_fn.step = step
-    result = redispatch(
-        operators.slice_scatter,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        src,
-        dim,
-        start,
-        end,
-        step,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.slice_scatter._table[ks] or operators.slice_scatter.kernel_for(ks)
+    )(ks, self, src, dim, start, end, step)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8817,17 +9379,19 @@ def select_scatter(ks: int, self: Tensor, src: Tensor, dim: int, index: int) -> 
     _any_has_forward_grad = (
         self._fw_grad is not None or src._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, src)
+    _next_edges = next_edges_2(self, src)
     grad_fn: functions.SelectScatterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SelectScatterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index = index
         grad_fn.src_info = TypeAndSize(src)
-    result = redispatch(
-        operators.select_scatter, ks & AFTER_AUTOGRAD_KEYSET, self, src, dim, index
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.select_scatter._table[ks] or operators.select_scatter.kernel_for(ks)
+    )(ks, self, src, dim, index)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8855,24 +9419,21 @@ def diagonal_scatter(
     _any_has_forward_grad = (
         self._fw_grad is not None or src._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, src)
+    _next_edges = next_edges_2(self, src)
     grad_fn: functions.DiagonalScatterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DiagonalScatterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim1 = dim1
         grad_fn.dim2 = dim2
         grad_fn.offset = offset
         grad_fn.src_info = TypeAndSize(src)
-    result = redispatch(
-        operators.diagonal_scatter,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        src,
-        offset,
-        dim1,
-        dim2,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.diagonal_scatter._table[ks]
+        or operators.diagonal_scatter.kernel_for(ks)
+    )(ks, self, src, offset, dim1, dim2)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8899,16 +9460,19 @@ def _unsafe_index_Tensor(
 ) -> Any:
     """_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UnsafeIndexBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UnsafeIndexBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariableList(indices)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators._unsafe_index_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, indices
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._unsafe_index_Tensor._table[ks]
+        or operators._unsafe_index_Tensor.kernel_for(ks)
+    )(ks, self, indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8934,22 +9498,20 @@ def _unsafe_index_put(
     _any_has_forward_grad = (
         self._fw_grad is not None or values._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, values)
+    _next_edges = next_edges_2(self, values)
     grad_fn: functions.UnsafeIndexPutBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UnsafeIndexPutBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices)
         grad_fn.values_info = TypeAndSize(values)
-    result = redispatch(
-        operators._unsafe_index_put,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        indices,
-        values,
-        accumulate,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._unsafe_index_put._table[ks]
+        or operators._unsafe_index_put.kernel_for(ks)
+    )(ks, self, indices, values, accumulate)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -8984,24 +9546,21 @@ def _index_put_impl_(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_index_put_impl_")
-    _any_requires_grad = compute_requires_grad(self, values)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, values)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.IndexPutImplBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IndexPutImplBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices)
         grad_fn.values_info = TypeAndSize(values)
-    result = redispatch(
-        operators._index_put_impl_,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        indices,
-        values,
-        accumulate,
-        unsafe,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._index_put_impl_._table[ks]
+        or operators._index_put_impl_.kernel_for(ks)
+    )(ks, self, indices, values, accumulate, unsafe)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -9012,20 +9571,22 @@ def mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or mat2._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, mat2)
+    _next_edges = next_edges_2(self, mat2)
     grad_fn: functions.MmBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MmBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, mat2))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.mat2_ = SavedVariable(mat2, False)
         grad_fn.mat2_sym_sizes = tuple(mat2.shape)
         grad_fn.mat2_sym_strides = mat2.stride()
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.self_sym_strides = self.stride()
-    result = redispatch(operators.mm, ks & AFTER_AUTOGRAD_KEYSET, self, mat2)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mm._table[ks] or operators.mm.kernel_for(ks))(ks, self, mat2)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9045,16 +9606,18 @@ def bmm(ks: int, self: Tensor, mat2: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or mat2._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, mat2)
+    _next_edges = next_edges_2(self, mat2)
     grad_fn: functions.BmmBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.BmmBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, mat2))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.mat2_ = SavedVariable(mat2, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.bmm, ks & AFTER_AUTOGRAD_KEYSET, self, mat2)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.bmm._table[ks] or operators.bmm.kernel_for(ks))(ks, self, mat2)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9074,16 +9637,20 @@ def dot(ks: int, self: Tensor, tensor: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or tensor._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, tensor)
+    _next_edges = next_edges_2(self, tensor)
     grad_fn: functions.DotBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DotBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.tensor_ = SavedVariable(tensor, False)
-    result = redispatch(operators.dot, ks & AFTER_AUTOGRAD_KEYSET, self, tensor)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.dot._table[ks] or operators.dot.kernel_for(ks))(
+        ks, self, tensor
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9107,16 +9674,20 @@ def vdot(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.VdotBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.VdotBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.vdot, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.vdot._table[ks] or operators.vdot.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9136,16 +9707,18 @@ def mv(ks: int, self: Tensor, vec: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or vec._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, vec)
+    _next_edges = next_edges_2(self, vec)
     grad_fn: functions.MvBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MvBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, vec))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.vec_ = SavedVariable(vec, False)
-    result = redispatch(operators.mv, ks & AFTER_AUTOGRAD_KEYSET, self, vec)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mv._table[ks] or operators.mv.kernel_for(ks))(ks, self, vec)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9169,23 +9742,25 @@ def addmm(
         or mat1._fw_grad is not None
         or mat2._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, mat1, mat2)
+    _next_edges = next_edges(self, mat1, mat2)
     grad_fn: functions.AddmmBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddmmBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, mat1, mat2))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.beta = beta
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.mat1_ = SavedVariable(mat1, False)
         grad_fn.mat1_sym_sizes = tuple(mat1.shape)
         grad_fn.mat1_sym_strides = mat1.stride()
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.mat2_ = SavedVariable(mat2, False)
         grad_fn.mat2_sym_sizes = tuple(mat2.shape)
         grad_fn.mat2_sym_strides = mat2.stride()
-    result = redispatch(
-        operators.addmm, ks & AFTER_AUTOGRAD_KEYSET, self, mat1, mat2, beta, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.addmm._table[ks] or operators.addmm.kernel_for(ks))(
+        ks, self, mat1, mat2, beta, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -9306,13 +9881,17 @@ def _pdist_backward(
 def tril(ks: int, self: Tensor, diagonal: int) -> Any:
     """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TrilBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TrilBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.diagonal = diagonal
-    result = redispatch(operators.tril, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.tril._table[ks] or operators.tril.kernel_for(ks))(
+        ks, self, diagonal
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9328,13 +9907,17 @@ def tril(ks: int, self: Tensor, diagonal: int) -> Any:
 def triu(ks: int, self: Tensor, diagonal: int) -> Any:
     """triu(Tensor self, SymInt diagonal=0) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TriuBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TriuBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.diagonal = diagonal
-    result = redispatch(operators.triu, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.triu._table[ks] or operators.triu.kernel_for(ks))(
+        ks, self, diagonal
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9351,14 +9934,18 @@ def tril_(ks: int, self: Tensor, diagonal: int) -> Any:
     """tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.TrilBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TrilBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.diagonal = diagonal
-    result = redispatch(operators.tril_, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.tril_._table[ks] or operators.tril_.kernel_for(ks))(
+        ks, self, diagonal
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -9377,14 +9964,18 @@ def triu_(ks: int, self: Tensor, diagonal: int) -> Any:
     """triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.TriuBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TriuBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.diagonal = diagonal
-    result = redispatch(operators.triu_, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.triu_._table[ks] or operators.triu_.kernel_for(ks))(
+        ks, self, diagonal
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -9402,13 +9993,15 @@ def triu_(ks: int, self: Tensor, diagonal: int) -> Any:
 def trace(ks: int, self: Tensor) -> Any:
     """trace(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.TraceBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TraceBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.trace, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.trace._table[ks] or operators.trace.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9429,24 +10022,21 @@ def linalg_vector_norm(
 ) -> Any:
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LinalgVectorNormBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgVectorNormBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.ord = ord
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.linalg_vector_norm,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        ord,
-        dim,
-        keepdim,
-        dtype,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_vector_norm._table[ks]
+        or operators.linalg_vector_norm.kernel_for(ks)
+    )(ks, self, ord, dim, keepdim, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -9523,15 +10113,19 @@ def dist(ks: int, self: Tensor, other: Tensor, p: Number) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.DistBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DistBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.p = p
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.dist, ks & AFTER_AUTOGRAD_KEYSET, self, other, p)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.dist._table[ks] or operators.dist.kernel_for(ks))(
+        ks, self, other, p
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -9555,14 +10149,16 @@ def dist(ks: int, self: Tensor, other: Tensor, p: Number) -> Any:
 def linalg_inv_ex(ks: int, A: Tensor, check_errors: bool) -> Any:
     """linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)"""
     _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(A)
+    _next_edges = next_edges_1(A)
     grad_fn: functions.LinalgInvExBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgInvExBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
-    result = redispatch(
-        operators.linalg_inv_ex, ks & AFTER_AUTOGRAD_KEYSET, A, check_errors
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_inv_ex._table[ks] or operators.linalg_inv_ex.kernel_for(ks)
+    )(ks, A, check_errors)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.inverse_ = SavedVariable(result[0], True)
@@ -9581,13 +10177,17 @@ def linalg_inv_ex(ks: int, A: Tensor, check_errors: bool) -> Any:
 def _linalg_det(ks: int, A: Tensor) -> Any:
     """_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)"""
     _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(A)
+    _next_edges = next_edges_1(A)
     grad_fn: functions.LinalgDetBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgDetBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.A_ = SavedVariable(A, False)
-    result = redispatch(operators._linalg_det, ks & AFTER_AUTOGRAD_KEYSET, A)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators._linalg_det._table[ks] or operators._linalg_det.kernel_for(ks))(
+        ks, A
+    )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.LU_ = SavedVariable(result[1], True)
@@ -9608,13 +10208,17 @@ def _linalg_det(ks: int, A: Tensor) -> Any:
 def _linalg_slogdet(ks: int, A: Tensor) -> Any:
     """_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)"""
     _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(A)
+    _next_edges = next_edges_1(A)
     grad_fn: functions.LinalgSlogdetBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgSlogdetBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.A_ = SavedVariable(A, False)
-    result = redispatch(operators._linalg_slogdet, ks & AFTER_AUTOGRAD_KEYSET, A)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._linalg_slogdet._table[ks] or operators._linalg_slogdet.kernel_for(ks)
+    )(ks, A)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -9644,16 +10248,19 @@ def _linalg_solve_ex(
     _any_has_forward_grad = (
         A._fw_grad is not None or B._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(A, B)
+    _next_edges = next_edges_2(A, B)
     grad_fn: functions.LinalgSolveExBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgSolveExBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A, B))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.A_ = SavedVariable(A, False)
         grad_fn.left = left
-    result = redispatch(
-        operators._linalg_solve_ex, ks & AFTER_AUTOGRAD_KEYSET, A, B, left, check_errors
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._linalg_solve_ex._table[ks]
+        or operators._linalg_solve_ex.kernel_for(ks)
+    )(ks, A, B, left, check_errors)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.LU_ = SavedVariable(result[1], True)
@@ -9683,19 +10290,18 @@ def _linalg_solve_ex(
 def linalg_cholesky_ex(ks: int, self: Tensor, upper: bool, check_errors: bool) -> Any:
     """linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LinalgCholeskyExBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgCholeskyExBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.upper = upper
-    result = redispatch(
-        operators.linalg_cholesky_ex,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        upper,
-        check_errors,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_cholesky_ex._table[ks]
+        or operators.linalg_cholesky_ex.kernel_for(ks)
+    )(ks, self, upper, check_errors)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.L_ = SavedVariable(result[0], True)
@@ -9719,13 +10325,17 @@ def linalg_cholesky_ex(ks: int, self: Tensor, upper: bool, check_errors: bool) -
 def linalg_qr(ks: int, A: Tensor, mode: str) -> Any:
     """linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)"""
     _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(A)
+    _next_edges = next_edges_1(A)
     grad_fn: functions.LinalgQrBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgQrBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.mode = mode
-    result = redispatch(operators.linalg_qr, ks & AFTER_AUTOGRAD_KEYSET, A, mode)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.linalg_qr._table[ks] or operators.linalg_qr.kernel_for(ks))(
+        ks, A, mode
+    )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -9752,20 +10362,17 @@ def _linalg_svd(
 ) -> Any:
     """_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)"""
     _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(A)
+    _next_edges = next_edges_1(A)
     grad_fn: functions.LinalgSvdBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgSvdBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.A_sym_sizes = tuple(A.shape)
         grad_fn.full_matrices = full_matrices
-    result = redispatch(
-        operators._linalg_svd,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        A,
-        full_matrices,
-        compute_uv,
-        driver,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators._linalg_svd._table[ks] or operators._linalg_svd.kernel_for(ks))(
+        ks, A, full_matrices, compute_uv, driver
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -9818,14 +10425,16 @@ def _linalg_svd(
 def _linalg_eigh(ks: int, A: Tensor, UPLO: str, compute_v: bool) -> Any:
     """_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)"""
     _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(A)
+    _next_edges = next_edges_1(A)
     grad_fn: functions.LinalgEighBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgEighBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
-    result = redispatch(
-        operators._linalg_eigh, ks & AFTER_AUTOGRAD_KEYSET, A, UPLO, compute_v
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._linalg_eigh._table[ks] or operators._linalg_eigh.kernel_for(ks)
+    )(ks, A, UPLO, compute_v)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -9850,13 +10459,17 @@ def _linalg_eigh(ks: int, A: Tensor, UPLO: str, compute_v: bool) -> Any:
 def linalg_eig(ks: int, self: Tensor) -> Any:
     """linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LinalgEigBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgEigBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.linalg_eig, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.linalg_eig._table[ks] or operators.linalg_eig.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -9885,24 +10498,21 @@ def linalg_solve_triangular(
     _any_has_forward_grad = (
         self._fw_grad is not None or B._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, B)
+    _next_edges = next_edges_2(self, B)
     grad_fn: functions.LinalgSolveTriangularBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgSolveTriangularBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, B))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.left = left
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.unitriangular = unitriangular
         grad_fn.upper = upper
-    result = redispatch(
-        operators.linalg_solve_triangular,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        B,
-        upper,
-        left,
-        unitriangular,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_solve_triangular._table[ks]
+        or operators.linalg_solve_triangular.kernel_for(ks)
+    )(ks, self, B, upper, left, unitriangular)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -9930,19 +10540,21 @@ def linalg_cross(ks: int, self: Tensor, other: Tensor, dim: int) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.LinalgCrossBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgCrossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.linalg_cross, ks & AFTER_AUTOGRAD_KEYSET, self, other, dim
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_cross._table[ks] or operators.linalg_cross.kernel_for(ks)
+    )(ks, self, other, dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9965,13 +10577,18 @@ def linalg_cross(ks: int, self: Tensor, other: Tensor, dim: int) -> Any:
 def linalg_matrix_exp(ks: int, self: Tensor) -> Any:
     """linalg_matrix_exp(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LinalgMatrixExpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgMatrixExpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.linalg_matrix_exp, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_matrix_exp._table[ks]
+        or operators.linalg_matrix_exp.kernel_for(ks)
+    )(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -9991,20 +10608,18 @@ def linalg_pinv_atol_rtol_tensor(
     check_no_requires_grad(atol, "atol", "linalg_pinv")
     check_no_requires_grad(rtol, "rtol", "linalg_pinv")
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LinalgPinvBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgPinvBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.linalg_pinv_atol_rtol_tensor,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        atol,
-        rtol,
-        hermitian,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_pinv_atol_rtol_tensor._table[ks]
+        or operators.linalg_pinv_atol_rtol_tensor.kernel_for(ks)
+    )(ks, self, atol, rtol, hermitian)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -10034,16 +10649,18 @@ def linalg_lstsq(
     _any_has_forward_grad = (
         self._fw_grad is not None or b._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, b)
+    _next_edges = next_edges_2(self, b)
     grad_fn: functions.LinalgLstsqBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgLstsqBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, b))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.b_ = SavedVariable(b, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.linalg_lstsq, ks & AFTER_AUTOGRAD_KEYSET, self, b, rcond, driver
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_lstsq._table[ks] or operators.linalg_lstsq.kernel_for(ks)
+    )(ks, self, b, rcond, driver)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -10085,19 +10702,18 @@ def linalg_lstsq(
 def linalg_lu_factor_ex(ks: int, A: Tensor, pivot: bool, check_errors: bool) -> Any:
     """linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)"""
     _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(A)
+    _next_edges = next_edges_1(A)
     grad_fn: functions.LinalgLuFactorExBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgLuFactorExBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.pivot = pivot
-    result = redispatch(
-        operators.linalg_lu_factor_ex,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        A,
-        pivot,
-        check_errors,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_lu_factor_ex._table[ks]
+        or operators.linalg_lu_factor_ex.kernel_for(ks)
+    )(ks, A, pivot, check_errors)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.LU_ = SavedVariable(result[0], True)
@@ -10123,13 +10739,17 @@ def linalg_lu_factor_ex(ks: int, A: Tensor, pivot: bool, check_errors: bool) -> 
 def linalg_lu(ks: int, A: Tensor, pivot: bool) -> Any:
     """linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)"""
     _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(A)
+    _next_edges = next_edges_1(A)
     grad_fn: functions.LinalgLuBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgLuBackward0()
-        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.pivot = pivot
-    result = redispatch(operators.linalg_lu, ks & AFTER_AUTOGRAD_KEYSET, A, pivot)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.linalg_lu._table[ks] or operators.linalg_lu.kernel_for(ks))(
+        ks, A, pivot
+    )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -10165,24 +10785,20 @@ def linalg_lu_solve(
     _any_has_forward_grad = (
         LU._fw_grad is not None or B._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(LU, B)
+    _next_edges = next_edges_2(LU, B)
     grad_fn: functions.LinalgLuSolveBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgLuSolveBackward0()
-        grad_fn.set_next_edges(collect_next_edges(LU, B))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.LU_ = SavedVariable(LU, False)
         grad_fn.adjoint = adjoint
         grad_fn.left = left
         grad_fn.pivots_ = SavedVariable(pivots, False)
-    result = redispatch(
-        operators.linalg_lu_solve,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        LU,
-        pivots,
-        B,
-        left,
-        adjoint,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_lu_solve._table[ks] or operators.linalg_lu_solve.kernel_for(ks)
+    )(ks, LU, pivots, B, left, adjoint)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -11011,12 +11627,14 @@ def ormqr(
 def relu(ks: int, self: Tensor) -> Any:
     """relu(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ReluBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.relu, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.relu._table[ks] or operators.relu.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -11031,14 +11649,18 @@ def relu(ks: int, self: Tensor) -> Any:
 def gelu(ks: int, self: Tensor, approximate: str) -> Any:
     """gelu(Tensor self, *, str approximate='none') -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.GeluBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.GeluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.approximate = approximate
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.gelu, ks & AFTER_AUTOGRAD_KEYSET, self, approximate)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.gelu._table[ks] or operators.gelu.kernel_for(ks))(
+        ks, self, approximate
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -11054,13 +11676,15 @@ def gelu(ks: int, self: Tensor, approximate: str) -> Any:
 def silu(ks: int, self: Tensor) -> Any:
     """silu(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SiluBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SiluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.silu, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.silu._table[ks] or operators.silu.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -11078,20 +11702,19 @@ def threshold_backward(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.ThresholdBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ThresholdBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.threshold = threshold
-    result = redispatch(
-        operators.threshold_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        threshold,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.threshold_backward._table[ks]
+        or operators.threshold_backward.kernel_for(ks)
+    )(ks, grad_output, self, threshold)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -11116,21 +11739,19 @@ def gelu_backward(ks: int, grad_output: Tensor, self: Tensor, approximate: str) 
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.GeluBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.GeluBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.approximate = approximate
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.gelu_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        approximate,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.gelu_backward._table[ks] or operators.gelu_backward.kernel_for(ks)
+    )(ks, grad_output, self, approximate)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -11157,14 +11778,16 @@ def silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("silu_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("silu_backward")
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
-    result = redispatch(
-        operators.silu_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.silu_backward._table[ks] or operators.silu_backward.kernel_for(ks)
+    )(ks, grad_output, self)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -11174,13 +11797,15 @@ def relu_(ks: int, self: Tensor) -> Any:
     """relu_(Tensor(a!) self) -> Tensor(a!)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ReluBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.relu_, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.relu_._table[ks] or operators.relu_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
         grad_fn.result_ = SavedVariable(self, True)
@@ -11197,15 +11822,17 @@ def relu_(ks: int, self: Tensor) -> Any:
 def _softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SoftmaxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SoftmaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators._softmax, ks & AFTER_AUTOGRAD_KEYSET, self, dim, half_to_float
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators._softmax._table[ks] or operators._softmax.kernel_for(ks))(
+        ks, self, dim, half_to_float
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -11229,24 +11856,28 @@ def _softmax_backward_data(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or output._fw_grad is not None
     ) and not in_jvp()
+<<<<<<< HEAD
     _any_requires_grad = compute_requires_grad(grad_output, output)
+=======
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_softmax_backward_data")
+    _next_edges = next_edges_2(grad_output, output)
+>>>>>>> s6-leanfwd
     grad_fn: functions.SoftmaxBackwardDataBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SoftmaxBackwardDataBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.input_dtype = input_dtype
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn.output_scalar_type = output.dtype
-    result = redispatch(
-        operators._softmax_backward_data,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        output,
-        dim,
-        input_dtype,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._softmax_backward_data._table[ks]
+        or operators._softmax_backward_data.kernel_for(ks)
+    )(ks, grad_output, output, dim, input_dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -11270,16 +11901,18 @@ def _softmax_backward_data(
 def _log_softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LogSoftmaxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogSoftmaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators._log_softmax, ks & AFTER_AUTOGRAD_KEYSET, self, dim, half_to_float
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._log_softmax._table[ks] or operators._log_softmax.kernel_for(ks)
+    )(ks, self, dim, half_to_float)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -11302,23 +11935,27 @@ def _log_softmax_backward_data(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or output._fw_grad is not None
     ) and not in_jvp()
+<<<<<<< HEAD
     _any_requires_grad = compute_requires_grad(grad_output, output)
+=======
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_log_softmax_backward_data")
+    _next_edges = next_edges_2(grad_output, output)
+>>>>>>> s6-leanfwd
     grad_fn: functions.LogSoftmaxBackwardDataBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogSoftmaxBackwardDataBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn.output_scalar_type = output.dtype
-    result = redispatch(
-        operators._log_softmax_backward_data,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        output,
-        dim,
-        input_dtype,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._log_softmax_backward_data._table[ks]
+        or operators._log_softmax_backward_data.kernel_for(ks)
+    )(ks, grad_output, output, dim, input_dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -11342,15 +11979,17 @@ def _log_softmax_backward_data(
 def leaky_relu(ks: int, self: Tensor, negative_slope: Number) -> Any:
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LeakyReluBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LeakyReluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.negative_slope = negative_slope
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.leaky_relu, ks & AFTER_AUTOGRAD_KEYSET, self, negative_slope
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.leaky_relu._table[ks] or operators.leaky_relu.kernel_for(ks))(
+        ks, self, negative_slope
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -11375,21 +12014,19 @@ def leaky_relu_backward(
 ) -> Any:
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.LeakyReluBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LeakyReluBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.negative_slope = negative_slope
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.leaky_relu_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        negative_slope,
-        self_is_result,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.leaky_relu_backward._table[ks]
+        or operators.leaky_relu_backward.kernel_for(ks)
+    )(ks, grad_output, self, negative_slope, self_is_result)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -11417,16 +12054,18 @@ def leaky_relu_(ks: int, self: Tensor, negative_slope: Number) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.LeakyReluBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LeakyReluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.negative_slope = negative_slope
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.leaky_relu_, ks & AFTER_AUTOGRAD_KEYSET, self, negative_slope
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.leaky_relu_._table[ks] or operators.leaky_relu_.kernel_for(ks))(
+        ks, self, negative_slope
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -11447,17 +12086,19 @@ def elu(
 ) -> Any:
     """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.EluBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.EluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.input_scale = input_scale
         grad_fn.scale = scale
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.elu, ks & AFTER_AUTOGRAD_KEYSET, self, alpha, scale, input_scale
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.elu._table[ks] or operators.elu.kernel_for(ks))(
+        ks, self, alpha, scale, input_scale
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -11486,27 +12127,22 @@ def elu_backward(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self_or_result._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self_or_result)
+    _next_edges = next_edges_2(grad_output, self_or_result)
     grad_fn: functions.EluBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.EluBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self_or_result))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.input_scale = input_scale
         grad_fn.is_result = is_result
         grad_fn.scale = scale
         grad_fn.self_or_result_ = SavedVariable(self_or_result, False)
-    result = redispatch(
-        operators.elu_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        alpha,
-        scale,
-        input_scale,
-        is_result,
-        self_or_result,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.elu_backward._table[ks] or operators.elu_backward.kernel_for(ks)
+    )(ks, grad_output, alpha, scale, input_scale, is_result, self_or_result)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -11538,18 +12174,20 @@ def elu_(
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.EluBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.EluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.input_scale = input_scale
         grad_fn.scale = scale
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.elu_, ks & AFTER_AUTOGRAD_KEYSET, self, alpha, scale, input_scale
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.elu_._table[ks] or operators.elu_.kernel_for(ks))(
+        ks, self, alpha, scale, input_scale
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -11573,16 +12211,18 @@ def elu_(
 def softplus(ks: int, self: Tensor, beta: Number, threshold: Number) -> Any:
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SoftplusBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SoftplusBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.beta = beta
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.threshold = threshold
-    result = redispatch(
-        operators.softplus, ks & AFTER_AUTOGRAD_KEYSET, self, beta, threshold
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.softplus._table[ks] or operators.softplus.kernel_for(ks))(
+        ks, self, beta, threshold
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -11605,23 +12245,21 @@ def softplus_backward(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.SoftplusBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SoftplusBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.beta = beta
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.threshold = threshold
-    result = redispatch(
-        operators.softplus_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        beta,
-        threshold,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.softplus_backward._table[ks]
+        or operators.softplus_backward.kernel_for(ks)
+    )(ks, grad_output, self, beta, threshold)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -11645,13 +12283,18 @@ def softplus_backward(
 def log_sigmoid_forward(ks: int, self: Tensor) -> Any:
     """log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LogSigmoidBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogSigmoidBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.log_sigmoid_forward, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.log_sigmoid_forward._table[ks]
+        or operators.log_sigmoid_forward.kernel_for(ks)
+    )(ks, self)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.buffer_ = SavedVariable(result[1], True)
@@ -11675,21 +12318,20 @@ def log_sigmoid_backward(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.LogSigmoidBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogSigmoidBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.buffer_ = SavedVariable(buffer, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.log_sigmoid_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        buffer,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.log_sigmoid_backward._table[ks]
+        or operators.log_sigmoid_backward.kernel_for(ks)
+    )(ks, grad_output, self, buffer)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -11713,16 +12355,18 @@ def log_sigmoid_backward(
 def hardtanh(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Any:
     """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.HardtanhBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HardtanhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max_val = max_val
         grad_fn.min_val = min_val
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.hardtanh, ks & AFTER_AUTOGRAD_KEYSET, self, min_val, max_val
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.hardtanh._table[ks] or operators.hardtanh.kernel_for(ks))(
+        ks, self, min_val, max_val
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -11743,22 +12387,20 @@ def hardtanh_backward(
 ) -> Any:
     """hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.HardtanhBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HardtanhBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max_val = max_val
         grad_fn.min_val = min_val
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.hardtanh_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        min_val,
-        max_val,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.hardtanh_backward._table[ks]
+        or operators.hardtanh_backward.kernel_for(ks)
+    )(ks, grad_output, self, min_val, max_val)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -11786,17 +12428,19 @@ def hardtanh_(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.HardtanhBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HardtanhBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.max_val = max_val
         grad_fn.min_val = min_val
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.hardtanh_, ks & AFTER_AUTOGRAD_KEYSET, self, min_val, max_val
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.hardtanh_._table[ks] or operators.hardtanh_.kernel_for(ks))(
+        ks, self, min_val, max_val
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -11815,13 +12459,15 @@ def hardtanh_(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Any:
 def mish(ks: int, self: Tensor) -> Any:
     """mish(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MishBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MishBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.mish, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mish._table[ks] or operators.mish.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -11839,14 +12485,16 @@ def mish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("mish_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("mish_backward")
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
-    result = redispatch(
-        operators.mish_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.mish_backward._table[ks] or operators.mish_backward.kernel_for(ks)
+    )(ks, grad_output, self)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -11859,14 +12507,16 @@ def mish_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.MishBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MishBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.mish_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mish_._table[ks] or operators.mish_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -12475,16 +13125,18 @@ def mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or target._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, target)
+    _next_edges = next_edges_2(self, target)
     grad_fn: functions.MseLossBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MseLossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-    result = redispatch(
-        operators.mse_loss, ks & AFTER_AUTOGRAD_KEYSET, self, target, reduction
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mse_loss._table[ks] or operators.mse_loss.kernel_for(ks))(
+        ks, self, target, reduction
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -12514,23 +13166,21 @@ def mse_loss_backward(
         or self._fw_grad is not None
         or target._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self, target)
+    _next_edges = next_edges(grad_output, self, target)
     grad_fn: functions.MseLossBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MseLossBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self, target))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-    result = redispatch(
-        operators.mse_loss_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        target,
-        reduction,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.mse_loss_backward._table[ks]
+        or operators.mse_loss_backward.kernel_for(ks)
+    )(ks, grad_output, self, target, reduction)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12563,25 +13213,22 @@ def nll_loss_forward(
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
     check_no_requires_grad(weight, "weight", "nll_loss_forward")
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NllLossBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NllLossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ignore_index = ignore_index
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.nll_loss_forward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        target,
-        weight,
-        reduction,
-        ignore_index,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.nll_loss_forward._table[ks]
+        or operators.nll_loss_forward.kernel_for(ks)
+    )(ks, self, target, weight, reduction, ignore_index)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.total_weight_ = SavedVariable(result[1], True)
@@ -12626,26 +13273,21 @@ def nll_loss_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("nll_loss_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.NllLossBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NllLossBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ignore_index = ignore_index
         grad_fn.reduction = reduction
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.nll_loss_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        target,
-        weight,
-        reduction,
-        ignore_index,
-        total_weight,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.nll_loss_backward._table[ks]
+        or operators.nll_loss_backward.kernel_for(ks)
+    )(ks, grad_output, self, target, weight, reduction, ignore_index, total_weight)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -12662,25 +13304,22 @@ def nll_loss2d_forward(
     """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
     check_no_requires_grad(weight, "weight", "nll_loss2d_forward")
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NllLoss2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NllLoss2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ignore_index = ignore_index
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.nll_loss2d_forward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        target,
-        weight,
-        reduction,
-        ignore_index,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.nll_loss2d_forward._table[ks]
+        or operators.nll_loss2d_forward.kernel_for(ks)
+    )(ks, self, target, weight, reduction, ignore_index)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.total_weight_ = SavedVariable(result[1], True)
@@ -12725,26 +13364,21 @@ def nll_loss2d_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("nll_loss2d_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.NllLoss2DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NllLoss2DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ignore_index = ignore_index
         grad_fn.reduction = reduction
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.nll_loss2d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        target,
-        weight,
-        reduction,
-        ignore_index,
-        total_weight,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.nll_loss2d_backward._table[ks]
+        or operators.nll_loss2d_backward.kernel_for(ks)
+    )(ks, grad_output, self, target, weight, reduction, ignore_index, total_weight)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -12758,23 +13392,21 @@ def binary_cross_entropy(
     _any_has_forward_grad = (
         self._fw_grad is not None or target._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, target)
+    _next_edges = next_edges_2(self, target)
     grad_fn: functions.BinaryCrossEntropyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.BinaryCrossEntropyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.binary_cross_entropy,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        target,
-        weight,
-        reduction,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.binary_cross_entropy._table[ks]
+        or operators.binary_cross_entropy.kernel_for(ks)
+    )(ks, self, target, weight, reduction)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12811,25 +13443,22 @@ def binary_cross_entropy_backward(
         or self._fw_grad is not None
         or target._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self, target)
+    _next_edges = next_edges(grad_output, self, target)
     grad_fn: functions.BinaryCrossEntropyBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.BinaryCrossEntropyBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self, target))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.binary_cross_entropy_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        target,
-        weight,
-        reduction,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.binary_cross_entropy_backward._table[ks]
+        or operators.binary_cross_entropy_backward.kernel_for(ks)
+    )(ks, grad_output, self, target, weight, reduction)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12860,23 +13489,20 @@ def smooth_l1_loss(
     _any_has_forward_grad = (
         self._fw_grad is not None or target._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, target)
+    _next_edges = next_edges_2(self, target)
     grad_fn: functions.SmoothL1LossBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SmoothL1LossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.beta = beta
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-    result = redispatch(
-        operators.smooth_l1_loss,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        target,
-        reduction,
-        beta,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.smooth_l1_loss._table[ks] or operators.smooth_l1_loss.kernel_for(ks)
+    )(ks, self, target, reduction, beta)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12911,25 +13537,22 @@ def smooth_l1_loss_backward(
         or self._fw_grad is not None
         or target._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self, target)
+    _next_edges = next_edges(grad_output, self, target)
     grad_fn: functions.SmoothL1LossBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SmoothL1LossBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self, target))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.beta = beta
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-    result = redispatch(
-        operators.smooth_l1_loss_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        target,
-        reduction,
-        beta,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.smooth_l1_loss_backward._table[ks]
+        or operators.smooth_l1_loss_backward.kernel_for(ks)
+    )(ks, grad_output, self, target, reduction, beta)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12959,17 +13582,19 @@ def huber_loss(
     _any_has_forward_grad = (
         self._fw_grad is not None or target._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, target)
+    _next_edges = next_edges_2(self, target)
     grad_fn: functions.HuberLossBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HuberLossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.delta = delta
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-    result = redispatch(
-        operators.huber_loss, ks & AFTER_AUTOGRAD_KEYSET, self, target, reduction, delta
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.huber_loss._table[ks] or operators.huber_loss.kernel_for(ks))(
+        ks, self, target, reduction, delta
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -13007,25 +13632,22 @@ def huber_loss_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("huber_loss_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, self, target)
+    _next_edges = next_edges(grad_output, self, target)
     grad_fn: functions.HuberLossBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HuberLossBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self, target))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.delta = delta
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-    result = redispatch(
-        operators.huber_loss_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        target,
-        reduction,
-        delta,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.huber_loss_backward._table[ks]
+        or operators.huber_loss_backward.kernel_for(ks)
+    )(ks, grad_output, self, target, reduction, delta)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -13045,11 +13667,11 @@ def binary_cross_entropy_with_logits(
     _any_has_forward_grad = (
         self._fw_grad is not None or target._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, target)
+    _next_edges = next_edges_2(self, target)
     grad_fn: functions.BinaryCrossEntropyWithLogitsBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.BinaryCrossEntropyWithLogitsBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.pos_weight_ = (
             None if pos_weight is None else SavedVariable(pos_weight, False)
         )
@@ -13057,15 +13679,12 @@ def binary_cross_entropy_with_logits(
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.binary_cross_entropy_with_logits,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        target,
-        weight,
-        pos_weight,
-        reduction,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.binary_cross_entropy_with_logits._table[ks]
+        or operators.binary_cross_entropy_with_logits.kernel_for(ks)
+    )(ks, self, target, weight, pos_weight, reduction)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -13332,11 +13951,11 @@ def native_batch_norm(
         or (weight is not None and weight._fw_grad is not None)
         or (bias is not None and bias._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    _next_edges = next_edges(input, weight, bias)
     grad_fn: functions.NativeBatchNormBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NativeBatchNormBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.running_mean_ = (
@@ -13347,18 +13966,12 @@ def native_batch_norm(
         )
         grad_fn.training = training
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.native_batch_norm,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        input,
-        weight,
-        bias,
-        running_mean,
-        running_var,
-        training,
-        momentum,
-        eps,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.native_batch_norm._table[ks]
+        or operators.native_batch_norm.kernel_for(ks)
+    )(ks, input, weight, bias, running_mean, running_var, training, momentum, eps)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -13417,15 +14030,11 @@ def native_batch_norm_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("native_batch_norm_backward")
-    _any_requires_grad = compute_requires_grad(
-        grad_out, input, weight, save_mean, save_invstd
-    )
+    _next_edges = next_edges(grad_out, input, weight, save_mean, save_invstd)
     grad_fn: functions.NativeBatchNormBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NativeBatchNormBackwardBackward0()
-        grad_fn.set_next_edges(
-            collect_next_edges(grad_out, input, weight, save_mean, save_invstd)
-        )
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
         grad_fn.grad_out_ = SavedVariable(grad_out, False)
         grad_fn.input_ = SavedVariable(input, False)
@@ -13443,9 +14052,13 @@ def native_batch_norm_backward(
         )
         grad_fn.train = train
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.native_batch_norm_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.native_batch_norm_backward._table[ks]
+        or operators.native_batch_norm_backward.kernel_for(ks)
+    )(
+        ks,
         grad_out,
         input,
         weight,
@@ -13481,11 +14094,11 @@ def native_group_norm(
         or (weight is not None and weight._fw_grad is not None)
         or (bias is not None and bias._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    _next_edges = next_edges(input, weight, bias)
     grad_fn: functions.NativeGroupNormBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NativeGroupNormBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.C = C
         grad_fn.HxW = HxW
         grad_fn.N = N
@@ -13493,18 +14106,12 @@ def native_group_norm(
         grad_fn.group = group
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.native_group_norm,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        input,
-        weight,
-        bias,
-        N,
-        C,
-        HxW,
-        group,
-        eps,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.native_group_norm._table[ks]
+        or operators.native_group_norm.kernel_for(ks)
+    )(ks, input, weight, bias, N, C, HxW, group, eps)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -13593,25 +14200,17 @@ def native_group_norm_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("native_group_norm_backward")
-    _any_requires_grad = compute_requires_grad(grad_out, input, mean, rstd, weight)
+    _next_edges = next_edges(grad_out, input, mean, rstd, weight)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("native_group_norm_backward")
-        grad_fn.set_next_edges(collect_next_edges(grad_out, input, mean, rstd, weight))
-    result = redispatch(
-        operators.native_group_norm_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_out,
-        input,
-        mean,
-        rstd,
-        weight,
-        N,
-        C,
-        HxW,
-        group,
-        output_mask,
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.native_group_norm_backward._table[ks]
+        or operators.native_group_norm_backward.kernel_for(ks)
+    )(ks, grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask)
     if grad_fn is not None:
         set_history_if_differentiable(result[0], grad_fn)
         set_history_if_differentiable(result[1], grad_fn)
@@ -13633,24 +14232,21 @@ def native_layer_norm(
         or (weight is not None and weight._fw_grad is not None)
         or (bias is not None and bias._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    _next_edges = next_edges(input, weight, bias)
     grad_fn: functions.NativeLayerNormBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NativeLayerNormBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.bias_ = None if bias is None else SavedVariable(bias, False)
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.normalized_shape = normalized_shape
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.native_layer_norm,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        input,
-        normalized_shape,
-        weight,
-        bias,
-        eps,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.native_layer_norm._table[ks]
+        or operators.native_layer_norm.kernel_for(ks)
+    )(ks, input, normalized_shape, weight, bias, eps)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -13699,33 +14295,23 @@ def native_layer_norm_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("native_layer_norm_backward")
-    _any_requires_grad = compute_requires_grad(
-        grad_out, input, mean, rstd, weight, bias
-    )
+    _next_edges = next_edges(grad_out, input, mean, rstd, weight, bias)
     grad_fn: functions.NativeLayerNormBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NativeLayerNormBackwardBackward0()
-        grad_fn.set_next_edges(
-            collect_next_edges(grad_out, input, mean, rstd, weight, bias)
-        )
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_out_ = SavedVariable(grad_out, False)
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.mean_ = SavedVariable(mean, False)
         grad_fn.normalized_shape = normalized_shape
         grad_fn.rstd_ = SavedVariable(rstd, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.native_layer_norm_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_out,
-        input,
-        normalized_shape,
-        mean,
-        rstd,
-        weight,
-        bias,
-        output_mask,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.native_layer_norm_backward._table[ks]
+        or operators.native_layer_norm_backward.kernel_for(ks)
+    )(ks, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -14089,24 +14675,20 @@ def embedding(
 ) -> Any:
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"""
     _any_has_forward_grad = (weight._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(weight)
+    _next_edges = next_edges_1(weight)
     grad_fn: functions.EmbeddingBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.EmbeddingBackward0()
-        grad_fn.set_next_edges(collect_next_edges(weight))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.padding_idx = padding_idx
         grad_fn.scale_grad_by_freq = scale_grad_by_freq
         grad_fn.sparse = sparse
         grad_fn.weight_sym_sizes = tuple(weight.shape)
-    result = redispatch(
-        operators.embedding,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        weight,
-        indices,
-        padding_idx,
-        scale_grad_by_freq,
-        sparse,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.embedding._table[ks] or operators.embedding.kernel_for(ks))(
+        ks, weight, indices, padding_idx, scale_grad_by_freq, sparse
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -14138,23 +14720,20 @@ def embedding_dense_backward(
 ) -> Any:
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.EmbeddingDenseBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.EmbeddingDenseBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.padding_idx = padding_idx
         grad_fn.scale_grad_by_freq = scale_grad_by_freq
-    result = redispatch(
-        operators.embedding_dense_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        indices,
-        num_weights,
-        padding_idx,
-        scale_grad_by_freq,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.embedding_dense_backward._table[ks]
+        or operators.embedding_dense_backward.kernel_for(ks)
+    )(ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -14198,11 +14777,11 @@ def convolution(
         or weight._fw_grad is not None
         or (bias is not None and bias._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    _next_edges = next_edges(input, weight, bias)
     grad_fn: functions.ConvolutionBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ConvolutionBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
         grad_fn.dilation = dilation
         grad_fn.groups = groups
@@ -14212,9 +14791,10 @@ def convolution(
         grad_fn.stride = stride
         grad_fn.transposed = transposed
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.convolution,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.convolution._table[ks] or operators.convolution.kernel_for(ks))(
+        ks,
         input,
         weight,
         bias,
@@ -14271,11 +14851,11 @@ def convolution_backward(
         or weight._fw_grad is not None
         or input._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, input, weight)
+    _next_edges = next_edges(grad_output, input, weight)
     grad_fn: functions.ConvolutionBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ConvolutionBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, input, weight))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dilation = dilation
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.groups = groups
@@ -14285,9 +14865,13 @@ def convolution_backward(
         grad_fn.stride = stride
         grad_fn.transposed = transposed
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.convolution_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.convolution_backward._table[ks]
+        or operators.convolution_backward.kernel_for(ks)
+    )(
+        ks,
         grad_output,
         input,
         weight,
@@ -15437,27 +16021,23 @@ def max_pool2d_with_indices(
 ) -> Any:
     """max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MaxPool2DWithIndicesBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaxPool2DWithIndicesBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ceil_mode = ceil_mode
         grad_fn.dilation = dilation
         grad_fn.kernel_size = kernel_size
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.stride = stride
-    result = redispatch(
-        operators.max_pool2d_with_indices,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        kernel_size,
-        stride,
-        padding,
-        dilation,
-        ceil_mode,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.max_pool2d_with_indices._table[ks]
+        or operators.max_pool2d_with_indices.kernel_for(ks)
+    )(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -15496,25 +16076,19 @@ def max_pool2d_with_indices_backward(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.MaxPool2DWithIndicesBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaxPool2DWithIndicesBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators.max_pool2d_with_indices_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        kernel_size,
-        stride,
-        padding,
-        dilation,
-        ceil_mode,
-        indices,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.max_pool2d_with_indices_backward._table[ks]
+        or operators.max_pool2d_with_indices_backward.kernel_for(ks)
+    )(ks, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -15550,27 +16124,23 @@ def max_pool3d_with_indices(
 ) -> Any:
     """max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MaxPool3DWithIndicesBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaxPool3DWithIndicesBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ceil_mode = ceil_mode
         grad_fn.dilation = dilation
         grad_fn.kernel_size = kernel_size
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.stride = stride
-    result = redispatch(
-        operators.max_pool3d_with_indices,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        kernel_size,
-        stride,
-        padding,
-        dilation,
-        ceil_mode,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.max_pool3d_with_indices._table[ks]
+        or operators.max_pool3d_with_indices.kernel_for(ks)
+    )(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -15609,25 +16179,19 @@ def max_pool3d_with_indices_backward(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.MaxPool3DWithIndicesBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaxPool3DWithIndicesBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators.max_pool3d_with_indices_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        kernel_size,
-        stride,
-        padding,
-        dilation,
-        ceil_mode,
-        indices,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.max_pool3d_with_indices_backward._table[ks]
+        or operators.max_pool3d_with_indices_backward.kernel_for(ks)
+    )(ks, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -15664,11 +16228,11 @@ def avg_pool2d(
 ) -> Any:
     """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AvgPool2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AvgPool2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ceil_mode = ceil_mode
         grad_fn.count_include_pad = count_include_pad
         grad_fn.divisor_override = divisor_override
@@ -15676,9 +16240,10 @@ def avg_pool2d(
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.stride = stride
-    result = redispatch(
-        operators.avg_pool2d,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.avg_pool2d._table[ks] or operators.avg_pool2d.kernel_for(ks))(
+        ks,
         self,
         kernel_size,
         stride,
@@ -15722,11 +16287,11 @@ def avg_pool2d_backward(
 ) -> Any:
     """avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.AvgPool2DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AvgPool2DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ceil_mode = ceil_mode
         grad_fn.count_include_pad = count_include_pad
         grad_fn.divisor_override = divisor_override
@@ -15734,9 +16299,13 @@ def avg_pool2d_backward(
         grad_fn.padding = padding
         grad_fn.self_info = TypeAndSize(self)
         grad_fn.stride = stride
-    result = redispatch(
-        operators.avg_pool2d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.avg_pool2d_backward._table[ks]
+        or operators.avg_pool2d_backward.kernel_for(ks)
+    )(
+        ks,
         grad_output,
         self,
         kernel_size,
@@ -15782,11 +16351,11 @@ def avg_pool3d(
 ) -> Any:
     """avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AvgPool3DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AvgPool3DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ceil_mode = ceil_mode
         grad_fn.count_include_pad = count_include_pad
         grad_fn.divisor_override = divisor_override
@@ -15794,9 +16363,10 @@ def avg_pool3d(
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.stride = stride
-    result = redispatch(
-        operators.avg_pool3d,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.avg_pool3d._table[ks] or operators.avg_pool3d.kernel_for(ks))(
+        ks,
         self,
         kernel_size,
         stride,
@@ -15840,11 +16410,11 @@ def avg_pool3d_backward(
 ) -> Any:
     """avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.AvgPool3DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AvgPool3DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.ceil_mode = ceil_mode
         grad_fn.count_include_pad = count_include_pad
         grad_fn.divisor_override = divisor_override
@@ -15852,9 +16422,13 @@ def avg_pool3d_backward(
         grad_fn.padding = padding
         grad_fn.self_info = TypeAndSize(self)
         grad_fn.stride = stride
-    result = redispatch(
-        operators.avg_pool3d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.avg_pool3d_backward._table[ks]
+        or operators.avg_pool3d_backward.kernel_for(ks)
+    )(
+        ks,
         grad_output,
         self,
         kernel_size,
@@ -15891,15 +16465,18 @@ def avg_pool3d_backward(
 def _adaptive_avg_pool2d(ks: int, self: Tensor, output_size: Sequence[int]) -> Any:
     """_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AdaptiveAvgPool2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AdaptiveAvgPool2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators._adaptive_avg_pool2d, ks & AFTER_AUTOGRAD_KEYSET, self, output_size
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._adaptive_avg_pool2d._table[ks]
+        or operators._adaptive_avg_pool2d.kernel_for(ks)
+    )(ks, self, output_size)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -15917,19 +16494,19 @@ def _adaptive_avg_pool2d(ks: int, self: Tensor, output_size: Sequence[int]) -> A
 def _adaptive_avg_pool2d_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.AdaptiveAvgPool2DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AdaptiveAvgPool2DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators._adaptive_avg_pool2d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._adaptive_avg_pool2d_backward._table[ks]
+        or operators._adaptive_avg_pool2d_backward.kernel_for(ks)
+    )(ks, grad_output, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -15951,15 +16528,18 @@ def _adaptive_avg_pool2d_backward(ks: int, grad_output: Tensor, self: Tensor) ->
 def _adaptive_avg_pool3d(ks: int, self: Tensor, output_size: Sequence[int]) -> Any:
     """_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AdaptiveAvgPool3DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AdaptiveAvgPool3DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators._adaptive_avg_pool3d, ks & AFTER_AUTOGRAD_KEYSET, self, output_size
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._adaptive_avg_pool3d._table[ks]
+        or operators._adaptive_avg_pool3d.kernel_for(ks)
+    )(ks, self, output_size)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -15977,19 +16557,19 @@ def _adaptive_avg_pool3d(ks: int, self: Tensor, output_size: Sequence[int]) -> A
 def _adaptive_avg_pool3d_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.AdaptiveAvgPool3DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AdaptiveAvgPool3DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators._adaptive_avg_pool3d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._adaptive_avg_pool3d_backward._table[ks]
+        or operators._adaptive_avg_pool3d_backward.kernel_for(ks)
+    )(ks, grad_output, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -16011,15 +16591,18 @@ def _adaptive_avg_pool3d_backward(ks: int, grad_output: Tensor, self: Tensor) ->
 def adaptive_max_pool2d(ks: int, self: Tensor, output_size: Sequence[int]) -> Any:
     """adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AdaptiveMaxPool2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AdaptiveMaxPool2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.adaptive_max_pool2d, ks & AFTER_AUTOGRAD_KEYSET, self, output_size
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.adaptive_max_pool2d._table[ks]
+        or operators.adaptive_max_pool2d.kernel_for(ks)
+    )(ks, self, output_size)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -16042,20 +16625,19 @@ def adaptive_max_pool2d_backward(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.AdaptiveMaxPool2DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AdaptiveMaxPool2DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators.adaptive_max_pool2d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        indices,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.adaptive_max_pool2d_backward._table[ks]
+        or operators.adaptive_max_pool2d_backward.kernel_for(ks)
+    )(ks, grad_output, self, indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -16078,15 +16660,18 @@ def adaptive_max_pool2d_backward(
 def adaptive_max_pool3d(ks: int, self: Tensor, output_size: Sequence[int]) -> Any:
     """adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AdaptiveMaxPool3DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AdaptiveMaxPool3DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.adaptive_max_pool3d, ks & AFTER_AUTOGRAD_KEYSET, self, output_size
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.adaptive_max_pool3d._table[ks]
+        or operators.adaptive_max_pool3d.kernel_for(ks)
+    )(ks, self, output_size)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -16109,20 +16694,19 @@ def adaptive_max_pool3d_backward(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.AdaptiveMaxPool3DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AdaptiveMaxPool3DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators.adaptive_max_pool3d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        indices,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.adaptive_max_pool3d_backward._table[ks]
+        or operators.adaptive_max_pool3d_backward.kernel_for(ks)
+    )(ks, grad_output, self, indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18042,15 +18626,11 @@ def _thnn_fused_lstm_cell(
         or (input_bias is not None and input_bias._fw_grad is not None)
         or (hidden_bias is not None and hidden_bias._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(
-        input_gates, hidden_gates, cx, input_bias, hidden_bias
-    )
+    _next_edges = next_edges(input_gates, hidden_gates, cx, input_bias, hidden_bias)
     grad_fn: functions.ThnnFusedLstmCellBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ThnnFusedLstmCellBackward0()
-        grad_fn.set_next_edges(
-            collect_next_edges(input_gates, hidden_gates, cx, input_bias, hidden_bias)
-        )
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.cx_ = SavedVariable(cx, False)
         grad_fn.hidden_bias_ = (
             None if hidden_bias is None else SavedVariable(hidden_bias, False)
@@ -18060,15 +18640,12 @@ def _thnn_fused_lstm_cell(
             None if input_bias is None else SavedVariable(input_bias, False)
         )
         grad_fn.input_gates_ = SavedVariable(input_gates, False)
-    result = redispatch(
-        operators._thnn_fused_lstm_cell,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        input_gates,
-        hidden_gates,
-        cx,
-        input_bias,
-        hidden_bias,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._thnn_fused_lstm_cell._table[ks]
+        or operators._thnn_fused_lstm_cell.kernel_for(ks)
+    )(ks, input_gates, hidden_gates, cx, input_bias, hidden_bias)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -18133,21 +18710,17 @@ def _thnn_fused_lstm_cell_backward_impl(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_thnn_fused_lstm_cell_backward_impl")
-    _any_requires_grad = compute_requires_grad(grad_hy, grad_cy, cx, cy, workspace)
+    _next_edges = next_edges(grad_hy, grad_cy, cx, cy, workspace)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("_thnn_fused_lstm_cell_backward_impl")
-        grad_fn.set_next_edges(collect_next_edges(grad_hy, grad_cy, cx, cy, workspace))
-    result = redispatch(
-        operators._thnn_fused_lstm_cell_backward_impl,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_hy,
-        grad_cy,
-        cx,
-        cy,
-        workspace,
-        has_bias,
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._thnn_fused_lstm_cell_backward_impl._table[ks]
+        or operators._thnn_fused_lstm_cell_backward_impl.kernel_for(ks)
+    )(ks, grad_hy, grad_cy, cx, cy, workspace, has_bias)
     if grad_fn is not None:
         set_history_if_differentiable(result[0], grad_fn)
         set_history_if_differentiable(result[1], grad_fn)
@@ -18171,15 +18744,11 @@ def _thnn_fused_gru_cell(
         or (input_bias is not None and input_bias._fw_grad is not None)
         or (hidden_bias is not None and hidden_bias._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(
-        input_gates, hidden_gates, hx, input_bias, hidden_bias
-    )
+    _next_edges = next_edges(input_gates, hidden_gates, hx, input_bias, hidden_bias)
     grad_fn: functions.ThnnFusedGruCellBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ThnnFusedGruCellBackward0()
-        grad_fn.set_next_edges(
-            collect_next_edges(input_gates, hidden_gates, hx, input_bias, hidden_bias)
-        )
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.hidden_bias_ = (
             None if hidden_bias is None else SavedVariable(hidden_bias, False)
         )
@@ -18189,15 +18758,12 @@ def _thnn_fused_gru_cell(
             None if input_bias is None else SavedVariable(input_bias, False)
         )
         grad_fn.input_gates_ = SavedVariable(input_gates, False)
-    result = redispatch(
-        operators._thnn_fused_gru_cell,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        input_gates,
-        hidden_gates,
-        hx,
-        input_bias,
-        hidden_bias,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._thnn_fused_gru_cell._table[ks]
+        or operators._thnn_fused_gru_cell.kernel_for(ks)
+    )(ks, input_gates, hidden_gates, hx, input_bias, hidden_bias)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -18233,18 +18799,17 @@ def _thnn_fused_gru_cell_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_thnn_fused_gru_cell_backward")
-    _any_requires_grad = compute_requires_grad(grad_hy, workspace)
+    _next_edges = next_edges_2(grad_hy, workspace)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("_thnn_fused_gru_cell_backward")
-        grad_fn.set_next_edges(collect_next_edges(grad_hy, workspace))
-    result = redispatch(
-        operators._thnn_fused_gru_cell_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_hy,
-        workspace,
-        has_bias,
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._thnn_fused_gru_cell_backward._table[ks]
+        or operators._thnn_fused_gru_cell_backward.kernel_for(ks)
+    )(ks, grad_hy, workspace, has_bias)
     if grad_fn is not None:
         set_history_if_differentiable(result[0], grad_fn)
         set_history_if_differentiable(result[1], grad_fn)
@@ -18257,13 +18822,15 @@ def _thnn_fused_gru_cell_backward(
 def erfc(ks: int, self: Tensor) -> Any:
     """erfc(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ErfcBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ErfcBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.erfc, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.erfc._table[ks] or operators.erfc.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18281,14 +18848,16 @@ def erfc_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ErfcBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ErfcBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.erfc_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.erfc_._table[ks] or operators.erfc_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -18306,14 +18875,18 @@ def xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.XlogyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.XlogyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.xlogy_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.xlogy_Tensor._table[ks] or operators.xlogy_Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18331,16 +18904,19 @@ def xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
     """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor"""
     _any_has_forward_grad = (other._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(other)
+    _next_edges = next_edges_1(other)
     grad_fn: functions.XlogyBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.XlogyBackward1()
-        grad_fn.set_next_edges(collect_next_edges(other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self = self
-    result = redispatch(
-        operators.xlogy_Scalar_Self, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.xlogy_Scalar_Self._table[ks]
+        or operators.xlogy_Scalar_Self.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18358,16 +18934,19 @@ def xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
 def xlogy_Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
     """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.XlogyBackward2 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.XlogyBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.xlogy_Scalar_Other, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.xlogy_Scalar_Other._table[ks]
+        or operators.xlogy_Scalar_Other.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18391,17 +18970,19 @@ def xlogy__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.XlogyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.XlogyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.xlogy__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.xlogy__Tensor._table[ks] or operators.xlogy__Tensor.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -18427,17 +19008,20 @@ def xlogy__Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.XlogyBackward2 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.XlogyBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.xlogy__Scalar_Other, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.xlogy__Scalar_Other._table[ks]
+        or operators.xlogy__Scalar_Other.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -18455,14 +19039,18 @@ def xlogy__Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
 def mvlgamma(ks: int, self: Tensor, p: int) -> Any:
     """mvlgamma(Tensor self, int p) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MvlgammaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MvlgammaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.p = p
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.mvlgamma, ks & AFTER_AUTOGRAD_KEYSET, self, p)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mvlgamma._table[ks] or operators.mvlgamma.kernel_for(ks))(
+        ks, self, p
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18482,15 +19070,19 @@ def mvlgamma_(ks: int, self: Tensor, p: int) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.MvlgammaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MvlgammaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.p = p
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.mvlgamma_, ks & AFTER_AUTOGRAD_KEYSET, self, p)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.mvlgamma_._table[ks] or operators.mvlgamma_.kernel_for(ks))(
+        ks, self, p
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -18506,14 +19098,18 @@ def mvlgamma_(ks: int, self: Tensor, p: int) -> Any:
 def logit(ks: int, self: Tensor, eps: float | None) -> Any:
     """logit(Tensor self, float? eps=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LogitBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogitBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.logit, ks & AFTER_AUTOGRAD_KEYSET, self, eps)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.logit._table[ks] or operators.logit.kernel_for(ks))(
+        ks, self, eps
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18531,15 +19127,19 @@ def logit_(ks: int, self: Tensor, eps: float | None) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.LogitBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogitBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.logit_, ks & AFTER_AUTOGRAD_KEYSET, self, eps)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.logit_._table[ks] or operators.logit_.kernel_for(ks))(
+        ks, self, eps
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -18555,13 +19155,15 @@ def logit_(ks: int, self: Tensor, eps: float | None) -> Any:
 def sinc(ks: int, self: Tensor) -> Any:
     """sinc(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SincBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SincBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.sinc, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sinc._table[ks] or operators.sinc.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18579,14 +19181,16 @@ def sinc_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.SincBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SincBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.sinc_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.sinc_._table[ks] or operators.sinc_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -18606,14 +19210,18 @@ def lgamma_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.LgammaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LgammaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.lgamma_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.lgamma_._table[ks] or operators.lgamma_.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -18629,13 +19237,15 @@ def lgamma_(ks: int, self: Tensor) -> Any:
 def lgamma(ks: int, self: Tensor) -> Any:
     """lgamma(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LgammaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LgammaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.lgamma, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.lgamma._table[ks] or operators.lgamma.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18649,13 +19259,17 @@ def lgamma(ks: int, self: Tensor) -> Any:
 def digamma(ks: int, self: Tensor) -> Any:
     """digamma(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.DigammaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DigammaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.digamma, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.digamma._table[ks] or operators.digamma.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18673,14 +19287,18 @@ def digamma_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.DigammaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.DigammaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.digamma_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.digamma_._table[ks] or operators.digamma_.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -18696,14 +19314,18 @@ def digamma_(ks: int, self: Tensor) -> Any:
 def polygamma(ks: int, n: int, self: Tensor) -> Any:
     """polygamma(int n, Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.PolygammaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PolygammaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.n = n
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.polygamma, ks & AFTER_AUTOGRAD_KEYSET, n, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.polygamma._table[ks] or operators.polygamma.kernel_for(ks))(
+        ks, n, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18721,15 +19343,19 @@ def polygamma_(ks: int, self: Tensor, n: int) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("polygamma_")
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.PolygammaBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PolygammaBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.n = n
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.polygamma_, ks & AFTER_AUTOGRAD_KEYSET, self, n)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.polygamma_._table[ks] or operators.polygamma_.kernel_for(ks))(
+        ks, self, n
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -18738,13 +19364,15 @@ def polygamma_(ks: int, self: Tensor, n: int) -> Any:
 def erfinv(ks: int, self: Tensor) -> Any:
     """erfinv(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ErfinvBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ErfinvBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.erfinv, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.erfinv._table[ks] or operators.erfinv.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18762,14 +19390,18 @@ def erfinv_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.ErfinvBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ErfinvBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.erfinv_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.erfinv_._table[ks] or operators.erfinv_.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -18785,13 +19417,15 @@ def erfinv_(ks: int, self: Tensor) -> Any:
 def i0(ks: int, self: Tensor) -> Any:
     """i0(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.I0Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.I0Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.i0, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.i0._table[ks] or operators.i0.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18809,14 +19443,16 @@ def i0_(ks: int, self: Tensor) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.I0Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.I0Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.i0_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.i0_._table[ks] or operators.i0_.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     if _any_has_forward_grad:
@@ -18834,16 +19470,20 @@ def igamma(ks: int, self: Tensor, other: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("igamma")
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.IgammaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IgammaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.igamma, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.igamma._table[ks] or operators.igamma.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -18856,17 +19496,21 @@ def igamma_(ks: int, self: Tensor, other: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("igamma_")
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.IgammaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IgammaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.igamma_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.igamma_._table[ks] or operators.igamma_.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -18879,16 +19523,20 @@ def igammac(ks: int, self: Tensor, other: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("igammac")
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.IgammacBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IgammacBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.igammac, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.igammac._table[ks] or operators.igammac.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -18901,17 +19549,21 @@ def igammac_(ks: int, self: Tensor, other: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("igammac_")
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_2(self, other)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.IgammacBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.IgammacBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(operators.igammac_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.igammac_._table[ks] or operators.igammac_.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
     return result
@@ -18926,14 +19578,16 @@ def logit_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("logit_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("logit_backward")
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
-    result = redispatch(
-        operators.logit_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self, eps
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.logit_backward._table[ks] or operators.logit_backward.kernel_for(ks)
+    )(ks, grad_output, self, eps)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -18942,13 +19596,17 @@ def logit_backward(
 def special_entr(ks: int, self: Tensor) -> Any:
     """special_entr(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SpecialEntrBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialEntrBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.special_entr, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_entr._table[ks] or operators.special_entr.kernel_for(ks)
+    )(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18964,12 +19622,16 @@ def special_entr(ks: int, self: Tensor) -> Any:
 def special_ndtri(ks: int, self: Tensor) -> Any:
     """special_ndtri(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SpecialNdtriBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialNdtriBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.special_ndtri, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_ndtri._table[ks] or operators.special_ndtri.kernel_for(ks)
+    )(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -18986,13 +19648,18 @@ def special_ndtri(ks: int, self: Tensor) -> Any:
 def special_log_ndtr(ks: int, self: Tensor) -> Any:
     """special_log_ndtr(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SpecialLogNdtrBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialLogNdtrBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.special_log_ndtr, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_log_ndtr._table[ks]
+        or operators.special_log_ndtr.kernel_for(ks)
+    )(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -19009,13 +19676,17 @@ def special_log_ndtr(ks: int, self: Tensor) -> Any:
 def special_erfcx(ks: int, self: Tensor) -> Any:
     """special_erfcx(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SpecialErfcxBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialErfcxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.special_erfcx, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_erfcx._table[ks] or operators.special_erfcx.kernel_for(ks)
+    )(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -19034,16 +19705,18 @@ def special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.SpecialXlog1PyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialXlog1PyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.special_xlog1py, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_xlog1py._table[ks] or operators.special_xlog1py.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -19061,16 +19734,19 @@ def special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
 def special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
     """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor"""
     _any_has_forward_grad = (other._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(other)
+    _next_edges = next_edges_1(other)
     grad_fn: functions.SpecialXlog1PyBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialXlog1PyBackward1()
-        grad_fn.set_next_edges(collect_next_edges(other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self = self
-    result = redispatch(
-        operators.special_xlog1py_self_scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_xlog1py_self_scalar._table[ks]
+        or operators.special_xlog1py_self_scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -19088,16 +19764,19 @@ def special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
 def special_xlog1py_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
     """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SpecialXlog1PyBackward2 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialXlog1PyBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.special_xlog1py_other_scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_xlog1py_other_scalar._table[ks]
+        or operators.special_xlog1py_other_scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -19119,16 +19798,20 @@ def special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("special_zeta")
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.SpecialZetaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialZetaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(1):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[1][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.special_zeta, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_zeta._table[ks] or operators.special_zeta.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -19139,16 +19822,19 @@ def special_zeta_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
     _any_has_forward_grad = (other._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("special_zeta.self_scalar")
-    _any_requires_grad = compute_requires_grad(other)
+    _next_edges = next_edges_1(other)
     grad_fn: functions.SpecialZetaBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialZetaBackward1()
-        grad_fn.set_next_edges(collect_next_edges(other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self = self
-    result = redispatch(
-        operators.special_zeta_self_scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_zeta_self_scalar._table[ks]
+        or operators.special_zeta_self_scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -19159,14 +19845,17 @@ def special_zeta_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("special_zeta.other_scalar")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SpecialZetaBackward2 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialZetaBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(
-        operators.special_zeta_other_scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.special_zeta_other_scalar._table[ks]
+        or operators.special_zeta_other_scalar.kernel_for(ks)
+    )(ks, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -19175,13 +19864,17 @@ def special_zeta_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
 def special_i0e(ks: int, self: Tensor) -> Any:
     """special_i0e(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SpecialI0EBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialI0EBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.special_i0e, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.special_i0e._table[ks] or operators.special_i0e.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -19198,13 +19891,17 @@ def special_i0e(ks: int, self: Tensor) -> Any:
 def special_i1(ks: int, self: Tensor) -> Any:
     """special_i1(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SpecialI1Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialI1Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.special_i1, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.special_i1._table[ks] or operators.special_i1.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -19219,13 +19916,17 @@ def special_i1(ks: int, self: Tensor) -> Any:
 def special_i1e(ks: int, self: Tensor) -> Any:
     """special_i1e(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SpecialI1EBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SpecialI1EBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.special_i1e, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.special_i1e._table[ks] or operators.special_i1e.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)

@@ -11,8 +11,9 @@
 5. free each executed node's saved tensors unless `keep_graph`.
 
 Invariants: nothing here recurses, so graph depth is bounded by memory only.
-`validate_outputs` is the one place where a gradient is reduced to its input's shape
-(broadcasting) and cast to its input's dtype; formulas never do it themselves.
+`_validated` (through `validate_outputs`, or inline in `_run`'s loop) is the one place
+where a gradient is reduced to its input's shape (broadcasting) and cast to its input's
+dtype; formulas never do it themselves.
 Gradients of non-leaves live only in the engine's input buffers.
 """
 
@@ -23,6 +24,7 @@ import itertools
 import threading
 import warnings
 from collections.abc import Callable, Sequence
+from typing import TypeAlias
 
 import numpy as np
 
@@ -30,6 +32,7 @@ from . import anomaly_mode, dtypes, grad_mode
 from .graph import (
     AccumulateGrad,
     Edge,
+    EdgeTuple,
     GraphRoot,
     Node,
     _legacy_type_name,
@@ -39,34 +42,30 @@ from .graph import (
 from .scalars import python_type_name
 from .tensor import Tensor
 
+# The gradients arriving at one node, summed per input slot, are a plain list (one
+# entry per input of the node): `buffer_add` adds one gradient into it.
+InputBuffer: TypeAlias = "list[Tensor | None]"
 
-class InputBuffer:
-    """The gradients arriving at one node, summed per input slot."""
 
-    __slots__ = ("slots",)
-
-    def __init__(self, size: int) -> None:
-        self.slots: list[Tensor | None] = [None] * size
-
-    def add(self, position: int, gradient: Tensor | None) -> None:
-        if gradient is None:
-            return
-        slots = self.slots
-        old = slots[position]
-        if old is None:
-            slots[position] = gradient
-        elif grad_mode.is_grad_enabled():
-            slots[position] = old + gradient  # recorded: create_graph
-        elif old.__class__ is not Tensor or gradient.__class__ is not Tensor:
-            # A subclass (vmap's BatchedTensor): its _data is not all of it.
-            slots[position] = old + gradient
+def buffer_add(slots: InputBuffer, position: int, gradient: Tensor | None) -> None:
+    """Add `gradient` into slot `position` (None adds nothing)."""
+    if gradient is None:
+        return
+    old = slots[position]
+    if old is None:
+        slots[position] = gradient
+    elif grad_mode.is_grad_enabled():
+        slots[position] = old + gradient  # recorded: create_graph
+    elif old.__class__ is not Tensor or gradient.__class__ is not Tensor:
+        # A subclass (vmap's BatchedTensor): its _data is not all of it.
+        slots[position] = old + gradient
+    else:
+        slots[position] = None
+        if is_stealable(old):
+            np.add(old._data, gradient._data, out=old._data)
+            slots[position] = old
         else:
-            slots[position] = None
-            if is_stealable(old):
-                np.add(old._data, gradient._data, out=old._data)
-                slots[position] = old
-            else:
-                slots[position] = Tensor(np.asarray(old._data + gradient._data))
+            slots[position] = Tensor(np.asarray(old._data + gradient._data))
 
 
 def _shape_error(index: int, got: tuple[int, ...], expected: tuple[int, ...]) -> str:
@@ -93,7 +92,7 @@ def _error(node: Node | None, message: str) -> str:
 
 
 def validate_outputs(
-    edges: Sequence[Edge], grads: list[Tensor | None], node: Node | None = None
+    edges: Sequence[EdgeTuple], grads: list[Tensor | None], node: Node | None = None
 ) -> None:
     """Check every gradient against the input it flows to; reduce and cast in place.
 
@@ -111,36 +110,42 @@ def validate_outputs(
         grad = grads[index]
         if function is None or grad is None:
             continue
-        if not isinstance(grad, Tensor):
-            raise TypeError(
+        grads[index] = _validated(node, index, grad, function, input_nr)
+
+
+def _validated(
+    node: Node | None, index: int, grad: object, function: Node, input_nr: int
+) -> Tensor:
+    """Gradient `index` of `node`, checked against input `input_nr` of `function` it
+    flows to, summed to that input's shape and cast to its dtype."""
+    if not isinstance(grad, Tensor):
+        raise TypeError(
+            _error(
+                node,
+                f"invalid gradient at index {index} - expected a Tensor or None, "
+                f"but got {type(grad).__name__}",
+            )
+        )
+    expected_shape, expected_dtype = function._input_metadata[input_nr]
+    shape = grad._data.shape
+    if shape != expected_shape:
+        if not is_expandable_to(expected_shape, shape):
+            raise RuntimeError(_error(node, _shape_error(index, shape, expected_shape)))
+        grad = grad.sum_to_size(expected_shape)
+    if expected_dtype is not None and grad._data.dtype != expected_dtype:
+        grad_is_complex = grad._data.dtype.kind == "c"
+        if grad._data.dtype.kind != "f" and grad_is_complex != (
+            expected_dtype.kind == "c"
+        ):
+            raise RuntimeError(
                 _error(
                     node,
-                    f"invalid gradient at index {index} - expected a Tensor or None, "
-                    f"but got {type(grad).__name__}",
+                    "Expected isFloatingType(grad.scalar_type()) || (input_is_complex "
+                    "== grad_is_complex) to be true, but got false.",
                 )
             )
-        expected_shape, expected_dtype = function._input_metadata[input_nr]
-        shape = grad._data.shape
-        if shape != expected_shape:
-            if not is_expandable_to(expected_shape, shape):
-                raise RuntimeError(
-                    _error(node, _shape_error(index, shape, expected_shape))
-                )
-            grad = grad.sum_to_size(expected_shape)
-        if expected_dtype is not None and grad._data.dtype != expected_dtype:
-            grad_is_complex = grad._data.dtype.kind == "c"
-            if grad._data.dtype.kind != "f" and grad_is_complex != (
-                expected_dtype.kind == "c"
-            ):
-                raise RuntimeError(
-                    _error(
-                        node,
-                        "Expected isFloatingType(grad.scalar_type()) || (input_is_complex "
-                        "== grad_is_complex) to be true, but got false.",
-                    )
-                )
-            grad = grad._to_copy(dtype=dtypes._FROM_NUMPY[expected_dtype])
-        grads[index] = grad
+        grad = grad._to_copy(dtype=dtypes._FROM_NUMPY[expected_dtype])
+    return grad
 
 
 _task_ids = itertools.count()
@@ -221,7 +226,7 @@ def init_to_execute(
         edges = node._next_edges
         if child_index < len(edges):
             stack[-1] = (node, child_index + 1)
-            child = edges[child_index].function
+            child = edges[child_index][0]
             if (
                 child is not None
                 and child not in visited
@@ -383,11 +388,11 @@ def execute(
     validate_outputs(roots, root_grads)
     if len(roots) == 1 and roots[0].function is not None:
         root: Node = roots[0].function
-        root_buffer = InputBuffer(len(root._input_metadata))
-        root_buffer.add(roots[0].input_nr, root_grads[0])
+        root_buffer: InputBuffer = [None] * len(root._input_metadata)
+        buffer_add(root_buffer, roots[0].input_nr, root_grads[0])
     else:
         root = GraphRoot(tuple(roots), root_grads)
-        root_buffer = InputBuffer(0)
+        root_buffer = []
     task = GraphTask(keep_graph)
     min_topo_nr = 0
     if outputs is not None:
@@ -423,10 +428,9 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
     not_ready = task.not_ready
     exec_info = task.exec_info
     keep_graph = task.keep_graph
+    heappop, heappush = heapq.heappop, heapq.heappush
     while ready:
-        _, _, node, buffer = heapq.heappop(ready)
-        inputs = buffer.slots
-        del buffer
+        _, _, node, inputs = heappop(ready)
         if node._tensor_pre_hooks or node._retains_grad or type(node) is AccumulateGrad:
             _call_tensor_pre_hooks(node, inputs)
         if exec_info is not None:
@@ -436,28 +440,59 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                     task.captured[output_index] = inputs[input_nr]
             if node not in task.needed:
                 continue
-        outputs = _call_function(task, node, inputs)
+        edges = node._next_edges
+        if node._pre_hooks or node._post_hooks or anomaly_mode._enabled:
+            outputs = _call_function(task, node, inputs)
+            validated = True
+        else:
+            # _call_function's common case, with validate_outputs folded into the loop
+            # below that hands the gradients on.
+            if not keep_graph:
+                node.will_release_variables()
+            outputs = node.apply(inputs)  # type: ignore[assignment]
+            if type(outputs) is not list:
+                outputs = list(outputs)
+            if len(outputs) != len(edges):
+                validate_outputs(edges, outputs, node)  # raises the count error
+            validated = False
         del inputs
         if not keep_graph:
             node.release_variables()
-        for (function, input_nr), gradient in zip(node._next_edges, outputs):
+        for index, (function, input_nr) in enumerate(edges):
             if function is None:
                 continue
+            gradient = outputs[index]
+            if not validated and gradient is not None:
+                if gradient.__class__ is not Tensor:
+                    gradient = _validated(node, index, gradient, function, input_nr)
+                else:
+                    expected_shape, expected_dtype = function._input_metadata[input_nr]
+                    if gradient._data.shape != expected_shape or (
+                        expected_dtype is not None
+                        and gradient._data.dtype != expected_dtype
+                    ):
+                        gradient = _validated(node, index, gradient, function, input_nr)
+                outputs[index] = gradient
             remaining = dependencies[function] - 1
-            dependencies[function] = remaining
             next_buffer = not_ready.pop(function, None)
             if next_buffer is None:
                 if exec_info is not None and function not in exec_info:
+                    dependencies[function] = remaining
                     continue
-                next_buffer = InputBuffer(len(function._input_metadata))
-            next_buffer.add(input_nr, gradient)
+                next_buffer = [None] * len(function._input_metadata)
+            if gradient is not None:
+                if next_buffer[input_nr] is None:
+                    next_buffer[input_nr] = gradient
+                else:
+                    buffer_add(next_buffer, input_nr, gradient)
             if remaining == 0:
                 del dependencies[function]
-                heapq.heappush(
+                heappush(
                     ready, (-function._sequence_number, pushes, function, next_buffer)
                 )
                 pushes += 1
             else:
+                dependencies[function] = remaining
                 not_ready[function] = next_buffer
         # Drop this node's references to the gradients it passed on: a gradient that
         # only its buffer holds can be taken over (not copied) where it arrives.

@@ -62,6 +62,10 @@ class Edge(NamedTuple):
 
 NO_EDGE = Edge(None, 0)
 
+# What a node's `_next_edges` hold: an Edge or a plain `(function, input_nr)` tuple,
+# which the generated wrappers build at a third of an Edge's cost.
+EdgeTuple: TypeAlias = "tuple[Node | None, int]"
+
 
 def new_edge(function: Node | None, input_nr: int) -> Edge:
     """`Edge(function, input_nr)` at half the cost (a NamedTuple's __new__ is Python code);
@@ -127,8 +131,10 @@ class Node:
     )
 
     def __init__(self) -> None:
-        self._next_edges: tuple[Edge, ...] = ()
-        self._input_metadata: list[InputMetadata] = []
+        self._next_edges: tuple[EdgeTuple, ...] = ()
+        # A tuple, grown by one entry per output: its entries hold no objects the
+        # collector tracks, so once the collector has seen it, it is not tracked.
+        self._input_metadata: tuple[InputMetadata, ...] = ()
         self._sequence_number = next(_sequence_numbers)
         self._topological_nr = 0
         self._pre_hooks: list[Callable[..., Any]] | None = None
@@ -142,7 +148,7 @@ class Node:
             self._metadata = {"traceback_": anomaly_mode.forward_stack()}
 
     # -- graph structure -------------------------------------------------------------
-    def set_next_edges(self, edges: tuple[Edge, ...]) -> None:
+    def set_next_edges(self, edges: tuple[EdgeTuple, ...]) -> None:
         self._next_edges = edges
         topological_nr = 0
         for function, _ in edges:
@@ -152,10 +158,11 @@ class Node:
 
     @property
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
-        return tuple((e.function, e.input_nr) for e in self._next_edges)
+        return tuple([(function, nr) for function, nr in self._next_edges])
 
     def next_edge(self, index: int) -> Edge:
-        return self._next_edges[index]
+        function, input_nr = self._next_edges[index]
+        return Edge(function, input_nr)
 
     @property
     def num_outputs(self) -> int:
@@ -166,20 +173,20 @@ class Node:
         """Record one forward output; returns its output number."""
         metadata = self._input_metadata
         data = tensor._data
-        metadata.append((data.shape, data.dtype))
-        return len(metadata) - 1
+        self._input_metadata = metadata + ((data.shape, data.dtype),)
+        return len(metadata)
 
     @property
-    def input_metadata(self) -> list[InputMetadata]:
+    def input_metadata(self) -> tuple[InputMetadata, ...]:
         return self._input_metadata
 
     def should_compute_output(self, index: int) -> bool:
         """Whether gradient `index` goes anywhere (decided at graph construction)."""
-        return self._next_edges[index].function is not None
+        return self._next_edges[index][0] is not None
 
     def task_should_compute_output(self, index: int) -> bool:
         """Whether gradient `index` is needed by the backward pass now running."""
-        function = self._next_edges[index].function
+        function = self._next_edges[index][0]
         if function is None:
             return False
         exec_info = task_state.exec_info
@@ -188,8 +195,14 @@ class Node:
     def task_needs_input_grad(self) -> tuple[bool, ...]:
         """task_should_compute_output for every input at once (what `apply` asks)."""
         exec_info = task_state.exec_info
+        edges = self._next_edges
         if exec_info is None:
-            return tuple([function is not None for function, _ in self._next_edges])
+            # One and two inputs (most nodes) without building a list.
+            if len(edges) == 1:
+                return (edges[0][0] is not None,)
+            if len(edges) == 2:
+                return (edges[0][0] is not None, edges[1][0] is not None)
+            return tuple([function is not None for function, _ in edges])
         return tuple(
             [
                 function is not None and exec_info.get(function, False)
@@ -260,7 +273,9 @@ class GraphRoot(Node):
 
     __slots__ = ("_outputs",)
 
-    def __init__(self, edges: tuple[Edge, ...], outputs: list[Tensor | None]) -> None:
+    def __init__(
+        self, edges: tuple[EdgeTuple, ...], outputs: list[Tensor | None]
+    ) -> None:
         super().__init__()
         self.set_next_edges(edges)
         self._outputs = outputs
@@ -285,8 +300,17 @@ class AccumulateGrad(Node):
         super().__init__()
         self._sequence_number = MAX_SEQUENCE_NR
         self.variable = variable
-        self._mutex = threading.RLock()  # reentrant: a hook may run backward again
-        self._input_metadata.append((variable._data.shape, variable._data.dtype))
+        # Made when a gradient first arrives (most accumulators of a forward that is
+        # never differentiated never need one); reentrant: a hook may run backward.
+        self._mutex: threading.RLock | None = None
+        self._input_metadata = ((variable._data.shape, variable._data.dtype),)
+
+    def _lock(self) -> threading.RLock:
+        """This node's mutex, made once under the module's lock."""
+        with _MUTEX_CREATION:
+            if self._mutex is None:
+                self._mutex = threading.RLock()
+            return self._mutex
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         new_grad = grads[0]
@@ -298,7 +322,7 @@ class AccumulateGrad(Node):
         if not variable.requires_grad:
             return []
         recording = grad_mode._state.enabled  # create_graph: the sum must be recorded
-        with self._mutex:
+        with self._mutex or self._lock():
             old_grad = variable._grad
             if old_grad is None:
                 # Take the engine's gradient when nobody else can see it, else copy
@@ -322,6 +346,8 @@ class AccumulateGrad(Node):
                     hook(variable)
         return []
 
+
+_MUTEX_CREATION = threading.Lock()
 
 # Inside `is_stealable` a tensor nobody else holds is referenced by its holder, the
 # `tensor` parameter and getrefcount's argument; its array by the tensor, the local
@@ -380,10 +406,13 @@ class SavedVariable:
     """A tensor saved for backward, with the version it had when saved; or, under
     saved-tensor hooks, what the pack hook made of it."""
 
+    # The version is read through the saved tensor (`_data`), which shares the
+    # original's version counter: an input is kept as itself, an output as a shallow
+    # copy. A tensor that has no counter yet is at version 0, and the counter it gets
+    # later (on an in-place change) is its own for good, so saving needs none.
     __slots__ = (
         "_data",
         "_saved_version",
-        "_version_counter",
         "_output_nr",
         "_requires_grad",
         "_is_output",
@@ -393,10 +422,11 @@ class SavedVariable:
     )
 
     def __init__(self, tensor: Tensor, is_output: bool) -> None:
-        counter = self._version_counter = tensor._counter()
-        self._saved_version = counter.version
+        counter = tensor._version_counter
+        self._saved_version = 0 if counter is None else counter.version
         self._is_output = is_output
         self._released = False
+        self._hooked: tuple[Any, Callable[[Any], Any], Node | None, int] | None = None
         if is_output and tensor._grad_fn is not None:
             # Save the data without its grad_fn: that grad_fn is the node saving it.
             self._data = tensor._shallow_copy()
@@ -410,7 +440,6 @@ class SavedVariable:
             self._data = tensor
             self._output_nr = 0
             self._requires_grad = False
-        self._hooked: tuple[Any, Callable[[Any], Any], Node | None, int] | None = None
         if _open_hooks[0] and SAVED_TENSORS_HOOKS.stack:
             self._pack(tensor)
 
@@ -457,7 +486,8 @@ class SavedVariable:
         if self._hooked is not None:
             return self._unpack_hooked(saved_for)
         data = self._data
-        if self._saved_version != self._version_counter.version:
+        counter = data._version_counter
+        if counter is not None and self._saved_version != counter.version:
             raise RuntimeError(self._version_error(saved_for))
         if not self._is_output or data._grad_fn is not None or not self._requires_grad:
             return data
@@ -485,7 +515,7 @@ class SavedVariable:
         return (
             "one of the variables needed for gradient computation has been modified by "
             f"an inplace operation: [{type_name} {list(data._data.shape)}]{clause} is at "
-            f"version {self._version_counter.version}; expected version "
+            f"version {data._version}; expected version "
             f"{self._saved_version} instead. {self._hint()}"
         )
 

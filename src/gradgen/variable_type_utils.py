@@ -1,8 +1,9 @@
 """What the generated VariableType and backend kernels call (PyTorch's VariableTypeUtils).
 
 The generated autograd wrapper of an operator runs, in order:
-``compute_requires_grad`` -> create the Node -> ``set_next_edges(collect_next_edges())``
--> save what the formulas need -> redispatch to the kernel -> ``set_history``.
+``next_edges`` (PyTorch's compute_requires_grad and collect_next_edges in one pass: None
+when nothing records) -> create the Node -> ``set_next_edges`` -> save what the
+formulas need -> the kernel below Autograd -> ``set_history``.
 These functions are that sequence's vocabulary; they stay small because every operator
 call runs through them.
 """
@@ -16,7 +17,7 @@ import numpy as np
 from . import dtypes
 from .dtypes import dtype
 from .grad_mode import _state as _grad_mode_state
-from .graph import NO_EDGE, Edge, Node, new_edge
+from .graph import NO_EDGE, Edge, EdgeTuple, Node, new_edge
 from .numpy_kernels import OVERLAPPING_WRITE_ERROR, broadcastable
 from .numpy_kernels import broadcast_error as broadcast_error  # generated kernels
 from .tensor import Tensor
@@ -56,13 +57,78 @@ def collect_next_edges(*tensors: Tensor | None) -> tuple[Edge, ...]:
     return tuple(edges)
 
 
+# -- the generated wrappers' fused entry ------------------------------------------------
+#
+# `next_edges*` is compute_requires_grad and collect_next_edges in one pass: the edges
+# of a call that records, or None when it records nothing (grad mode off, or no input
+# requires grad). The edges are plain `(node, input_nr)` tuples (an Edge is one too),
+# built without a per-call list for one and two inputs, the common arities.
+
+
+def next_edge(tensor: Tensor | None) -> EdgeTuple:
+    """Where the gradient of one input goes (NO_EDGE: nowhere)."""
+    if tensor is None:
+        return NO_EDGE
+    if tensor._base is not None:
+        refresh_view(tensor)
+    function = tensor._grad_fn
+    if function is not None:
+        return (function, tensor._output_nr)
+    if tensor._requires_grad:
+        return (tensor._get_grad_accumulator(), 0)
+    return NO_EDGE
+
+
+def next_edges_1(tensor: Tensor | None) -> tuple[EdgeTuple] | None:
+    """`next_edges` of one input."""
+    if not _grad_mode_state.enabled or tensor is None:
+        return None
+    if tensor._base is not None:
+        refresh_view(tensor)
+    function = tensor._grad_fn
+    if function is not None:
+        return ((function, tensor._output_nr),)
+    if tensor._requires_grad:
+        return ((tensor._get_grad_accumulator(), 0),)
+    return None
+
+
+def next_edges_2(
+    first: Tensor | None, second: Tensor | None
+) -> tuple[EdgeTuple, EdgeTuple] | None:
+    """`next_edges` of two inputs."""
+    if not _grad_mode_state.enabled:
+        return None
+    edge = next_edge(first)
+    other = next_edge(second)
+    if edge is NO_EDGE and other is NO_EDGE:
+        return None
+    return (edge, other)
+
+
+def next_edges(*tensors: Tensor | None) -> tuple[EdgeTuple, ...] | None:
+    """The edges of a call that records (one per input), or None if it records nothing."""
+    if not _grad_mode_state.enabled:
+        return None
+    edges = tuple([next_edge(tensor) for tensor in tensors])
+    for edge in edges:
+        if edge is not NO_EDGE:
+            return edges
+    return None
+
+
 def set_history(result: Tensor, grad_fn: Node) -> None:
     """Make `result` the next output of `grad_fn`."""
-    if result._data.dtype.kind not in "fcV":  # V: ml_dtypes' bfloat16
+    data = result._data
+    dtype = data.dtype
+    if dtype.kind not in "fcV":  # V: ml_dtypes' bfloat16
         raise RuntimeError(
             f"Autograd not support dtype: {spelling(result).scalar_type}"
         )
-    result._output_nr = grad_fn.add_input_metadata(result)
+    # grad_fn.add_input_metadata(result), inlined: every recorded output runs it.
+    metadata = grad_fn._input_metadata
+    result._output_nr = len(metadata)
+    grad_fn._input_metadata = metadata + ((data.shape, dtype),)
     result._grad_fn = grad_fn
 
 

@@ -518,7 +518,7 @@ def _process_outputs(
     for index, value in enumerate(raw_outputs):
         if not isinstance(value, Tensor):
             if is_executable:
-                node._input_metadata.append(_placeholder_metadata())
+                node._input_metadata += (_placeholder_metadata(),)
                 node._output_info.append(None)
             outputs.append(value)
             continue
@@ -532,7 +532,7 @@ def _process_outputs(
             if is_differentiable:
                 node.add_input_metadata(value)
             else:
-                node._input_metadata.append(_placeholder_metadata())
+                node._input_metadata += (_placeholder_metadata(),)
             node._output_info.append((value._data.shape, value._data.dtype))
         outputs.append(
             _wrap_output(
@@ -636,7 +636,7 @@ def _delayed_error(msg: str, values: tuple[Any, ...]) -> tuple[Any, ...]:
             set_history(alias, node)
             results.append(alias)
         else:
-            node._input_metadata.append(_placeholder_metadata())
+            node._input_metadata += (_placeholder_metadata(),)
             results.append(value)
     return tuple(results)
 

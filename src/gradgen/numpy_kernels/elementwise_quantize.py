@@ -31,7 +31,7 @@ def _check_zero_points(zero_point: np.ndarray, quant_min: int, quant_max: int) -
 def _check_floating(self: np.ndarray, kernel: str) -> None:
     if self.dtype.kind != "f":
         raise NotImplementedError(
-            f'"{kernel}" not implemented for \'{scalar_type_name(self)}\''
+            f"\"{kernel}\" not implemented for '{scalar_type_name(self)}'"
         )
 
 
@@ -68,7 +68,13 @@ def fake_quantize_per_tensor_cachemask(
     _check_zero_points(np.asarray(zero_point), quant_min, quant_max)
     _check_floating(self, "fake_quantize_tensor_cachemask_kernel_type_handling")
     return _quantize(
-        self, np.asarray(scale), np.asarray(zero_point), quant_min, quant_max, True, True
+        self,
+        np.asarray(scale),
+        np.asarray(zero_point),
+        quant_min,
+        quant_max,
+        True,
+        True,
     )
 
 
@@ -112,7 +118,5 @@ def fake_quantize_per_channel_cachemask(
 def fake_quantize_cachemask_backward(grad: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The straight-through gradient: grad where the value was in range, else 0."""
     if grad.shape != mask.shape:
-        raise RuntimeError(
-            "Gradient shape and the fake-quantize mask shape must match"
-        )
+        raise RuntimeError("Gradient shape and the fake-quantize mask shape must match")
     return grad * mask
