@@ -110,46 +110,10 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
                 SaveStatement(f"grad_fn.{name}_size_", f"len({identifier})", None)
             )
     for attribute in info.saved:
-<<<<<<< HEAD
         value, after_kernel = _saved_value(attribute, function, outputs, inplace)
         guard = None if after_kernel else _guard_for(attribute, info, edge_index)
         statement = SaveStatement(f"grad_fn.{attribute.name}", value, guard)
         (output_saves if after_kernel else input_saves).append(statement)
-    histories = tuple(
-        expression
-        for (name, expression), differentiable in zip(
-            outputs.items(), info.differentiable_outputs
-        )
-        if differentiable
-    )
-=======
-        source = python_identifier(attribute.source)
-        if (
-            attribute.kind is SavedKind.TENSOR
-            and inplace
-            and attribute.source == "self"
-        ):
-            # The formula means self before the kernel overwrote it (original_self).
-            value = "SavedVariable(self.clone(), False)"
-        elif attribute.kind is SavedKind.TENSOR and _is_optional(
-            function, attribute.source
-        ):
-            value = f"None if {source} is None else SavedVariable({source}, False)"
-        elif attribute.kind is SavedKind.TENSOR:
-            value = f"SavedVariable({source}, False)"
-        elif attribute.kind is SavedKind.TENSOR_LIST:
-            value = f"SavedVariableList({source})"
-        elif attribute.kind is SavedKind.OUTPUT:
-            value = f"SavedVariable({outputs[attribute.source]}, True)"
-        else:
-            value = attribute.save_expression
-        statement = SaveStatement(
-            f"grad_fn.{attribute.name}", value, _guard_for(attribute, info, edge_index)
-        )
-        (output_saves if attribute.kind is SavedKind.OUTPUT else input_saves).append(
-            statement
-        )
->>>>>>> s6-leanfwd
     return AutogradIR(
         node_class=f"functions.{info.op}",
         node_constructor=f"functions.{info.op}()",

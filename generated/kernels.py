@@ -2925,8 +2925,16 @@ def numpy_logaddexp(ks: int, self: Tensor, other: Tensor) -> Any:
     """logaddexp(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    other = (
+        other._data
+        if other._data.dtype is common_dtype.numpy
+        else promoted_array(other, common_dtype)
+    )
     try:
         return wrap_result(logaddexp(self, other), common_dtype)
     except ValueError as error:
@@ -4248,9 +4256,21 @@ def numpy_addr(
 ) -> Any:
     """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
     common_dtype = result_type(self, vec1, vec2)
-    self = promoted_array(self, common_dtype)
-    vec1 = promoted_array(vec1, common_dtype)
-    vec2 = promoted_array(vec2, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    vec1 = (
+        vec1._data
+        if vec1._data.dtype is common_dtype.numpy
+        else promoted_array(vec1, common_dtype)
+    )
+    vec2 = (
+        vec2._data
+        if vec2._data.dtype is common_dtype.numpy
+        else promoted_array(vec2, common_dtype)
+    )
     try:
         return wrap_result(addr(self, vec1, vec2, beta, alpha), common_dtype)
     except ValueError as error:
@@ -4263,9 +4283,21 @@ def numpy_addr_(
     """addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
     common_dtype = result_type(self, vec1, vec2)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    vec1 = promoted_array(vec1, common_dtype)
-    vec2 = promoted_array(vec2, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    vec1 = (
+        vec1._data
+        if vec1._data.dtype is common_dtype.numpy
+        else promoted_array(vec1, common_dtype)
+    )
+    vec2 = (
+        vec2._data
+        if vec2._data.dtype is common_dtype.numpy
+        else promoted_array(vec2, common_dtype)
+    )
     return copy_into(self_tensor, addr(self, vec1, vec2, beta, alpha))
 
 
@@ -4750,8 +4782,16 @@ def numpy_glu(ks: int, self: Tensor, dim: int) -> Any:
 def numpy_glu_backward(ks: int, grad_output: Tensor, self: Tensor, dim: int) -> Any:
     """glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(glu_backward(grad_output, self, dim), common_dtype)
     except ValueError as error:
@@ -4769,8 +4809,16 @@ def numpy_hardshrink_backward(
 ) -> Any:
     """hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor"""
     common_dtype = result_type(grad_out, self)
-    grad_out = promoted_array(grad_out, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_out = (
+        grad_out._data
+        if grad_out._data.dtype is common_dtype.numpy
+        else promoted_array(grad_out, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(hardshrink_backward(grad_out, self, lambd), common_dtype)
     except ValueError as error:
@@ -4788,8 +4836,16 @@ def numpy_softshrink_backward(
 ) -> Any:
     """softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(softshrink_backward(grad_output, self, lambd), common_dtype)
     except ValueError as error:
@@ -4805,8 +4861,16 @@ def numpy_hardsigmoid(ks: int, self: Tensor) -> Any:
 def numpy_hardsigmoid_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(hardsigmoid_backward(grad_output, self), common_dtype)
     except ValueError as error:
@@ -4822,8 +4886,16 @@ def numpy_hardswish(ks: int, self: Tensor) -> Any:
 def numpy_hardswish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """hardswish_backward(Tensor grad_output, Tensor self) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     try:
         return wrap_result(hardswish_backward(grad_output, self), common_dtype)
     except ValueError as error:
@@ -4872,8 +4944,16 @@ def numpy_rrelu_with_noise_backward(
 ) -> Any:
     """rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor"""
     common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
     noise = noise._data
     try:
         return wrap_result(
@@ -4889,8 +4969,16 @@ def numpy_rrelu_with_noise_backward(
 def numpy__prelu_kernel(ks: int, self: Tensor, weight: Tensor) -> Any:
     """_prelu_kernel(Tensor self, Tensor weight) -> Tensor"""
     common_dtype = result_type(self, weight)
-    self = promoted_array(self, common_dtype)
-    weight = promoted_array(weight, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    weight = (
+        weight._data
+        if weight._data.dtype is common_dtype.numpy
+        else promoted_array(weight, common_dtype)
+    )
     try:
         return wrap_result(prelu_kernel(self, weight), common_dtype)
     except ValueError as error:
@@ -5185,8 +5273,16 @@ def numpy_soft_margin_loss(
 ) -> Any:
     """soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
     common_dtype = result_type(self, target)
-    self = promoted_array(self, common_dtype)
-    target = promoted_array(target, common_dtype)
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    target = (
+        target._data
+        if target._data.dtype is common_dtype.numpy
+        else promoted_array(target, common_dtype)
+    )
     try:
         return wrap_result(soft_margin_loss(self, target, reduction), common_dtype)
     except ValueError as error:
@@ -5198,9 +5294,21 @@ def numpy_soft_margin_loss_backward(
 ) -> Any:
     """soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"""
     common_dtype = result_type(grad_output, self, target)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
-    target = promoted_array(target, common_dtype)
+    grad_output = (
+        grad_output._data
+        if grad_output._data.dtype is common_dtype.numpy
+        else promoted_array(grad_output, common_dtype)
+    )
+    self = (
+        self._data
+        if self._data.dtype is common_dtype.numpy
+        else promoted_array(self, common_dtype)
+    )
+    target = (
+        target._data
+        if target._data.dtype is common_dtype.numpy
+        else promoted_array(target, common_dtype)
+    )
     try:
         return wrap_result(
             soft_margin_loss_backward(grad_output, self, target, reduction),

@@ -897,17 +897,17 @@ def repeat_interleave_Tensor(ks: int, repeats: Tensor, output_size: int | None) 
     _any_has_forward_grad = (repeats._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("repeat_interleave.Tensor")
-    _any_requires_grad = compute_requires_grad(repeats)
+    _next_edges = next_edges_1(repeats)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("repeat_interleave")
-        grad_fn.set_next_edges(collect_next_edges(repeats))
-    result = redispatch(
-        operators.repeat_interleave_Tensor,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        repeats,
-        output_size,
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.repeat_interleave_Tensor._table[ks]
+        or operators.repeat_interleave_Tensor.kernel_for(ks)
+    )(ks, repeats, output_size)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -916,12 +916,14 @@ def repeat_interleave_Tensor(ks: int, repeats: Tensor, output_size: int | None) 
 def alias(ks: int, self: Tensor) -> Any:
     """alias(Tensor(a) self) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AliasBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AliasBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.alias, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.alias._table[ks] or operators.alias.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -941,22 +943,19 @@ def as_strided(
 ) -> Any:
     """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.AsStridedBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AsStridedBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.size = size
         grad_fn.storage_offset = storage_offset
         grad_fn.stride = stride
-    result = redispatch(
-        operators.as_strided,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        size,
-        stride,
-        storage_offset,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.as_strided._table[ks] or operators.as_strided.kernel_for(ks))(
+        ks, self, size, stride, storage_offset
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -984,27 +983,24 @@ def as_strided_scatter(
     _any_has_forward_grad = (
         self._fw_grad is not None or src._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, src)
+    _next_edges = next_edges_2(self, src)
     grad_fn: functions.AsStridedScatterBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AsStridedScatterBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
-        if grad_fn.should_compute_output(0):
+        grad_fn.set_next_edges(_next_edges)
+        if _next_edges[0][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.size = size
-        if grad_fn.should_compute_output(0):
+        if _next_edges[0][0] is not None:
             grad_fn.src_ = SavedVariable(src, False)
         grad_fn.storage_offset = storage_offset
         grad_fn.stride = stride
-    result = redispatch(
-        operators.as_strided_scatter,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        src,
-        size,
-        stride,
-        storage_offset,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.as_strided_scatter._table[ks]
+        or operators.as_strided_scatter.kernel_for(ks)
+    )(ks, self, src, size, stride, storage_offset)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1029,17 +1025,19 @@ def as_strided_scatter(
 def unfold(ks: int, self: Tensor, dimension: int, size: int, step: int) -> Any:
     """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UnfoldBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UnfoldBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dimension = dimension
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.size = size
         grad_fn.step = step
-    result = redispatch(
-        operators.unfold, ks & AFTER_AUTOGRAD_KEYSET, self, dimension, size, step
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.unfold._table[ks] or operators.unfold.kernel_for(ks))(
+        ks, self, dimension, size, step
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1060,23 +1058,19 @@ def unfold_backward(
 ) -> Any:
     """unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor"""
     _any_has_forward_grad = (grad_in._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_in)
+    _next_edges = next_edges_1(grad_in)
     grad_fn: functions.UnfoldBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UnfoldBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_in))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.size = size
         grad_fn.step = step
-    result = redispatch(
-        operators.unfold_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_in,
-        input_sizes,
-        dim,
-        size,
-        step,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.unfold_backward._table[ks] or operators.unfold_backward.kernel_for(ks)
+    )(ks, grad_in, input_sizes, dim, size, step)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1100,17 +1094,19 @@ def unfold_backward(
 def narrow_copy(ks: int, self: Tensor, dim: int, start: int, length: int) -> Any:
     """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NarrowCopyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NarrowCopyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.length = length
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.start = start
-    result = redispatch(
-        operators.narrow_copy, ks & AFTER_AUTOGRAD_KEYSET, self, dim, start, length
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.narrow_copy._table[ks] or operators.narrow_copy.kernel_for(ks))(
+        ks, self, dim, start, length
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1129,18 +1125,21 @@ def narrow_copy(ks: int, self: Tensor, dim: int, start: int, length: int) -> Any
 def unsafe_split_Tensor(ks: int, self: Tensor, split_size: int, dim: int) -> Any:
     """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UnsafeSplitBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UnsafeSplitBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_options = self.dtype
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.split_size = split_size
-    result = redispatch(
-        operators.unsafe_split_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, split_size, dim
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.unsafe_split_Tensor._table[ks]
+        or operators.unsafe_split_Tensor.kernel_for(ks)
+    )(ks, self, split_size, dim)
     if grad_fn is not None:
         for output in result:
             set_history(output, grad_fn)
@@ -1162,22 +1161,21 @@ def unsafe_split_with_sizes(
 ) -> Any:
     """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UnsafeSplitWithSizesBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UnsafeSplitWithSizesBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_options = self.dtype
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.split_sizes = split_sizes
-    result = redispatch(
-        operators.unsafe_split_with_sizes,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        split_sizes,
-        dim,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.unsafe_split_with_sizes._table[ks]
+        or operators.unsafe_split_with_sizes.kernel_for(ks)
+    )(ks, self, split_sizes, dim)
     if grad_fn is not None:
         for output in result:
             set_history(output, grad_fn)
@@ -1197,12 +1195,14 @@ def unsafe_split_with_sizes(
 def lift(ks: int, self: Tensor) -> Any:
     """lift(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LiftBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LiftBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.lift, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.lift._table[ks] or operators.lift.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1216,12 +1216,16 @@ def lift(ks: int, self: Tensor) -> Any:
 def lift_fresh(ks: int, self: Tensor) -> Any:
     """lift_fresh(Tensor(a) self) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.LiftFreshBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LiftFreshBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.lift_fresh, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.lift_fresh._table[ks] or operators.lift_fresh.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1237,15 +1241,19 @@ def block_diag(ks: int, tensors: Sequence[Tensor]) -> Any:
     _any_has_forward_grad = (
         any(t._fw_grad is not None for t in tensors)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(*tensors)
+    _next_edges = next_edges(*tensors)
     grad_fn: functions.BlockDiagBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.BlockDiagBackward0()
-        grad_fn.set_next_edges(collect_next_edges(*tensors))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.tensors_size_ = len(tensors)
         grad_fn.tensors_args_scalartypes = [t.dtype for t in tensors]
         grad_fn.tensors_args_sizes = [tuple(t.shape) for t in tensors]
-    result = redispatch(operators.block_diag, ks & AFTER_AUTOGRAD_KEYSET, tensors)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.block_diag._table[ks] or operators.block_diag.kernel_for(ks))(
+        ks, tensors
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1263,14 +1271,18 @@ def block_diag(ks: int, tensors: Sequence[Tensor]) -> Any:
 def rot90(ks: int, self: Tensor, k: int, dims: Sequence[int]) -> Any:
     """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Rot90Backward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Rot90Backward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dims = dims
         grad_fn.k = k
-    result = redispatch(operators.rot90, ks & AFTER_AUTOGRAD_KEYSET, self, k, dims)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.rot90._table[ks] or operators.rot90.kernel_for(ks))(
+        ks, self, k, dims
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1288,12 +1300,16 @@ def complex(ks: int, real: Tensor, imag: Tensor) -> Any:
     _any_has_forward_grad = (
         real._fw_grad is not None or imag._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(real, imag)
+    _next_edges = next_edges_2(real, imag)
     grad_fn: functions.ComplexBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ComplexBackward0()
-        grad_fn.set_next_edges(collect_next_edges(real, imag))
-    result = redispatch(operators.complex, ks & AFTER_AUTOGRAD_KEYSET, real, imag)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.complex._table[ks] or operators.complex.kernel_for(ks))(
+        ks, real, imag
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -1313,12 +1329,16 @@ def polar(ks: int, abs: Tensor, angle: Tensor) -> Any:
     _any_has_forward_grad = (
         abs._fw_grad is not None or angle._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(abs, angle)
+    _next_edges = next_edges_2(abs, angle)
     grad_fn: functions.PolarBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PolarBackward0()
-        grad_fn.set_next_edges(collect_next_edges(abs, angle))
-    result = redispatch(operators.polar, ks & AFTER_AUTOGRAD_KEYSET, abs, angle)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.polar._table[ks] or operators.polar.kernel_for(ks))(
+        ks, abs, angle
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -3297,20 +3317,17 @@ def fake_quantize_per_tensor_affine_cachemask(
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("fake_quantize_per_tensor_affine_cachemask")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FakeQuantizePerTensorAffineCachemaskBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FakeQuantizePerTensorAffineCachemaskBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(
-        operators.fake_quantize_per_tensor_affine_cachemask,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        scale,
-        zero_point,
-        quant_min,
-        quant_max,
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.fake_quantize_per_tensor_affine_cachemask._table[ks]
+        or operators.fake_quantize_per_tensor_affine_cachemask.kernel_for(ks)
+    )(ks, self, scale, zero_point, quant_min, quant_max)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.mask_ = SavedVariable(result[1], True)
@@ -3328,19 +3345,19 @@ def fake_quantize_per_tensor_affine_cachemask_backward(
         raise forward_ad_not_implemented(
             "fake_quantize_per_tensor_affine_cachemask_backward"
         )
-    _any_requires_grad = compute_requires_grad(grad, mask)
+    _next_edges = next_edges_2(grad, mask)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward(
             "fake_quantize_per_tensor_affine_cachemask_backward"
         )
-        grad_fn.set_next_edges(collect_next_edges(grad, mask))
-    result = redispatch(
-        operators.fake_quantize_per_tensor_affine_cachemask_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad,
-        mask,
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.fake_quantize_per_tensor_affine_cachemask_backward._table[ks]
+        or operators.fake_quantize_per_tensor_affine_cachemask_backward.kernel_for(ks)
+    )(ks, grad, mask)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -3367,21 +3384,17 @@ def fake_quantize_per_channel_affine_cachemask(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("fake_quantize_per_channel_affine_cachemask")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FakeQuantizePerChannelAffineCachemaskBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FakeQuantizePerChannelAffineCachemaskBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(
-        operators.fake_quantize_per_channel_affine_cachemask,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        scale,
-        zero_point,
-        axis,
-        quant_min,
-        quant_max,
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.fake_quantize_per_channel_affine_cachemask._table[ks]
+        or operators.fake_quantize_per_channel_affine_cachemask.kernel_for(ks)
+    )(ks, self, scale, zero_point, axis, quant_min, quant_max)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.mask_ = SavedVariable(result[1], True)
@@ -3399,19 +3412,19 @@ def fake_quantize_per_channel_affine_cachemask_backward(
         raise forward_ad_not_implemented(
             "fake_quantize_per_channel_affine_cachemask_backward"
         )
-    _any_requires_grad = compute_requires_grad(grad, mask)
+    _next_edges = next_edges_2(grad, mask)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward(
             "fake_quantize_per_channel_affine_cachemask_backward"
         )
-        grad_fn.set_next_edges(collect_next_edges(grad, mask))
-    result = redispatch(
-        operators.fake_quantize_per_channel_affine_cachemask_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad,
-        mask,
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.fake_quantize_per_channel_affine_cachemask_backward._table[ks]
+        or operators.fake_quantize_per_channel_affine_cachemask_backward.kernel_for(ks)
+    )(ks, grad, mask)
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
     return result
@@ -6398,14 +6411,18 @@ def logaddexp(ks: int, self: Tensor, other: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or other._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
+    _next_edges = next_edges_2(self, other)
     grad_fn: functions.LogaddexpBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LogaddexpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.logaddexp, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.logaddexp._table[ks] or operators.logaddexp.kernel_for(ks))(
+        ks, self, other
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -6423,13 +6440,17 @@ def logaddexp(ks: int, self: Tensor, other: Tensor) -> Any:
 def poisson(ks: int, self: Tensor, generator: Any | None) -> Any:
     """poisson(Tensor self, Generator? generator=None) -> Tensor"""
     _any_has_forward_grad = (False) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.PoissonBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PoissonBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(operators.poisson, ks & AFTER_AUTOGRAD_KEYSET, self, generator)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.poisson._table[ks] or operators.poisson.kernel_for(ks))(
+        ks, self, generator
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -6445,13 +6466,15 @@ def poisson(ks: int, self: Tensor, generator: Any | None) -> Any:
 def bernoulli(ks: int, self: Tensor, generator: Any | None) -> Any:
     """bernoulli(Tensor self, *, Generator? generator=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.BernoulliBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.BernoulliBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(
-        operators.bernoulli, ks & AFTER_AUTOGRAD_KEYSET, self, generator
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.bernoulli._table[ks] or operators.bernoulli.kernel_for(ks))(
+        ks, self, generator
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -6472,13 +6495,15 @@ def bernoulli_p(ks: int, self: Tensor, p: float, generator: Any | None) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("bernoulli.p")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = NotImplementedBackward("bernoulli")
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(
-        operators.bernoulli_p, ks & AFTER_AUTOGRAD_KEYSET, self, p, generator
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.bernoulli_p._table[ks] or operators.bernoulli_p.kernel_for(ks))(
+        ks, self, p, generator
     )
     if grad_fn is not None:
         set_history_if_differentiable(result, grad_fn)
@@ -7911,29 +7936,22 @@ def segment_reduce(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("segment_reduce")
-    _any_requires_grad = compute_requires_grad(data)
+    _next_edges = next_edges_1(data)
     grad_fn: functions.SegmentReduceBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SegmentReduceBackward0()
-        grad_fn.set_next_edges(collect_next_edges(data))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.axis = axis
         grad_fn.data_ = SavedVariable(data, False)
         grad_fn.initial = initial
         grad_fn.lengths_ = None if lengths is None else SavedVariable(lengths, False)
         grad_fn.offsets_ = None if offsets is None else SavedVariable(offsets, False)
         grad_fn.reduce = reduce
-    result = redispatch(
-        operators.segment_reduce,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        data,
-        reduce,
-        lengths,
-        indices,
-        offsets,
-        axis,
-        unsafe,
-        initial,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.segment_reduce._table[ks] or operators.segment_reduce.kernel_for(ks)
+    )(ks, data, reduce, lengths, indices, offsets, axis, unsafe, initial)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -9793,17 +9811,19 @@ def _cdist_forward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_cdist_forward")
-    _any_requires_grad = compute_requires_grad(x1, x2)
+    _next_edges = next_edges_2(x1, x2)
     grad_fn: functions.CdistBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CdistBackward0()
-        grad_fn.set_next_edges(collect_next_edges(x1, x2))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.p = p
         grad_fn.x1_ = SavedVariable(x1, False)
         grad_fn.x2_ = SavedVariable(x2, False)
-    result = redispatch(
-        operators._cdist_forward, ks & AFTER_AUTOGRAD_KEYSET, x1, x2, p, compute_mode
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._cdist_forward._table[ks] or operators._cdist_forward.kernel_for(ks)
+    )(ks, x1, x2, p, compute_mode)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -9822,14 +9842,16 @@ def _cdist_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_cdist_backward")
-    _any_requires_grad = compute_requires_grad(grad, x1, x2, cdist)
+    _next_edges = next_edges(grad, x1, x2, cdist)
     grad_fn: functions.CdistBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CdistBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad, x1, x2, cdist))
-    result = redispatch(
-        operators._cdist_backward, ks & AFTER_AUTOGRAD_KEYSET, grad, x1, x2, p, cdist
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._cdist_backward._table[ks] or operators._cdist_backward.kernel_for(ks)
+    )(ks, grad, x1, x2, p, cdist)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -9840,14 +9862,18 @@ def _pdist_forward(ks: int, self: Tensor, p: float) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_pdist_forward")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.PdistBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PdistBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.p = p
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators._pdist_forward, ks & AFTER_AUTOGRAD_KEYSET, self, p)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._pdist_forward._table[ks] or operators._pdist_forward.kernel_for(ks)
+    )(ks, self, p)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -9865,14 +9891,16 @@ def _pdist_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_pdist_backward")
-    _any_requires_grad = compute_requires_grad(grad, self, pdist)
+    _next_edges = next_edges(grad, self, pdist)
     grad_fn: functions.PdistBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PdistBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad, self, pdist))
-    result = redispatch(
-        operators._pdist_backward, ks & AFTER_AUTOGRAD_KEYSET, grad, self, p, pdist
-    )
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._pdist_backward._table[ks] or operators._pdist_backward.kernel_for(ks)
+    )(ks, grad, self, p, pdist)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -10055,14 +10083,18 @@ def linalg_vector_norm(
 def norm_Scalar(ks: int, self: Tensor, p: Number) -> Any:
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NormBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NormBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.p = p
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.norm_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, p)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.norm_Scalar._table[ks] or operators.norm_Scalar.kernel_for(ks))(
+        ks, self, p
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -10081,18 +10113,21 @@ def norm_ScalarOpt_dim(
 ) -> Any:
     """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NormBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NormBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.p = p
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.norm_ScalarOpt_dim, ks & AFTER_AUTOGRAD_KEYSET, self, p, dim, keepdim
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.norm_ScalarOpt_dim._table[ks]
+        or operators.norm_ScalarOpt_dim.kernel_for(ks)
+    )(ks, self, p, dim, keepdim)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -10827,13 +10862,17 @@ def cholesky(ks: int, self: Tensor, upper: bool) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("cholesky")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CholeskyBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CholeskyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.upper = upper
-    result = redispatch(operators.cholesky, ks & AFTER_AUTOGRAD_KEYSET, self, upper)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.cholesky._table[ks] or operators.cholesky.kernel_for(ks))(
+        ks, self, upper
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -10845,16 +10884,19 @@ def linalg_householder_product(ks: int, input: Tensor, tau: Tensor) -> Any:
     _any_has_forward_grad = (
         input._fw_grad is not None or tau._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(input, tau)
+    _next_edges = next_edges_2(input, tau)
     grad_fn: functions.LinalgHouseholderProductBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LinalgHouseholderProductBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, tau))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.tau_ = SavedVariable(tau, False)
-    result = redispatch(
-        operators.linalg_householder_product, ks & AFTER_AUTOGRAD_KEYSET, input, tau
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.linalg_householder_product._table[ks]
+        or operators.linalg_householder_product.kernel_for(ks)
+    )(ks, input, tau)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -10879,19 +10921,21 @@ def addmv(
         or mat._fw_grad is not None
         or vec._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, mat, vec)
+    _next_edges = next_edges(self, mat, vec)
     grad_fn: functions.AddmvBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddmvBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, mat, vec))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.beta = beta
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.mat_ = SavedVariable(mat, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.vec_ = SavedVariable(vec, False)
-    result = redispatch(
-        operators.addmv, ks & AFTER_AUTOGRAD_KEYSET, self, mat, vec, beta, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.addmv._table[ks] or operators.addmv.kernel_for(ks))(
+        ks, self, mat, vec, beta, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -10925,20 +10969,22 @@ def addmv_(
         or vec._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, mat, vec)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges(self, mat, vec)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AddmvBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddmvBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, mat, vec))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.beta = beta
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.mat_ = SavedVariable(mat, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.vec_ = SavedVariable(vec, False)
-    result = redispatch(
-        operators.addmv_, ks & AFTER_AUTOGRAD_KEYSET, self, mat, vec, beta, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.addmv_._table[ks] or operators.addmv_.kernel_for(ks))(
+        ks, self, mat, vec, beta, alpha
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -10971,19 +11017,21 @@ def addr(
         or vec1._fw_grad is not None
         or vec2._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, vec1, vec2)
+    _next_edges = next_edges(self, vec1, vec2)
     grad_fn: functions.AddrBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddrBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, vec1, vec2))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.beta = beta
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.vec1_ = SavedVariable(vec1, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.vec2_ = SavedVariable(vec2, False)
-    result = redispatch(
-        operators.addr, ks & AFTER_AUTOGRAD_KEYSET, self, vec1, vec2, beta, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.addr._table[ks] or operators.addr.kernel_for(ks))(
+        ks, self, vec1, vec2, beta, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -11017,20 +11065,22 @@ def addr_(
         or vec2._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, vec1, vec2)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges(self, vec1, vec2)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AddrBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddrBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, vec1, vec2))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.beta = beta
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.vec1_ = SavedVariable(vec1, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.vec2_ = SavedVariable(vec2, False)
-    result = redispatch(
-        operators.addr_, ks & AFTER_AUTOGRAD_KEYSET, self, vec1, vec2, beta, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.addr_._table[ks] or operators.addr_.kernel_for(ks))(
+        ks, self, vec1, vec2, beta, alpha
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -11063,21 +11113,23 @@ def addbmm(
         or batch1._fw_grad is not None
         or batch2._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, batch1, batch2)
+    _next_edges = next_edges(self, batch1, batch2)
     grad_fn: functions.AddbmmBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddbmmBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.batch1_ = SavedVariable(batch1, False)
         grad_fn.batch1_sym_sizes = tuple(batch1.shape)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.batch2_ = SavedVariable(batch2, False)
         grad_fn.batch2_sym_sizes = tuple(batch2.shape)
         grad_fn.beta = beta
-    result = redispatch(
-        operators.addbmm, ks & AFTER_AUTOGRAD_KEYSET, self, batch1, batch2, beta, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.addbmm._table[ks] or operators.addbmm.kernel_for(ks))(
+        ks, self, batch1, batch2, beta, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -11111,22 +11163,24 @@ def addbmm_(
         or batch2._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, batch1, batch2)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges(self, batch1, batch2)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.AddbmmBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AddbmmBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.batch1_ = SavedVariable(batch1, False)
         grad_fn.batch1_sym_sizes = tuple(batch1.shape)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.batch2_ = SavedVariable(batch2, False)
         grad_fn.batch2_sym_sizes = tuple(batch2.shape)
         grad_fn.beta = beta
-    result = redispatch(
-        operators.addbmm_, ks & AFTER_AUTOGRAD_KEYSET, self, batch1, batch2, beta, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.addbmm_._table[ks] or operators.addbmm_.kernel_for(ks))(
+        ks, self, batch1, batch2, beta, alpha
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -11159,19 +11213,21 @@ def baddbmm(
         or batch1._fw_grad is not None
         or batch2._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, batch1, batch2)
+    _next_edges = next_edges(self, batch1, batch2)
     grad_fn: functions.BaddbmmBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.BaddbmmBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.batch1_ = SavedVariable(batch1, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.batch2_ = SavedVariable(batch2, False)
         grad_fn.beta = beta
-    result = redispatch(
-        operators.baddbmm, ks & AFTER_AUTOGRAD_KEYSET, self, batch1, batch2, beta, alpha
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.baddbmm._table[ks] or operators.baddbmm.kernel_for(ks))(
+        ks, self, batch1, batch2, beta, alpha
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -11205,26 +11261,22 @@ def baddbmm_(
         or batch2._fw_grad is not None
     ) and not in_jvp()
     original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, batch1, batch2)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges(self, batch1, batch2)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.BaddbmmBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.BaddbmmBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        if grad_fn.should_compute_output(2):
+        if _next_edges[2][0] is not None:
             grad_fn.batch1_ = SavedVariable(batch1, False)
-        if grad_fn.should_compute_output(1):
+        if _next_edges[1][0] is not None:
             grad_fn.batch2_ = SavedVariable(batch2, False)
         grad_fn.beta = beta
-    result = redispatch(
-        operators.baddbmm_,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        batch1,
-        batch2,
-        beta,
-        alpha,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.baddbmm_._table[ks] or operators.baddbmm_.kernel_for(ks))(
+        ks, self, batch1, batch2, beta, alpha
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -11251,16 +11303,19 @@ def baddbmm_(
 def norm_ScalarOpt_dtype(ks: int, self: Tensor, p: Number | None, dtype: dtype) -> Any:
     """norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NormBackward2 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NormBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.p = p
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.norm_ScalarOpt_dtype, ks & AFTER_AUTOGRAD_KEYSET, self, p, dtype
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.norm_ScalarOpt_dtype._table[ks]
+        or operators.norm_ScalarOpt_dtype.kernel_for(ks)
+    )(ks, self, p, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -11286,24 +11341,21 @@ def norm_ScalarOpt_dim_dtype(
 ) -> Any:
     """norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.NormBackward3 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NormBackward3()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.p = p
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.norm_ScalarOpt_dim_dtype,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        p,
-        dim,
-        keepdim,
-        dtype,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.norm_ScalarOpt_dim_dtype._table[ks]
+        or operators.norm_ScalarOpt_dim_dtype.kernel_for(ks)
+    )(ks, self, p, dim, keepdim, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -11322,17 +11374,19 @@ def norm_ScalarOpt_dim_dtype(
 def renorm(ks: int, self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
     """renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.RenormBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RenormBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.maxnorm = maxnorm
         grad_fn.p = p
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.renorm, ks & AFTER_AUTOGRAD_KEYSET, self, p, dim, maxnorm
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.renorm._table[ks] or operators.renorm.kernel_for(ks))(
+        ks, self, p, dim, maxnorm
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -11355,18 +11409,20 @@ def renorm_(ks: int, self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
     if _any_has_forward_grad:
         with computing_jvp():
             original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
     grad_fn: functions.RenormBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RenormBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.maxnorm = maxnorm
         grad_fn.p = p
         grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.renorm_, ks & AFTER_AUTOGRAD_KEYSET, self, p, dim, maxnorm
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.renorm_._table[ks] or operators.renorm_.kernel_for(ks))(
+        ks, self, p, dim, maxnorm
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -11385,16 +11441,19 @@ def renorm_(ks: int, self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
 def cholesky_inverse(ks: int, self: Tensor, upper: bool) -> Any:
     """cholesky_inverse(Tensor self, bool upper=False) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CholeskyInverseBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CholeskyInverseBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.upper = upper
-    result = redispatch(
-        operators.cholesky_inverse, ks & AFTER_AUTOGRAD_KEYSET, self, upper
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.cholesky_inverse._table[ks]
+        or operators.cholesky_inverse.kernel_for(ks)
+    )(ks, self, upper)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -11415,17 +11474,19 @@ def cholesky_solve(ks: int, self: Tensor, input2: Tensor, upper: bool) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or input2._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, input2)
+    _next_edges = next_edges_2(self, input2)
     grad_fn: functions.CholeskySolveBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CholeskySolveBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, input2))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.input2_ = SavedVariable(input2, False)
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.upper = upper
-    result = redispatch(
-        operators.cholesky_solve, ks & AFTER_AUTOGRAD_KEYSET, self, input2, upper
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.cholesky_solve._table[ks] or operators.cholesky_solve.kernel_for(ks)
+    )(ks, self, input2, upper)
     if grad_fn is not None:
         set_history(result, grad_fn)
         grad_fn.result_ = SavedVariable(result, True)
@@ -11453,25 +11514,22 @@ def triangular_solve(
     _any_has_forward_grad = (
         A._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, A)
+    _next_edges = next_edges_2(self, A)
     grad_fn: functions.TriangularSolveBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.TriangularSolveBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, A))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.A_ = SavedVariable(A, False)
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.transpose = transpose
         grad_fn.unitriangular = unitriangular
         grad_fn.upper = upper
-    result = redispatch(
-        operators.triangular_solve,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        A,
-        upper,
-        transpose,
-        unitriangular,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.triangular_solve._table[ks]
+        or operators.triangular_solve.kernel_for(ks)
+    )(ks, self, A, upper, transpose, unitriangular)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -11513,19 +11571,16 @@ def lu_unpack(
 ) -> Any:
     """lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)"""
     _any_has_forward_grad = (LU_data._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(LU_data)
+    _next_edges = next_edges_1(LU_data)
     grad_fn: functions.LuUnpackBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.LuUnpackBackward0()
-        grad_fn.set_next_edges(collect_next_edges(LU_data))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.LU_data_sym_sizes = tuple(LU_data.shape)
-    result = redispatch(
-        operators.lu_unpack,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        LU_data,
-        LU_pivots,
-        unpack_data,
-        unpack_pivots,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.lu_unpack._table[ks] or operators.lu_unpack.kernel_for(ks))(
+        ks, LU_data, LU_pivots, unpack_data, unpack_pivots
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
@@ -11577,12 +11632,14 @@ def geqrf(ks: int, self: Tensor) -> Any:
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("geqrf")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.GeqrfBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.GeqrfBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.geqrf, ks & AFTER_AUTOGRAD_KEYSET, self)
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.geqrf._table[ks] or operators.geqrf.kernel_for(ks))(ks, self)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
     return result
@@ -11599,24 +11656,20 @@ def ormqr(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("ormqr")
-    _any_requires_grad = compute_requires_grad(self, input2, input3)
+    _next_edges = next_edges(self, input2, input3)
     grad_fn: functions.OrmqrBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.OrmqrBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, input2, input3))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.input2_ = SavedVariable(input2, False)
         grad_fn.input3_ = SavedVariable(input3, False)
         grad_fn.left = left
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.transpose = transpose
-    result = redispatch(
-        operators.ormqr,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        input2,
-        input3,
-        left,
-        transpose,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.ormqr._table[ks] or operators.ormqr.kernel_for(ks))(
+        ks, self, input2, input3, left, transpose
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -11856,13 +11909,7 @@ def _softmax_backward_data(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or output._fw_grad is not None
     ) and not in_jvp()
-<<<<<<< HEAD
-    _any_requires_grad = compute_requires_grad(grad_output, output)
-=======
-    if _any_has_forward_grad:
-        raise forward_ad_not_implemented("_softmax_backward_data")
     _next_edges = next_edges_2(grad_output, output)
->>>>>>> s6-leanfwd
     grad_fn: functions.SoftmaxBackwardDataBackward0 | None = None
     if _next_edges is not None:
         grad_fn = functions.SoftmaxBackwardDataBackward0()
@@ -11935,13 +11982,7 @@ def _log_softmax_backward_data(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or output._fw_grad is not None
     ) and not in_jvp()
-<<<<<<< HEAD
-    _any_requires_grad = compute_requires_grad(grad_output, output)
-=======
-    if _any_has_forward_grad:
-        raise forward_ad_not_implemented("_log_softmax_backward_data")
     _next_edges = next_edges_2(grad_output, output)
->>>>>>> s6-leanfwd
     grad_fn: functions.LogSoftmaxBackwardDataBackward0 | None = None
     if _next_edges is not None:
         grad_fn = functions.LogSoftmaxBackwardDataBackward0()
@@ -12532,14 +12573,18 @@ def mish_(ks: int, self: Tensor) -> Any:
 def celu(ks: int, self: Tensor, alpha: Number) -> Any:
     """celu(Tensor self, Scalar alpha=1.0) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.CeluBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.CeluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.celu, ks & AFTER_AUTOGRAD_KEYSET, self, alpha)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.celu._table[ks] or operators.celu.kernel_for(ks))(
+        ks, self, alpha
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12555,14 +12600,16 @@ def celu(ks: int, self: Tensor, alpha: Number) -> Any:
 def glu(ks: int, self: Tensor, dim: int) -> Any:
     """glu(Tensor self, int dim=-1) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.GluBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.GluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.glu, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.glu._table[ks] or operators.glu.kernel_for(ks))(ks, self, dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12580,17 +12627,19 @@ def glu_backward(ks: int, grad_output: Tensor, self: Tensor, dim: int) -> Any:
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.GluBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.GluBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.glu_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self, dim
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.glu_backward._table[ks] or operators.glu_backward.kernel_for(ks)
+    )(ks, grad_output, self, dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12613,14 +12662,18 @@ def glu_backward(ks: int, grad_output: Tensor, self: Tensor, dim: int) -> Any:
 def hardshrink(ks: int, self: Tensor, lambd: Number) -> Any:
     """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.HardshrinkBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HardshrinkBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.lambd = lambd
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.hardshrink, ks & AFTER_AUTOGRAD_KEYSET, self, lambd)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.hardshrink._table[ks] or operators.hardshrink.kernel_for(ks))(
+        ks, self, lambd
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12636,16 +12689,19 @@ def hardshrink(ks: int, self: Tensor, lambd: Number) -> Any:
 def hardshrink_backward(ks: int, grad_out: Tensor, self: Tensor, lambd: Number) -> Any:
     """hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor"""
     _any_has_forward_grad = (grad_out._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_out, self)
+    _next_edges = next_edges_2(grad_out, self)
     grad_fn: functions.HardshrinkBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HardshrinkBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_out, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.lambd = lambd
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.hardshrink_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_out, self, lambd
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.hardshrink_backward._table[ks]
+        or operators.hardshrink_backward.kernel_for(ks)
+    )(ks, grad_out, self, lambd)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12668,14 +12724,18 @@ def hardshrink_backward(ks: int, grad_out: Tensor, self: Tensor, lambd: Number) 
 def softshrink(ks: int, self: Tensor, lambd: Number) -> Any:
     """softshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SoftshrinkBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SoftshrinkBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.lambd = lambd
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.softshrink, ks & AFTER_AUTOGRAD_KEYSET, self, lambd)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.softshrink._table[ks] or operators.softshrink.kernel_for(ks))(
+        ks, self, lambd
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12693,20 +12753,19 @@ def softshrink_backward(
 ) -> Any:
     """softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.SoftshrinkBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SoftshrinkBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.lambd = lambd
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.softshrink_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        lambd,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.softshrink_backward._table[ks]
+        or operators.softshrink_backward.kernel_for(ks)
+    )(ks, grad_output, self, lambd)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12729,13 +12788,17 @@ def softshrink_backward(
 def hardsigmoid(ks: int, self: Tensor) -> Any:
     """hardsigmoid(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.HardsigmoidBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HardsigmoidBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.hardsigmoid, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.hardsigmoid._table[ks] or operators.hardsigmoid.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12751,15 +12814,18 @@ def hardsigmoid(ks: int, self: Tensor) -> Any:
 def hardsigmoid_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.HardsigmoidBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HardsigmoidBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.hardsigmoid_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.hardsigmoid_backward._table[ks]
+        or operators.hardsigmoid_backward.kernel_for(ks)
+    )(ks, grad_output, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12781,13 +12847,17 @@ def hardsigmoid_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
 def hardswish(ks: int, self: Tensor) -> Any:
     """hardswish(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.HardswishBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HardswishBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.hardswish, ks & AFTER_AUTOGRAD_KEYSET, self)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.hardswish._table[ks] or operators.hardswish.kernel_for(ks))(
+        ks, self
+    )
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12803,17 +12873,20 @@ def hardswish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.HardswishBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.HardswishBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_options = self.dtype
-    result = redispatch(
-        operators.hardswish_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.hardswish_backward._table[ks]
+        or operators.hardswish_backward.kernel_for(ks)
+    )(ks, grad_output, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12835,15 +12908,17 @@ def hardswish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
 def threshold(ks: int, self: Tensor, threshold: Number, value: Number) -> Any:
     """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ThresholdBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ThresholdBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.threshold = threshold
-    result = redispatch(
-        operators.threshold, ks & AFTER_AUTOGRAD_KEYSET, self, threshold, value
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.threshold._table[ks] or operators.threshold.kernel_for(ks))(
+        ks, self, threshold, value
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -12870,26 +12945,22 @@ def rrelu_with_noise(
 ) -> Any:
     """rrelu_with_noise(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.RreluWithNoiseBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RreluWithNoiseBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.lower = lower
         grad_fn.noise_ = SavedVariable(noise, False)
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.training = training
         grad_fn.upper = upper
-    result = redispatch(
-        operators.rrelu_with_noise,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        noise,
-        lower,
-        upper,
-        training,
-        generator,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.rrelu_with_noise._table[ks]
+        or operators.rrelu_with_noise.kernel_for(ks)
+    )(ks, self, noise, lower, upper, training, generator)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12924,27 +12995,22 @@ def rrelu_with_noise_backward(
     """rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor"""
     check_no_requires_grad(noise, "noise", "rrelu_with_noise_backward")
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.RreluWithNoiseBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.RreluWithNoiseBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.lower = lower
         grad_fn.noise_ = SavedVariable(noise, False)
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.training = training
         grad_fn.upper = upper
-    result = redispatch(
-        operators.rrelu_with_noise_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        noise,
-        lower,
-        upper,
-        training,
-        self_is_result,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.rrelu_with_noise_backward._table[ks]
+        or operators.rrelu_with_noise_backward.kernel_for(ks)
+    )(ks, grad_output, self, noise, lower, upper, training, self_is_result)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -12974,16 +13040,18 @@ def _prelu_kernel(ks: int, self: Tensor, weight: Tensor) -> Any:
     _any_has_forward_grad = (
         self._fw_grad is not None or weight._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, weight)
+    _next_edges = next_edges_2(self, weight)
     grad_fn: functions.PreluKernelBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PreluKernelBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, weight))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators._prelu_kernel, ks & AFTER_AUTOGRAD_KEYSET, self, weight
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._prelu_kernel._table[ks] or operators._prelu_kernel.kernel_for(ks)
+    )(ks, self, weight)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -13011,11 +13079,11 @@ def _prelu_kernel_backward(
         or weight._fw_grad is not None
         or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self, weight)
+    _next_edges = next_edges(grad_output, self, weight)
     grad_fn: functions.PreluKernelBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PreluKernelBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self, weight))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.grad_output_options = grad_output.dtype
         grad_fn.self_ = SavedVariable(self, False)
@@ -13023,13 +13091,12 @@ def _prelu_kernel_backward(
         grad_fn.self_options = self.dtype
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.weight_options = weight.dtype
-    result = redispatch(
-        operators._prelu_kernel_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        weight,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._prelu_kernel_backward._table[ks]
+        or operators._prelu_kernel_backward.kernel_for(ks)
+    )(ks, grad_output, self, weight)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -13066,16 +13133,18 @@ def _prelu_kernel_backward(
 def native_dropout(ks: int, input: Tensor, p: float, train: bool | None) -> Any:
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)"""
     _any_has_forward_grad = (input._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(input)
+    _next_edges = next_edges_1(input)
     grad_fn: functions.NativeDropoutBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NativeDropoutBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.p = p
         grad_fn.train = train
-    result = redispatch(
-        operators.native_dropout, ks & AFTER_AUTOGRAD_KEYSET, input, p, train
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.native_dropout._table[ks] or operators.native_dropout.kernel_for(ks)
+    )(ks, input, p, train)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -13100,21 +13169,20 @@ def native_dropout_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("native_dropout_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, mask)
+    _next_edges = next_edges_2(grad_output, mask)
     grad_fn: functions.NativeDropoutBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NativeDropoutBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, mask))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn.scale = scale
-    result = redispatch(
-        operators.native_dropout_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        mask,
-        scale,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.native_dropout_backward._table[ks]
+        or operators.native_dropout_backward.kernel_for(ks)
+    )(ks, grad_output, mask, scale)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -13712,17 +13780,20 @@ def soft_margin_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> A
     """soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
     check_no_requires_grad(target, "target", "soft_margin_loss")
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.SoftMarginLossBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SoftMarginLossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-    result = redispatch(
-        operators.soft_margin_loss, ks & AFTER_AUTOGRAD_KEYSET, self, target, reduction
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.soft_margin_loss._table[ks]
+        or operators.soft_margin_loss.kernel_for(ks)
+    )(ks, self, target, reduction)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -13754,23 +13825,21 @@ def soft_margin_loss_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("soft_margin_loss_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.SoftMarginLossBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SoftMarginLossBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-    result = redispatch(
-        operators.soft_margin_loss_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        target,
-        reduction,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.soft_margin_loss_backward._table[ks]
+        or operators.soft_margin_loss_backward.kernel_for(ks)
+    )(ks, grad_output, self, target, reduction)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -13793,27 +13862,23 @@ def multi_margin_loss(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("multi_margin_loss")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MultiMarginLossBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MultiMarginLossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.margin = margin
         grad_fn.p = p
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.multi_margin_loss,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        target,
-        p,
-        margin,
-        weight,
-        reduction,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.multi_margin_loss._table[ks]
+        or operators.multi_margin_loss.kernel_for(ks)
+    )(ks, self, target, p, margin, weight, reduction)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -13838,11 +13903,11 @@ def multi_margin_loss_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("multi_margin_loss_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.MultiMarginLossBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MultiMarginLossBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.margin = margin
         grad_fn.p = p
@@ -13850,17 +13915,12 @@ def multi_margin_loss_backward(
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.multi_margin_loss_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        target,
-        p,
-        margin,
-        weight,
-        reduction,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.multi_margin_loss_backward._table[ks]
+        or operators.multi_margin_loss_backward.kernel_for(ks)
+    )(ks, grad_output, self, target, p, margin, weight, reduction)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -13873,21 +13933,20 @@ def multilabel_margin_loss_forward(
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("multilabel_margin_loss_forward")
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MultilabelMarginLossBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MultilabelMarginLossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-    result = redispatch(
-        operators.multilabel_margin_loss_forward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        target,
-        reduction,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.multilabel_margin_loss_forward._table[ks]
+        or operators.multilabel_margin_loss_forward.kernel_for(ks)
+    )(ks, self, target, reduction)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.is_target_ = SavedVariable(result[1], True)
@@ -13908,25 +13967,22 @@ def multilabel_margin_loss_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("multilabel_margin_loss_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.MultilabelMarginLossBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MultilabelMarginLossBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.is_target_ = SavedVariable(is_target, False)
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-    result = redispatch(
-        operators.multilabel_margin_loss_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        target,
-        reduction,
-        is_target,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.multilabel_margin_loss_backward._table[ks]
+        or operators.multilabel_margin_loss_backward.kernel_for(ks)
+    )(ks, grad_output, self, target, reduction, is_target)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -14341,27 +14397,22 @@ def _native_batch_norm_legit_no_training(
         or (weight is not None and weight._fw_grad is not None)
         or (bias is not None and bias._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    _next_edges = next_edges(input, weight, bias)
     grad_fn: functions.NativeBatchNormLegitNoTrainingBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NativeBatchNormLegitNoTrainingBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.running_mean_ = SavedVariable(running_mean, False)
         grad_fn.running_var_ = SavedVariable(running_var, False)
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators._native_batch_norm_legit_no_training,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        input,
-        weight,
-        bias,
-        running_mean,
-        running_var,
-        momentum,
-        eps,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._native_batch_norm_legit_no_training._table[ks]
+        or operators._native_batch_norm_legit_no_training.kernel_for(ks)
+    )(ks, input, weight, bias, running_mean, running_var, momentum, eps)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -14407,25 +14458,21 @@ def _native_batch_norm_legit_no_stats(
         or (weight is not None and weight._fw_grad is not None)
         or (bias is not None and bias._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    _next_edges = next_edges(input, weight, bias)
     grad_fn: functions.NativeBatchNormLegitBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NativeBatchNormLegitBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.training = training
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators._native_batch_norm_legit_no_stats,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        input,
-        weight,
-        bias,
-        training,
-        momentum,
-        eps,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._native_batch_norm_legit_no_stats._table[ks]
+        or operators._native_batch_norm_legit_no_stats.kernel_for(ks)
+    )(ks, input, weight, bias, training, momentum, eps)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -14471,11 +14518,11 @@ def _batch_norm_no_update(
         or (weight is not None and weight._fw_grad is not None)
         or (bias is not None and bias._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    _next_edges = next_edges(input, weight, bias)
     grad_fn: functions.BatchNormNoUpdateBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.BatchNormNoUpdateBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.running_mean_ = (
@@ -14485,17 +14532,12 @@ def _batch_norm_no_update(
             None if running_var is None else SavedVariable(running_var, False)
         )
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators._batch_norm_no_update,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        input,
-        weight,
-        bias,
-        running_mean,
-        running_var,
-        momentum,
-        eps,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._batch_norm_no_update._table[ks]
+        or operators._batch_norm_no_update.kernel_for(ks)
+    )(ks, input, weight, bias, running_mean, running_var, momentum, eps)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -14557,15 +14599,11 @@ def batch_norm_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("batch_norm_backward")
-    _any_requires_grad = compute_requires_grad(
-        grad_out, input, weight, save_mean, save_var, reserve
-    )
+    _next_edges = next_edges(grad_out, input, weight, save_mean, save_var, reserve)
     grad_fn: functions.BatchNormBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.BatchNormBackwardBackward0()
-        grad_fn.set_next_edges(
-            collect_next_edges(grad_out, input, weight, save_mean, save_var, reserve)
-        )
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
         grad_fn.grad_out_ = SavedVariable(grad_out, False)
         grad_fn.input_ = SavedVariable(input, False)
@@ -14581,9 +14619,13 @@ def batch_norm_backward(
         grad_fn.save_var_ = None if save_var is None else SavedVariable(save_var, False)
         grad_fn.update = update
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.batch_norm_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.batch_norm_backward._table[ks]
+        or operators.batch_norm_backward.kernel_for(ks)
+    )(
+        ks,
         grad_out,
         input,
         weight,
@@ -14615,22 +14657,19 @@ def _fused_rms_norm(
         input._fw_grad is not None
         or (weight is not None and weight._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(input, weight)
+    _next_edges = next_edges_2(input, weight)
     grad_fn: functions.FusedRmsNormBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FusedRmsNormBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, weight))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.normalized_shape = normalized_shape
         grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators._fused_rms_norm,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        input,
-        normalized_shape,
-        weight,
-        eps,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._fused_rms_norm._table[ks] or operators._fused_rms_norm.kernel_for(ks)
+    )(ks, input, normalized_shape, weight, eps)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -14959,16 +14998,19 @@ def convolution_backward(
 def reflection_pad1d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
     """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ReflectionPad1DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReflectionPad1DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.reflection_pad1d, ks & AFTER_AUTOGRAD_KEYSET, self, padding
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.reflection_pad1d._table[ks]
+        or operators.reflection_pad1d.kernel_for(ks)
+    )(ks, self, padding)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -14988,20 +15030,19 @@ def reflection_pad1d_backward(
 ) -> Any:
     """reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.ReflectionPad1DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReflectionPad1DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.padding = padding
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators.reflection_pad1d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        padding,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.reflection_pad1d_backward._table[ks]
+        or operators.reflection_pad1d_backward.kernel_for(ks)
+    )(ks, grad_output, self, padding)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -15024,16 +15065,19 @@ def reflection_pad1d_backward(
 def reflection_pad2d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
     """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ReflectionPad2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReflectionPad2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.reflection_pad2d, ks & AFTER_AUTOGRAD_KEYSET, self, padding
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.reflection_pad2d._table[ks]
+        or operators.reflection_pad2d.kernel_for(ks)
+    )(ks, self, padding)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -15053,20 +15097,19 @@ def reflection_pad2d_backward(
 ) -> Any:
     """reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.ReflectionPad2DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReflectionPad2DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.padding = padding
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators.reflection_pad2d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        padding,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.reflection_pad2d_backward._table[ks]
+        or operators.reflection_pad2d_backward.kernel_for(ks)
+    )(ks, grad_output, self, padding)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -15089,16 +15132,19 @@ def reflection_pad2d_backward(
 def reflection_pad3d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
     """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ReflectionPad3DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReflectionPad3DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.reflection_pad3d, ks & AFTER_AUTOGRAD_KEYSET, self, padding
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.reflection_pad3d._table[ks]
+        or operators.reflection_pad3d.kernel_for(ks)
+    )(ks, self, padding)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -15118,20 +15164,19 @@ def reflection_pad3d_backward(
 ) -> Any:
     """reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.ReflectionPad3DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReflectionPad3DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.padding = padding
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators.reflection_pad3d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        padding,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.reflection_pad3d_backward._table[ks]
+        or operators.reflection_pad3d_backward.kernel_for(ks)
+    )(ks, grad_output, self, padding)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -15154,16 +15199,19 @@ def reflection_pad3d_backward(
 def replication_pad1d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
     """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ReplicationPad1DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReplicationPad1DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.replication_pad1d, ks & AFTER_AUTOGRAD_KEYSET, self, padding
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.replication_pad1d._table[ks]
+        or operators.replication_pad1d.kernel_for(ks)
+    )(ks, self, padding)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -15183,20 +15231,19 @@ def replication_pad1d_backward(
 ) -> Any:
     """replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.ReplicationPad1DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReplicationPad1DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.padding = padding
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators.replication_pad1d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        padding,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.replication_pad1d_backward._table[ks]
+        or operators.replication_pad1d_backward.kernel_for(ks)
+    )(ks, grad_output, self, padding)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -15219,16 +15266,19 @@ def replication_pad1d_backward(
 def replication_pad2d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
     """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ReplicationPad2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReplicationPad2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.replication_pad2d, ks & AFTER_AUTOGRAD_KEYSET, self, padding
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.replication_pad2d._table[ks]
+        or operators.replication_pad2d.kernel_for(ks)
+    )(ks, self, padding)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -15248,20 +15298,19 @@ def replication_pad2d_backward(
 ) -> Any:
     """replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.ReplicationPad2DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReplicationPad2DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.padding = padding
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators.replication_pad2d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        padding,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.replication_pad2d_backward._table[ks]
+        or operators.replication_pad2d_backward.kernel_for(ks)
+    )(ks, grad_output, self, padding)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -15284,16 +15333,19 @@ def replication_pad2d_backward(
 def replication_pad3d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
     """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ReplicationPad3DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReplicationPad3DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.replication_pad3d, ks & AFTER_AUTOGRAD_KEYSET, self, padding
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.replication_pad3d._table[ks]
+        or operators.replication_pad3d.kernel_for(ks)
+    )(ks, self, padding)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -15313,20 +15365,19 @@ def replication_pad3d_backward(
 ) -> Any:
     """replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.ReplicationPad3DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ReplicationPad3DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.padding = padding
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators.replication_pad3d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        padding,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.replication_pad3d_backward._table[ks]
+        or operators.replication_pad3d_backward.kernel_for(ks)
+    )(ks, grad_output, self, padding)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -15355,17 +15406,19 @@ def conv_tbc(ks: int, self: Tensor, weight: Tensor, bias: Tensor, pad: int) -> A
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("conv_tbc")
-    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    _next_edges = next_edges(self, weight, bias)
     grad_fn: functions.ConvTbcBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ConvTbcBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.bias_ = SavedVariable(bias, False)
         grad_fn.pad = pad
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.conv_tbc, ks & AFTER_AUTOGRAD_KEYSET, self, weight, bias, pad
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.conv_tbc._table[ks] or operators.conv_tbc.kernel_for(ks))(
+        ks, self, weight, bias, pad
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -15391,11 +15444,11 @@ def slow_conv_transpose2d(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("slow_conv_transpose2d")
-    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    _next_edges = next_edges(self, weight, bias)
     grad_fn: functions.SlowConvTranspose2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SlowConvTranspose2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
         grad_fn.dilation = dilation
         grad_fn.output_padding = output_padding
@@ -15403,18 +15456,12 @@ def slow_conv_transpose2d(
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.stride = stride
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.slow_conv_transpose2d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        weight,
-        kernel_size,
-        bias,
-        stride,
-        padding,
-        output_padding,
-        dilation,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.slow_conv_transpose2d._table[ks]
+        or operators.slow_conv_transpose2d.kernel_for(ks)
+    )(ks, self, weight, kernel_size, bias, stride, padding, output_padding, dilation)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -15439,11 +15486,11 @@ def slow_conv_transpose3d(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("slow_conv_transpose3d")
-    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    _next_edges = next_edges(self, weight, bias)
     grad_fn: functions.SlowConvTranspose3DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SlowConvTranspose3DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
         grad_fn.dilation = dilation
         grad_fn.output_padding = output_padding
@@ -15451,18 +15498,12 @@ def slow_conv_transpose3d(
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.stride = stride
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.slow_conv_transpose3d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        weight,
-        kernel_size,
-        bias,
-        stride,
-        padding,
-        output_padding,
-        dilation,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.slow_conv_transpose3d._table[ks]
+        or operators.slow_conv_transpose3d.kernel_for(ks)
+    )(ks, self, weight, kernel_size, bias, stride, padding, output_padding, dilation)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -15485,26 +15526,22 @@ def _slow_conv2d_forward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_slow_conv2d_forward")
-    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    _next_edges = next_edges(self, weight, bias)
     grad_fn: functions.SlowConv2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SlowConv2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.kernel_size = kernel_size
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.stride = stride
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators._slow_conv2d_forward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        weight,
-        kernel_size,
-        bias,
-        stride,
-        padding,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._slow_conv2d_forward._table[ks]
+        or operators._slow_conv2d_forward.kernel_for(ks)
+    )(ks, self, weight, kernel_size, bias, stride, padding)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -15528,27 +15565,22 @@ def _slow_conv2d_backward_output_mask(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_slow_conv2d_backward.output_mask")
-    _any_requires_grad = compute_requires_grad(grad_output, self, weight)
+    _next_edges = next_edges(grad_output, self, weight)
     grad_fn: functions.SlowConv2DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SlowConv2DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self, weight))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.stride = stride
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators._slow_conv2d_backward_output_mask,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        weight,
-        kernel_size,
-        stride,
-        padding,
-        output_mask,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._slow_conv2d_backward_output_mask._table[ks]
+        or operators._slow_conv2d_backward_output_mask.kernel_for(ks)
+    )(ks, grad_output, self, weight, kernel_size, stride, padding, output_mask)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         set_history(result[1], grad_fn)
@@ -15574,11 +15606,11 @@ def _conv_depthwise2d(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_conv_depthwise2d")
-    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    _next_edges = next_edges(self, weight, bias)
     grad_fn: functions.ConvDepthwise2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ConvDepthwise2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
         grad_fn.dilation = dilation
         grad_fn.padding = padding
@@ -15586,17 +15618,12 @@ def _conv_depthwise2d(
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.stride = stride
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators._conv_depthwise2d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        weight,
-        kernel_size,
-        bias,
-        stride,
-        padding,
-        dilation,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._conv_depthwise2d._table[ks]
+        or operators._conv_depthwise2d.kernel_for(ks)
+    )(ks, self, weight, kernel_size, bias, stride, padding, dilation)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -15620,11 +15647,11 @@ def conv_depthwise3d(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("conv_depthwise3d")
-    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    _next_edges = next_edges(self, weight, bias)
     grad_fn: functions.ConvDepthwise3DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ConvDepthwise3DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
         grad_fn.dilation = dilation
         grad_fn.padding = padding
@@ -15632,17 +15659,12 @@ def conv_depthwise3d(
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.stride = stride
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.conv_depthwise3d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        weight,
-        kernel_size,
-        bias,
-        stride,
-        padding,
-        dilation,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.conv_depthwise3d._table[ks]
+        or operators.conv_depthwise3d.kernel_for(ks)
+    )(ks, self, weight, kernel_size, bias, stride, padding, dilation)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -15665,26 +15687,22 @@ def slow_conv3d_forward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("slow_conv3d_forward")
-    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    _next_edges = next_edges(self, weight, bias)
     grad_fn: functions.SlowConv3DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SlowConv3DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.stride = stride
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.slow_conv3d_forward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        weight,
-        kernel_size,
-        bias,
-        stride,
-        padding,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.slow_conv3d_forward._table[ks]
+        or operators.slow_conv3d_forward.kernel_for(ks)
+    )(ks, self, weight, kernel_size, bias, stride, padding)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -15708,28 +15726,23 @@ def slow_conv_dilated2d(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("slow_conv_dilated2d")
-    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    _next_edges = next_edges(self, weight, bias)
     grad_fn: functions.SlowConvDilated2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SlowConvDilated2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
         grad_fn.dilation = dilation
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.stride = stride
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.slow_conv_dilated2d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        weight,
-        kernel_size,
-        bias,
-        stride,
-        padding,
-        dilation,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.slow_conv_dilated2d._table[ks]
+        or operators.slow_conv_dilated2d.kernel_for(ks)
+    )(ks, self, weight, kernel_size, bias, stride, padding, dilation)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -15753,28 +15766,23 @@ def slow_conv_dilated3d(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("slow_conv_dilated3d")
-    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    _next_edges = next_edges(self, weight, bias)
     grad_fn: functions.SlowConvDilated3DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.SlowConvDilated3DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
         grad_fn.dilation = dilation
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.stride = stride
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.slow_conv_dilated3d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        weight,
-        kernel_size,
-        bias,
-        stride,
-        padding,
-        dilation,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.slow_conv_dilated3d._table[ks]
+        or operators.slow_conv_dilated3d.kernel_for(ks)
+    )(ks, self, weight, kernel_size, bias, stride, padding, dilation)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -15802,11 +15810,11 @@ def _convolution(
         or weight._fw_grad is not None
         or (bias is not None and bias._fw_grad is not None)
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    _next_edges = next_edges(input, weight, bias)
     grad_fn: functions.ConvolutionBackward1 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ConvolutionBackward1()
-        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
         grad_fn.dilation = dilation
         grad_fn.groups = groups
@@ -15816,9 +15824,12 @@ def _convolution(
         grad_fn.stride = stride
         grad_fn.transposed = transposed
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators._convolution,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._convolution._table[ks] or operators._convolution.kernel_for(ks)
+    )(
+        ks,
         input,
         weight,
         bias,
@@ -15883,11 +15894,11 @@ def convolution_overrideable(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("convolution_overrideable")
-    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    _next_edges = next_edges(input, weight, bias)
     grad_fn: functions.ConvolutionOverrideableBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ConvolutionOverrideableBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dilation = dilation
         grad_fn.groups = groups
         grad_fn.input_ = SavedVariable(input, False)
@@ -15896,9 +15907,13 @@ def convolution_overrideable(
         grad_fn.stride = stride
         grad_fn.transposed = transposed
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.convolution_overrideable,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.convolution_overrideable._table[ks]
+        or operators.convolution_overrideable.kernel_for(ks)
+    )(
+        ks,
         input,
         weight,
         bias,
@@ -15935,11 +15950,11 @@ def convolution_backward_overrideable(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("convolution_backward_overrideable")
-    _any_requires_grad = compute_requires_grad(grad_output, input, weight)
+    _next_edges = next_edges(grad_output, input, weight)
     grad_fn: functions.ConvolutionBackwardOverrideableBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ConvolutionBackwardOverrideableBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, input, weight))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dilation = dilation
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.groups = groups
@@ -15949,9 +15964,13 @@ def convolution_backward_overrideable(
         grad_fn.stride = stride
         grad_fn.transposed = transposed
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.convolution_backward_overrideable,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.convolution_backward_overrideable._table[ks]
+        or operators.convolution_backward_overrideable.kernel_for(ks)
+    )(
+        ks,
         grad_output,
         input,
         weight,
@@ -15986,25 +16005,22 @@ def _nnpack_spatial_convolution(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("_nnpack_spatial_convolution")
-    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    _next_edges = next_edges(input, weight, bias)
     grad_fn: functions.NnpackSpatialConvolutionBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.NnpackSpatialConvolutionBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.padding = padding
         grad_fn.stride = stride
         grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators._nnpack_spatial_convolution,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        input,
-        weight,
-        bias,
-        padding,
-        stride,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._nnpack_spatial_convolution._table[ks]
+        or operators._nnpack_spatial_convolution.kernel_for(ks)
+    )(ks, input, weight, bias, padding, stride)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -16731,15 +16747,17 @@ def max_unpool2d(
 ) -> Any:
     """max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MaxUnpool2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaxUnpool2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
-    result = redispatch(
-        operators.max_unpool2d, ks & AFTER_AUTOGRAD_KEYSET, self, indices, output_size
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.max_unpool2d._table[ks] or operators.max_unpool2d.kernel_for(ks)
+    )(ks, self, indices, output_size)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -16764,21 +16782,17 @@ def max_unpool3d(
 ) -> Any:
     """max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.MaxUnpool3DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.MaxUnpool3DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
-    result = redispatch(
-        operators.max_unpool3d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        indices,
-        output_size,
-        stride,
-        padding,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.max_unpool3d._table[ks] or operators.max_unpool3d.kernel_for(ks)
+    )(ks, self, indices, output_size, stride, padding)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -16809,22 +16823,20 @@ def fractional_max_pool2d(
     """fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)"""
     check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool2d")
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FractionalMaxPool2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FractionalMaxPool2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.kernel_size = kernel_size
         grad_fn.output_size = output_size
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.fractional_max_pool2d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        kernel_size,
-        output_size,
-        random_samples,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.fractional_max_pool2d._table[ks]
+        or operators.fractional_max_pool2d.kernel_for(ks)
+    )(ks, self, kernel_size, output_size, random_samples)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -16859,22 +16871,19 @@ def fractional_max_pool2d_backward(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.FractionalMaxPool2DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FractionalMaxPool2DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators.fractional_max_pool2d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        kernel_size,
-        output_size,
-        indices,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.fractional_max_pool2d_backward._table[ks]
+        or operators.fractional_max_pool2d_backward.kernel_for(ks)
+    )(ks, grad_output, self, kernel_size, output_size, indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -16906,22 +16915,20 @@ def fractional_max_pool3d(
     """fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)"""
     check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool3d")
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FractionalMaxPool3DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FractionalMaxPool3DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.kernel_size = kernel_size
         grad_fn.output_size = output_size
         grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.fractional_max_pool3d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        kernel_size,
-        output_size,
-        random_samples,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.fractional_max_pool3d._table[ks]
+        or operators.fractional_max_pool3d.kernel_for(ks)
+    )(ks, self, kernel_size, output_size, random_samples)
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
@@ -16956,22 +16963,19 @@ def fractional_max_pool3d_backward(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
+    _next_edges = next_edges_2(grad_output, self)
     grad_fn: functions.FractionalMaxPool3DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FractionalMaxPool3DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_info = TypeAndSize(self)
-    result = redispatch(
-        operators.fractional_max_pool3d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        kernel_size,
-        output_size,
-        indices,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.fractional_max_pool3d_backward._table[ks]
+        or operators.fractional_max_pool3d_backward.kernel_for(ks)
+    )(ks, grad_output, self, kernel_size, output_size, indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -16998,21 +17002,20 @@ def upsample_nearest1d(
 ) -> Any:
     """upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UpsampleNearest1DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleNearest1DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.output_size = output_size
         grad_fn.scales = scales
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.upsample_nearest1d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        output_size,
-        scales,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.upsample_nearest1d._table[ks]
+        or operators.upsample_nearest1d.kernel_for(ks)
+    )(ks, self, output_size, scales)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17036,21 +17039,19 @@ def upsample_nearest1d_backward(
 ) -> Any:
     """upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.UpsampleNearest1DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleNearest1DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.output_size = output_size
         grad_fn.scales = scales
-    result = redispatch(
-        operators.upsample_nearest1d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        output_size,
-        input_size,
-        scales,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.upsample_nearest1d_backward._table[ks]
+        or operators.upsample_nearest1d_backward.kernel_for(ks)
+    )(ks, grad_output, output_size, input_size, scales)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17075,21 +17076,20 @@ def _upsample_nearest_exact1d(
 ) -> Any:
     """_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UpsampleNearestExact1DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleNearestExact1DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.output_size = output_size
         grad_fn.scales = scales
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators._upsample_nearest_exact1d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        output_size,
-        scales,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._upsample_nearest_exact1d._table[ks]
+        or operators._upsample_nearest_exact1d.kernel_for(ks)
+    )(ks, self, output_size, scales)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17113,21 +17113,19 @@ def _upsample_nearest_exact1d_backward(
 ) -> Any:
     """_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.UpsampleNearestExact1DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleNearestExact1DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.output_size = output_size
         grad_fn.scales = scales
-    result = redispatch(
-        operators._upsample_nearest_exact1d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        output_size,
-        input_size,
-        scales,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._upsample_nearest_exact1d_backward._table[ks]
+        or operators._upsample_nearest_exact1d_backward.kernel_for(ks)
+    )(ks, grad_output, output_size, input_size, scales)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17156,23 +17154,21 @@ def upsample_nearest2d(
 ) -> Any:
     """upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UpsampleNearest2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleNearest2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.upsample_nearest2d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        output_size,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.upsample_nearest2d._table[ks]
+        or operators.upsample_nearest2d.kernel_for(ks)
+    )(ks, self, output_size, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17202,23 +17198,20 @@ def upsample_nearest2d_backward(
 ) -> Any:
     """upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.UpsampleNearest2DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleNearest2DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-    result = redispatch(
-        operators.upsample_nearest2d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        output_size,
-        input_size,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.upsample_nearest2d_backward._table[ks]
+        or operators.upsample_nearest2d_backward.kernel_for(ks)
+    )(ks, grad_output, output_size, input_size, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17248,23 +17241,21 @@ def _upsample_nearest_exact2d(
 ) -> Any:
     """_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UpsampleNearestExact2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleNearestExact2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators._upsample_nearest_exact2d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        output_size,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._upsample_nearest_exact2d._table[ks]
+        or operators._upsample_nearest_exact2d.kernel_for(ks)
+    )(ks, self, output_size, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17294,23 +17285,20 @@ def _upsample_nearest_exact2d_backward(
 ) -> Any:
     """_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.UpsampleNearestExact2DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleNearestExact2DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-    result = redispatch(
-        operators._upsample_nearest_exact2d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        output_size,
-        input_size,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._upsample_nearest_exact2d_backward._table[ks]
+        or operators._upsample_nearest_exact2d_backward.kernel_for(ks)
+    )(ks, grad_output, output_size, input_size, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17341,25 +17329,22 @@ def upsample_nearest3d(
 ) -> Any:
     """upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UpsampleNearest3DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleNearest3DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.output_size = output_size
         grad_fn.scales_d = scales_d
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.upsample_nearest3d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        output_size,
-        scales_d,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.upsample_nearest3d._table[ks]
+        or operators.upsample_nearest3d.kernel_for(ks)
+    )(ks, self, output_size, scales_d, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17391,25 +17376,21 @@ def upsample_nearest3d_backward(
 ) -> Any:
     """upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.UpsampleNearest3DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleNearest3DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.output_size = output_size
         grad_fn.scales_d = scales_d
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-    result = redispatch(
-        operators.upsample_nearest3d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        output_size,
-        input_size,
-        scales_d,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.upsample_nearest3d_backward._table[ks]
+        or operators.upsample_nearest3d_backward.kernel_for(ks)
+    )(ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17441,25 +17422,22 @@ def _upsample_nearest_exact3d(
 ) -> Any:
     """_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UpsampleNearestExact3DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleNearestExact3DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.output_size = output_size
         grad_fn.scales_d = scales_d
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators._upsample_nearest_exact3d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        output_size,
-        scales_d,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._upsample_nearest_exact3d._table[ks]
+        or operators._upsample_nearest_exact3d.kernel_for(ks)
+    )(ks, self, output_size, scales_d, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17491,25 +17469,21 @@ def _upsample_nearest_exact3d_backward(
 ) -> Any:
     """_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.UpsampleNearestExact3DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleNearestExact3DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.output_size = output_size
         grad_fn.scales_d = scales_d
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-    result = redispatch(
-        operators._upsample_nearest_exact3d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        output_size,
-        input_size,
-        scales_d,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._upsample_nearest_exact3d_backward._table[ks]
+        or operators._upsample_nearest_exact3d_backward.kernel_for(ks)
+    )(ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17540,23 +17514,21 @@ def upsample_linear1d(
 ) -> Any:
     """upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UpsampleLinear1DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleLinear1DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.output_size = output_size
         grad_fn.scales = scales
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.upsample_linear1d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        output_size,
-        align_corners,
-        scales,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.upsample_linear1d._table[ks]
+        or operators.upsample_linear1d.kernel_for(ks)
+    )(ks, self, output_size, align_corners, scales)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17586,23 +17558,20 @@ def upsample_linear1d_backward(
 ) -> Any:
     """upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.UpsampleLinear1DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleLinear1DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.output_size = output_size
         grad_fn.scales = scales
-    result = redispatch(
-        operators.upsample_linear1d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        output_size,
-        input_size,
-        align_corners,
-        scales,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.upsample_linear1d_backward._table[ks]
+        or operators.upsample_linear1d_backward.kernel_for(ks)
+    )(ks, grad_output, output_size, input_size, align_corners, scales)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17633,25 +17602,22 @@ def upsample_bilinear2d(
 ) -> Any:
     """upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UpsampleBilinear2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleBilinear2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.upsample_bilinear2d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        output_size,
-        align_corners,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.upsample_bilinear2d._table[ks]
+        or operators.upsample_bilinear2d.kernel_for(ks)
+    )(ks, self, output_size, align_corners, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17683,25 +17649,21 @@ def upsample_bilinear2d_backward(
 ) -> Any:
     """upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.UpsampleBilinear2DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleBilinear2DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-    result = redispatch(
-        operators.upsample_bilinear2d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        output_size,
-        input_size,
-        align_corners,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.upsample_bilinear2d_backward._table[ks]
+        or operators.upsample_bilinear2d_backward.kernel_for(ks)
+    )(ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17733,25 +17695,22 @@ def upsample_bicubic2d(
 ) -> Any:
     """upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UpsampleBicubic2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleBicubic2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.upsample_bicubic2d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        output_size,
-        align_corners,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.upsample_bicubic2d._table[ks]
+        or operators.upsample_bicubic2d.kernel_for(ks)
+    )(ks, self, output_size, align_corners, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17783,25 +17742,21 @@ def upsample_bicubic2d_backward(
 ) -> Any:
     """upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.UpsampleBicubic2DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleBicubic2DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-    result = redispatch(
-        operators.upsample_bicubic2d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        output_size,
-        input_size,
-        align_corners,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.upsample_bicubic2d_backward._table[ks]
+        or operators.upsample_bicubic2d_backward.kernel_for(ks)
+    )(ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17834,27 +17789,23 @@ def upsample_trilinear3d(
 ) -> Any:
     """upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UpsampleTrilinear3DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleTrilinear3DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.output_size = output_size
         grad_fn.scales_d = scales_d
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.upsample_trilinear3d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        output_size,
-        align_corners,
-        scales_d,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.upsample_trilinear3d._table[ks]
+        or operators.upsample_trilinear3d.kernel_for(ks)
+    )(ks, self, output_size, align_corners, scales_d, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17888,19 +17839,23 @@ def upsample_trilinear3d_backward(
 ) -> Any:
     """upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.UpsampleTrilinear3DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleTrilinear3DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.output_size = output_size
         grad_fn.scales_d = scales_d
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-    result = redispatch(
-        operators.upsample_trilinear3d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.upsample_trilinear3d_backward._table[ks]
+        or operators.upsample_trilinear3d_backward.kernel_for(ks)
+    )(
+        ks,
         grad_output,
         output_size,
         input_size,
@@ -17941,25 +17896,22 @@ def _upsample_bilinear2d_aa(
 ) -> Any:
     """_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UpsampleBilinear2DAaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleBilinear2DAaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators._upsample_bilinear2d_aa,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        output_size,
-        align_corners,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._upsample_bilinear2d_aa._table[ks]
+        or operators._upsample_bilinear2d_aa.kernel_for(ks)
+    )(ks, self, output_size, align_corners, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -17991,25 +17943,21 @@ def _upsample_bilinear2d_aa_backward(
 ) -> Any:
     """_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.UpsampleBilinear2DAaBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleBilinear2DAaBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-    result = redispatch(
-        operators._upsample_bilinear2d_aa_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        output_size,
-        input_size,
-        align_corners,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._upsample_bilinear2d_aa_backward._table[ks]
+        or operators._upsample_bilinear2d_aa_backward.kernel_for(ks)
+    )(ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18041,25 +17989,22 @@ def _upsample_bicubic2d_aa(
 ) -> Any:
     """_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UpsampleBicubic2DAaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleBicubic2DAaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators._upsample_bicubic2d_aa,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        output_size,
-        align_corners,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._upsample_bicubic2d_aa._table[ks]
+        or operators._upsample_bicubic2d_aa.kernel_for(ks)
+    )(ks, self, output_size, align_corners, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18091,25 +18036,21 @@ def _upsample_bicubic2d_aa_backward(
 ) -> Any:
     """_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.UpsampleBicubic2DAaBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleBicubic2DAaBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-    result = redispatch(
-        operators._upsample_bicubic2d_aa_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        output_size,
-        input_size,
-        align_corners,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._upsample_bicubic2d_aa_backward._table[ks]
+        or operators._upsample_bicubic2d_aa_backward.kernel_for(ks)
+    )(ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18141,25 +18082,22 @@ def _upsample_lanczos2d_aa(
 ) -> Any:
     """_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.UpsampleLanczos2DAaBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleLanczos2DAaBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators._upsample_lanczos2d_aa,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        output_size,
-        align_corners,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._upsample_lanczos2d_aa._table[ks]
+        or operators._upsample_lanczos2d_aa.kernel_for(ks)
+    )(ks, self, output_size, align_corners, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18191,25 +18129,21 @@ def _upsample_lanczos2d_aa_backward(
 ) -> Any:
     """_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
+    _next_edges = next_edges_1(grad_output)
     grad_fn: functions.UpsampleLanczos2DAaBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.UpsampleLanczos2DAaBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-    result = redispatch(
-        operators._upsample_lanczos2d_aa_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        output_size,
-        input_size,
-        align_corners,
-        scales_h,
-        scales_w,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators._upsample_lanczos2d_aa_backward._table[ks]
+        or operators._upsample_lanczos2d_aa_backward.kernel_for(ks)
+    )(ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18234,15 +18168,17 @@ def _upsample_lanczos2d_aa_backward(
 def pixel_shuffle(ks: int, self: Tensor, upscale_factor: int) -> Any:
     """pixel_shuffle(Tensor self, int upscale_factor) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.PixelShuffleBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PixelShuffleBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.upscale_factor = upscale_factor
-    result = redispatch(
-        operators.pixel_shuffle, ks & AFTER_AUTOGRAD_KEYSET, self, upscale_factor
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.pixel_shuffle._table[ks] or operators.pixel_shuffle.kernel_for(ks)
+    )(ks, self, upscale_factor)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18260,15 +18196,17 @@ def pixel_shuffle(ks: int, self: Tensor, upscale_factor: int) -> Any:
 def pixel_unshuffle(ks: int, self: Tensor, downscale_factor: int) -> Any:
     """pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.PixelUnshuffleBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.PixelUnshuffleBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.downscale_factor = downscale_factor
-    result = redispatch(
-        operators.pixel_unshuffle, ks & AFTER_AUTOGRAD_KEYSET, self, downscale_factor
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.pixel_unshuffle._table[ks] or operators.pixel_unshuffle.kernel_for(ks)
+    )(ks, self, downscale_factor)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18286,15 +18224,17 @@ def pixel_unshuffle(ks: int, self: Tensor, downscale_factor: int) -> Any:
 def channel_shuffle(ks: int, self: Tensor, groups: int) -> Any:
     """channel_shuffle(Tensor self, SymInt groups) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.ChannelShuffleBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.ChannelShuffleBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.groups = groups
-    result = redispatch(
-        operators.channel_shuffle, ks & AFTER_AUTOGRAD_KEYSET, self, groups
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.channel_shuffle._table[ks] or operators.channel_shuffle.kernel_for(ks)
+    )(ks, self, groups)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18319,24 +18259,20 @@ def im2col(
 ) -> Any:
     """im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Im2ColBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Im2ColBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dilation = dilation
         grad_fn.kernel_size = kernel_size
         grad_fn.padding = padding
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.stride = stride
-    result = redispatch(
-        operators.im2col,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        kernel_size,
-        dilation,
-        padding,
-        stride,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.im2col._table[ks] or operators.im2col.kernel_for(ks))(
+        ks, self, kernel_size, dilation, padding, stride
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -18369,24 +18305,19 @@ def col2im(
 ) -> Any:
     """col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.Col2ImBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.Col2ImBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dilation = dilation
         grad_fn.kernel_size = kernel_size
         grad_fn.padding = padding
         grad_fn.stride = stride
-    result = redispatch(
-        operators.col2im,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        output_size,
-        kernel_size,
-        dilation,
-        padding,
-        stride,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.col2im._table[ks] or operators.col2im.kernel_for(ks))(
+        ks, self, output_size, kernel_size, dilation, padding, stride
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -18414,20 +18345,19 @@ def affine_grid_generator(
 ) -> Any:
     """affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor"""
     _any_has_forward_grad = (theta._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(theta)
+    _next_edges = next_edges_1(theta)
     grad_fn: functions.AffineGridGeneratorBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.AffineGridGeneratorBackward0()
-        grad_fn.set_next_edges(collect_next_edges(theta))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.size = size
-    result = redispatch(
-        operators.affine_grid_generator,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        theta,
-        size,
-        align_corners,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.affine_grid_generator._table[ks]
+        or operators.affine_grid_generator.kernel_for(ks)
+    )(ks, theta, size, align_corners)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
@@ -18456,25 +18386,21 @@ def grid_sampler_2d(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("grid_sampler_2d")
-    _any_requires_grad = compute_requires_grad(input, grid)
+    _next_edges = next_edges_2(input, grid)
     grad_fn: functions.GridSampler2DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.GridSampler2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, grid))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.grid_ = SavedVariable(grid, False)
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.interpolation_mode = interpolation_mode
         grad_fn.padding_mode = padding_mode
-    result = redispatch(
-        operators.grid_sampler_2d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        input,
-        grid,
-        interpolation_mode,
-        padding_mode,
-        align_corners,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.grid_sampler_2d._table[ks] or operators.grid_sampler_2d.kernel_for(ks)
+    )(ks, input, grid, interpolation_mode, padding_mode, align_corners)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -18498,20 +18424,24 @@ def grid_sampler_2d_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("grid_sampler_2d_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, input, grid)
+    _next_edges = next_edges(grad_output, input, grid)
     grad_fn: functions.GridSampler2DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.GridSampler2DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, input, grid))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.grid_ = SavedVariable(grid, False)
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.interpolation_mode = interpolation_mode
         grad_fn.padding_mode = padding_mode
-    result = redispatch(
-        operators.grid_sampler_2d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.grid_sampler_2d_backward._table[ks]
+        or operators.grid_sampler_2d_backward.kernel_for(ks)
+    )(
+        ks,
         grad_output,
         input,
         grid,
@@ -18540,25 +18470,21 @@ def grid_sampler_3d(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("grid_sampler_3d")
-    _any_requires_grad = compute_requires_grad(input, grid)
+    _next_edges = next_edges_2(input, grid)
     grad_fn: functions.GridSampler3DBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.GridSampler3DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(input, grid))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.grid_ = SavedVariable(grid, False)
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.interpolation_mode = interpolation_mode
         grad_fn.padding_mode = padding_mode
-    result = redispatch(
-        operators.grid_sampler_3d,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        input,
-        grid,
-        interpolation_mode,
-        padding_mode,
-        align_corners,
-    )
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.grid_sampler_3d._table[ks] or operators.grid_sampler_3d.kernel_for(ks)
+    )(ks, input, grid, interpolation_mode, padding_mode, align_corners)
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
@@ -18582,20 +18508,24 @@ def grid_sampler_3d_backward(
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("grid_sampler_3d_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, input, grid)
+    _next_edges = next_edges(grad_output, input, grid)
     grad_fn: functions.GridSampler3DBackwardBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.GridSampler3DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, input, grid))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.grid_ = SavedVariable(grid, False)
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.interpolation_mode = interpolation_mode
         grad_fn.padding_mode = padding_mode
-    result = redispatch(
-        operators.grid_sampler_3d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.grid_sampler_3d_backward._table[ks]
+        or operators.grid_sampler_3d_backward.kernel_for(ks)
+    )(
+        ks,
         grad_output,
         input,
         grid,
@@ -20371,22 +20301,19 @@ def _fft_r2c(
 ) -> Any:
     """_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FftR2CBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FftR2CBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.normalization = normalization
         grad_fn.onesided = onesided
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators._fft_r2c,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        normalization,
-        onesided,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators._fft_r2c._table[ks] or operators._fft_r2c.kernel_for(ks))(
+        ks, self, dim, normalization, onesided
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -20407,20 +20334,17 @@ def _fft_c2r(
 ) -> Any:
     """_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FftC2RBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FftC2RBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.normalization = normalization
-    result = redispatch(
-        operators._fft_c2r,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        normalization,
-        last_dim_size,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators._fft_c2r._table[ks] or operators._fft_c2r.kernel_for(ks))(
+        ks, self, dim, normalization, last_dim_size
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -20446,21 +20370,18 @@ def _fft_c2c(
 ) -> Any:
     """_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
+    _next_edges = next_edges_1(self)
     grad_fn: functions.FftC2CBackward0 | None = None
-    if _any_requires_grad:
+    if _next_edges is not None:
         grad_fn = functions.FftC2CBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.forward = forward
         grad_fn.normalization = normalization
-    result = redispatch(
-        operators._fft_c2c,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dim,
-        normalization,
-        forward,
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators._fft_c2c._table[ks] or operators._fft_c2c.kernel_for(ks))(
+        ks, self, dim, normalization, forward
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
