@@ -82,7 +82,7 @@ def trace_backward(
 ) -> dict[AccumulateGrad, Tensor]:
     """Run the backward from `roots` (seeded with `grads`) under `recorder`; the
     gradient arriving at each leaf's AccumulateGrad (summed, validated)."""
-    dependencies = _dependencies([e.function for e in roots if e.function is not None])
+    dependencies = _dependencies([e[0] for e in roots if e[0] is not None])
     buffers: dict[Node, list[Any]] = {}
     ready: list[tuple[int, int, Node]] = []
     leaves: dict[AccumulateGrad, Tensor] = {}
@@ -90,7 +90,7 @@ def trace_backward(
     with no_grad():
         for edge, root_grad in zip(roots, grads):
             _add(buffers, edge, _validated(edge, root_grad))
-        for node in {e.function for e in roots if e.function is not None}:
+        for node in {e[0] for e in roots if e[0] is not None}:
             if dependencies.get(node, 0) == 0:
                 heapq.heappush(ready, (-node._sequence_number, len(ready), node))
         pushes = len(ready)
@@ -106,18 +106,17 @@ def trace_backward(
             outputs = list(node.apply(inputs))
             recorder.node_name = "engine.validate_outputs"
             for edge, output in zip(node._next_edges, outputs):
-                if edge.function is None:
+                target = edge[0]  # edges are (node, input_nr) tuples
+                if target is None:
                     continue
                 if output is not None:
                     if not isinstance(output, Tensor):
                         raise recorder.stop(f"{node.name()} returned a non-tensor")
                     output = _validated(edge, output)
                 _add(buffers, edge, output)
-                remaining = dependencies[edge.function] - 1
-                dependencies[edge.function] = remaining
+                remaining = dependencies[target] - 1
+                dependencies[target] = remaining
                 if remaining == 0:
-                    heapq.heappush(
-                        ready, (-edge.function._sequence_number, pushes, edge.function)
-                    )
+                    heapq.heappush(ready, (-target._sequence_number, pushes, target))
                     pushes += 1
     return leaves
