@@ -123,7 +123,7 @@ _PROBE_DERIVATIVES = """\
   result: auto_linear
 
 - name: zqe(Tensor(a) self, int[] zql) -> Tensor(a)
-  self: zqe(grad, zql)
+  self: zqe(grad, zql) if zql.size() > 0 else grad
   result: auto_linear
 
 - name: zqf(Tensor self, Tensor zqo) -> (Tensor zqv, Tensor zqw)

@@ -29,13 +29,8 @@ from .factories import (
     into_out,
     out_dtype,
 )
-from .numpy_kernels._common import DEFAULT_GENERATOR
-from .numpy_kernels.elementwise import (
-    bernoulli_float,
-    bernoulli_tensor,
-    check_p,
-    check_probabilities,
-)
+from .numpy_kernels._common import DEFAULT_GENERATOR, check_p, check_probabilities
+from .numpy_kernels.elementwise import bernoulli_float, bernoulli_tensor
 from .scalars import python_type_name
 from .tensor import Tensor
 

@@ -14,11 +14,12 @@ stop the trace.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from typing import Any
 
 from .. import dtypes
 from ..grad_mode import no_grad
-from ..graph import AccumulateGrad, Edge, Node
+from ..graph import AccumulateGrad, EdgeTuple, Node
 from ..tensor import Tensor
 from .trace import Recorder
 
@@ -57,7 +58,7 @@ def _check_node(recorder: Recorder, node: Node) -> None:
         raise recorder.stop(f"the backward node {node.name()} is not a formula node")
 
 
-def _validated(edge: Edge, grad: Tensor) -> Tensor:
+def _validated(edge: EdgeTuple, grad: Tensor) -> Tensor:
     """engine.validate_outputs for one gradient, through operators."""
     function, input_nr = edge
     assert function is not None
@@ -69,7 +70,7 @@ def _validated(edge: Edge, grad: Tensor) -> Tensor:
     return grad
 
 
-def _add(buffers: dict[Node, list[Any]], edge: Edge, grad: Tensor | None) -> None:
+def _add(buffers: dict[Node, list[Any]], edge: EdgeTuple, grad: Tensor | None) -> None:
     function, input_nr = edge
     assert function is not None
     slots = buffers.setdefault(function, [None] * len(function._input_metadata))
@@ -78,7 +79,7 @@ def _add(buffers: dict[Node, list[Any]], edge: Edge, grad: Tensor | None) -> Non
 
 
 def trace_backward(
-    recorder: Recorder, roots: list[Edge], grads: list[Tensor]
+    recorder: Recorder, roots: Sequence[EdgeTuple], grads: list[Tensor]
 ) -> dict[AccumulateGrad, Tensor]:
     """Run the backward from `roots` (seeded with `grads`) under `recorder`; the
     gradient arriving at each leaf's AccumulateGrad (summed, validated)."""
@@ -105,15 +106,15 @@ def trace_backward(
             recorder.node_name = f"{node.name()} (derivatives.yaml)"
             outputs = list(node.apply(inputs))
             recorder.node_name = "engine.validate_outputs"
-            for edge, output in zip(node._next_edges, outputs):
-                target = edge[0]  # edges are (node, input_nr) tuples
+            for next_edge, output in zip(node._next_edges, outputs):
+                target = next_edge[0]  # edges are (node, input_nr) tuples
                 if target is None:
                     continue
                 if output is not None:
                     if not isinstance(output, Tensor):
                         raise recorder.stop(f"{node.name()} returned a non-tensor")
-                    output = _validated(edge, output)
-                _add(buffers, edge, output)
+                    output = _validated(next_edge, output)
+                _add(buffers, next_edge, output)
                 remaining = dependencies[target] - 1
                 dependencies[target] = remaining
                 if remaining == 0:

@@ -349,7 +349,7 @@ def fake_quantize_per_tensor_affine(
     output, _ = ops.fake_quantize_per_tensor_affine_cachemask(
         self, scale, zero_point, quant_min, quant_max
     )
-    return output  # type: ignore[no-any-return]
+    return output
 
 
 def fake_quantize_per_channel_affine(
@@ -364,4 +364,4 @@ def fake_quantize_per_channel_affine(
     output, _ = ops.fake_quantize_per_channel_affine_cachemask(
         self, scale, zero_point, axis, quant_min, quant_max
     )
-    return output  # type: ignore[no-any-return]
+    return output

@@ -181,3 +181,19 @@ def random_generator(function: str, generator: Any) -> np.random.Generator:
             f"{type(generator).__name__}"
         )
     return inner
+
+
+def check_probabilities(p: np.ndarray) -> None:
+    """bernoulli's probabilities are in [0, 1] (PyTorch's words)."""
+    if p.size and not ((p >= 0) & (p <= 1)).all():
+        raise RuntimeError(
+            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this "
+            "error message be improved?  If so, please report an enhancement request "
+            "to PyTorch.)"
+        )
+
+
+def check_p(p: float) -> None:
+    """bernoulli's one probability is in [0, 1]."""
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")

@@ -12,6 +12,8 @@ from ..dtypes import get_default_dtype
 from ..dtypes import spelling
 from ..dtypes import scalar_type_name as _scalar_type_name
 from ._common import (
+    check_p,
+    check_probabilities,
     _check_broadcast,
     _common_dtype,
     _erf_float64,
@@ -692,22 +694,6 @@ def poisson(self: np.ndarray, generator: np.random.Generator) -> np.ndarray:
     if self.size and not (self >= 0).all():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return np.asarray(generator.poisson(self), self.dtype)
-
-
-def check_probabilities(p: np.ndarray) -> None:
-    """bernoulli's probabilities are in [0, 1] (PyTorch's words)."""
-    if p.size and not ((p >= 0) & (p <= 1)).all():
-        raise RuntimeError(
-            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this "
-            "error message be improved?  If so, please report an enhancement request "
-            "to PyTorch.)"
-        )
-
-
-def check_p(p: float) -> None:
-    """bernoulli's one probability is in [0, 1]."""
-    if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
 
 
 def bernoulli_tensor(self: np.ndarray, generator: np.random.Generator) -> np.ndarray:
