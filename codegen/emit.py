@@ -457,6 +457,7 @@ def render(
             formula_imports=ir.formula_imports,
             namespaces=ir.namespaces,
             user_module=ir.user_module,
+            array_forms=ir.array_forms,
         )
     for name, template, purpose in STUB_FILES if stubs is not None else ():
         assert stubs is not None

@@ -30,6 +30,7 @@ from .formulas import python_identifier
 from .kernels_module import MODULE_NAME
 from .model import NAMESPACES, DifferentiabilityInfo, Model, NativeFunction, Variant
 from .ir_autograd import _autograd_ir, _not_implemented_ir
+from .array_formulas import read_twins
 from .ir_backward import _backward_ir
 from .ir_bindings import _binding, _group
 from .ir_forward_ad import _forward_ad_ir
@@ -169,8 +170,11 @@ def build(
     )
     # In-place variants share their functional operator's class: one class per op.
     unique = {i.op: i for i in reversed(model.infos) if i.op is not None}
+    twins = read_twins()
     nodes = tuple(
-        _backward_ir(i) for i in model.infos if i.op is not None and unique[i.op] is i
+        _backward_ir(i, twins)
+        for i in model.infos
+        if i.op is not None and unique[i.op] is i
     )
     public = [f for f in model.native_functions if Variant.function in f.variants]
     functions, overloaded_functions = _group(
@@ -212,4 +216,5 @@ def build(
         namespaces=_namespaces(public),
         formula_imports=_formula_imports(public),
         user_module=MODULE_NAME if model.kernels is not None else None,
+        array_forms=any(n.array_form is not None for n in nodes),
     )

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from gradgen.dtypes import dtype
 from gradgen.graph import (
     Node,
@@ -160,6 +162,8 @@ from gradgen.helpers import (
     zeros,
     zeros_like,
 )
+from gradgen.helpers import arrays
+from gradgen.helpers.arrays import array_form_allowed, array_of, arrays_of, as_tensor
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import TypeAndSize, not_implemented
 
@@ -722,6 +726,13 @@ class PermuteBackward0(Node):
     __slots__ = ("dims",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return permute_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                dims=self.dims,
+            )
         return permute_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -747,6 +758,25 @@ def permute_backward0_apply(
     return grad_inputs
 
 
+def permute_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dims: Sequence[int],
+) -> list[Any]:
+    """The formulas of PermuteBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.permute_backwards(grad, dims))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ExpandBackward0(Node):
     """Backward of ``expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)``.
 
@@ -756,6 +786,13 @@ class ExpandBackward0(Node):
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return expand_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return expand_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -781,6 +818,23 @@ def expand_backward0_apply(
     return grad_inputs
 
 
+def expand_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of ExpandBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.sum_to(grad, self_sym_sizes)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class SumToSizeBackward0(Node):
     """Backward of ``sum_to_size(Tensor self, SymInt[] size) -> Tensor``.
 
@@ -790,6 +844,13 @@ class SumToSizeBackward0(Node):
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return sum_to_size_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return sum_to_size_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -815,6 +876,23 @@ def sum_to_size_backward0_apply(
     return grad_inputs
 
 
+def sum_to_size_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SumToSizeBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.expand(grad, self_sym_sizes)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class ViewBackward0(Node):
     """Backward of ``view(Tensor(a) self, SymInt[] size) -> Tensor(a)``.
 
@@ -824,6 +902,13 @@ class ViewBackward0(Node):
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return view_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return view_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -849,6 +934,25 @@ def view_backward0_apply(
     return grad_inputs
 
 
+def view_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of ViewBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.reshape(grad, self_sym_sizes))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SqueezeBackward0(Node):
     """Backward of ``squeeze(Tensor(a) self) -> Tensor(a)``.
 
@@ -858,6 +962,13 @@ class SqueezeBackward0(Node):
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return squeeze_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return squeeze_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -885,6 +996,25 @@ def squeeze_backward0_apply(
     return grad_inputs
 
 
+def squeeze_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SqueezeBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.unsqueeze_to(grad, self_sym_sizes))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SqueezeBackward1(Node):
     """Backward of ``squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)``.
 
@@ -897,6 +1027,14 @@ class SqueezeBackward1(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return squeeze_backward1_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return squeeze_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -930,6 +1068,26 @@ def squeeze_backward1_apply(
     return grad_inputs
 
 
+def squeeze_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SqueezeBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.unsqueeze_to(grad, dim, self_sym_sizes))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class UnsqueezeBackward0(Node):
     """Backward of ``unsqueeze(Tensor(a) self, int dim) -> Tensor(a)``.
 
@@ -939,6 +1097,13 @@ class UnsqueezeBackward0(Node):
     __slots__ = ("dim",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return unsqueeze_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                dim=self.dim,
+            )
         return unsqueeze_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -962,6 +1127,21 @@ def unsqueeze_backward0_apply(
     return grad_inputs
 
 
+def unsqueeze_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...], dim: int
+) -> list[Any]:
+    """The formulas of UnsqueezeBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.squeeze(grad, dim)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class TransposeBackward0(Node):
     """Backward of ``transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``.
 
@@ -974,6 +1154,14 @@ class TransposeBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return transpose_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                dim0=self.dim0,
+                dim1=self.dim1,
+            )
         return transpose_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1005,6 +1193,24 @@ def transpose_backward0_apply(
     return grad_inputs
 
 
+def transpose_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim0: int,
+    dim1: int,
+) -> list[Any]:
+    """The formulas of TransposeBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.transpose(grad, dim0, dim1)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class TBackward0(Node):
     """Backward of ``t(Tensor(a) self) -> Tensor(a)``.
 
@@ -1014,6 +1220,12 @@ class TBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return t_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return t_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1029,6 +1241,19 @@ def t_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.t() if any_grad_defined else None
+    return grad_inputs
+
+
+def t_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of TBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(arrays.t(grad)) if any_grad_defined else None
+
     return grad_inputs
 
 
@@ -1705,6 +1930,13 @@ class UnsafeViewBackward0(Node):
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return unsafe_view_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return unsafe_view_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1727,6 +1959,25 @@ def unsafe_view_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.reshape(self_sym_sizes) if any_grad_defined else None
+    return grad_inputs
+
+
+def unsafe_view_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UnsafeViewBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.reshape(grad, self_sym_sizes))
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -2002,6 +2253,15 @@ class AddBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return add_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                alpha=self.alpha,
+                other_scalar_type=self.other_scalar_type,
+                self_scalar_type=self.self_scalar_type,
+            )
         return add_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2039,6 +2299,38 @@ def add_backward0_apply(
     return grad_inputs
 
 
+def add_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    other_scalar_type: dtype,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of AddBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.handle_r_to_c(
+                    other_scalar_type,
+                    arrays.maybe_multiply(grad, arrays.scalar_conj(alpha)),
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SubBackward0(Node):
     """Backward of ``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``.
 
@@ -2053,6 +2345,15 @@ class SubBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return sub_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                alpha=self.alpha,
+                other_scalar_type=self.other_scalar_type,
+                self_scalar_type=self.self_scalar_type,
+            )
         return sub_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2090,6 +2391,38 @@ def sub_backward0_apply(
     return grad_inputs
 
 
+def sub_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    other_scalar_type: dtype,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of SubBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.handle_r_to_c(
+                    other_scalar_type,
+                    arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class MulBackward0(Node):
     """Backward of ``mul.Tensor(Tensor self, Tensor other) -> Tensor``.
 
@@ -2110,12 +2443,24 @@ class MulBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return mul_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                other_scalar_type=self.other_scalar_type,
+                self=array_of(saved_self),
+                self_scalar_type=self.self_scalar_type,
+            )
         return mul_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
+            other=saved_other,
             other_scalar_type=self.other_scalar_type,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             self_scalar_type=self.self_scalar_type,
         )
 
@@ -2161,6 +2506,34 @@ def mul_backward0_apply(
     return grad_inputs
 
 
+def mul_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    other_scalar_type: dtype,
+    self: np.ndarray | None,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of MulBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(arrays.mul_tensor_backward(grad, self, other_scalar_type))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul_tensor_backward(grad, other, self_scalar_type))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class PowBackward0(Node):
     """Backward of ``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``.
 
@@ -2177,11 +2550,20 @@ class PowBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return pow_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                exponent=self.exponent,
+                self=array_of(saved_self),
+            )
         return pow_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             exponent=self.exponent,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -2214,6 +2596,26 @@ def pow_backward0_apply(
     return grad_inputs
 
 
+def pow_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    exponent: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of PowBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.pow_backward(grad, self, exponent))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class NegBackward0(Node):
     """Backward of ``neg(Tensor self) -> Tensor``.
 
@@ -2223,6 +2625,12 @@ class NegBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return neg_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return neg_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2241,6 +2649,19 @@ def neg_backward0_apply(
     return grad_inputs
 
 
+def neg_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of NegBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(arrays.neg(grad)) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class ConjBackward0(Node):
     """Backward of ``_conj(Tensor(a) self) -> Tensor(a)``.
 
@@ -2250,6 +2671,12 @@ class ConjBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return conj_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return conj_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2268,6 +2695,19 @@ def conj_backward0_apply(
     return grad_inputs
 
 
+def conj_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of ConjBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(arrays.conj(grad)) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class RealBackward0(Node):
     """Backward of ``real(Tensor(a) self) -> Tensor(a)``.
 
@@ -2277,6 +2717,12 @@ class RealBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return real_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return real_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2295,6 +2741,19 @@ def real_backward0_apply(
     return grad_inputs
 
 
+def real_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of RealBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(arrays.real(grad)) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class CloneBackward0(Node):
     """Backward of ``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``.
 
@@ -2304,6 +2763,12 @@ class CloneBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return clone_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return clone_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2319,6 +2784,19 @@ def clone_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+def clone_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of CloneBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad) if any_grad_defined else None
+
     return grad_inputs
 
 
@@ -2367,10 +2845,18 @@ class ExpBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return exp_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return exp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -2396,6 +2882,25 @@ def exp_backward0_apply(
     return grad_inputs
 
 
+def exp_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ExpBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, arrays.conj(result)))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class Exp2Backward0(Node):
     """Backward of ``exp2(Tensor self) -> Tensor``.
 
@@ -2409,10 +2914,18 @@ class Exp2Backward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return exp2_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return exp2_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -2440,6 +2953,27 @@ def exp2_backward0_apply(
     return grad_inputs
 
 
+def exp2_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of Exp2Backward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453)
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class LogBackward0(Node):
     """Backward of ``log(Tensor self) -> Tensor``.
 
@@ -2453,10 +2987,18 @@ class LogBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return log_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return log_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -2482,6 +3024,23 @@ def log_backward0_apply(
     return grad_inputs
 
 
+def log_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LogBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.div(grad, arrays.conj(self))) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class Log2Backward0(Node):
     """Backward of ``log2(Tensor self) -> Tensor``.
 
@@ -2495,10 +3054,18 @@ class Log2Backward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return log2_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return log2_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -2526,6 +3093,27 @@ def log2_backward0_apply(
     return grad_inputs
 
 
+def log2_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of Log2Backward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.div(grad, arrays.mul(arrays.conj(self), 0.6931471805599453))
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class Log10Backward0(Node):
     """Backward of ``log10(Tensor self) -> Tensor``.
 
@@ -2539,10 +3127,18 @@ class Log10Backward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return log10_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return log10_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -2570,6 +3166,27 @@ def log10_backward0_apply(
     return grad_inputs
 
 
+def log10_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of Log10Backward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.div(grad, arrays.mul(arrays.conj(self), 2.3025850929940455))
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class Log1PBackward0(Node):
     """Backward of ``log1p(Tensor self) -> Tensor``.
 
@@ -2583,10 +3200,18 @@ class Log1PBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return log1_p_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return log1_p_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -2612,6 +3237,23 @@ def log1_p_backward0_apply(
     return grad_inputs
 
 
+def log1_p_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of Log1PBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.log1p_backward(grad, self)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class Expm1Backward0(Node):
     """Backward of ``expm1(Tensor self) -> Tensor``.
 
@@ -2625,10 +3267,18 @@ class Expm1Backward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return expm1_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return expm1_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -2654,6 +3304,25 @@ def expm1_backward0_apply(
     return grad_inputs
 
 
+def expm1_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of Expm1Backward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, arrays.add(arrays.conj(result), 1)))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SqrtBackward0(Node):
     """Backward of ``sqrt(Tensor self) -> Tensor``.
 
@@ -2667,10 +3336,18 @@ class SqrtBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return sqrt_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return sqrt_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -2696,6 +3373,25 @@ def sqrt_backward0_apply(
     return grad_inputs
 
 
+def sqrt_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SqrtBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.div(grad, arrays.mul(2, arrays.conj(result))))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class RsqrtBackward0(Node):
     """Backward of ``rsqrt(Tensor self) -> Tensor``.
 
@@ -2709,10 +3405,18 @@ class RsqrtBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return rsqrt_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return rsqrt_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -2740,6 +3444,27 @@ def rsqrt_backward0_apply(
     return grad_inputs
 
 
+def rsqrt_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of RsqrtBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(arrays.mul(-0.5, grad), arrays.conj(arrays.pow(result, 3)))
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ReciprocalBackward0(Node):
     """Backward of ``reciprocal(Tensor self) -> Tensor``.
 
@@ -2753,10 +3478,18 @@ class ReciprocalBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return reciprocal_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return reciprocal_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -2782,6 +3515,27 @@ def reciprocal_backward0_apply(
     return grad_inputs
 
 
+def reciprocal_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ReciprocalBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(arrays.neg(grad), arrays.conj(arrays.mul(result, result)))
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class AbsBackward0(Node):
     """Backward of ``abs(Tensor self) -> Tensor``.
 
@@ -2795,10 +3549,18 @@ class AbsBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return abs_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return abs_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -2821,6 +3583,23 @@ def abs_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad * self.sgn() if any_grad_defined else None
+    return grad_inputs
+
+
+def abs_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AbsBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, arrays.sgn(self))) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -2887,6 +3666,12 @@ class SignBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return sign_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return sign_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2905,6 +3690,21 @@ def sign_backward0_apply(
     return grad_inputs
 
 
+def sign_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of SignBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class SinBackward0(Node):
     """Backward of ``sin(Tensor self) -> Tensor``.
 
@@ -2918,10 +3718,18 @@ class SinBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return sin_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return sin_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -2947,6 +3755,25 @@ def sin_backward0_apply(
     return grad_inputs
 
 
+def sin_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SinBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, arrays.conj(arrays.cos(self))))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class CosBackward0(Node):
     """Backward of ``cos(Tensor self) -> Tensor``.
 
@@ -2960,10 +3787,18 @@ class CosBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return cos_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return cos_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -2989,6 +3824,25 @@ def cos_backward0_apply(
     return grad_inputs
 
 
+def cos_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of CosBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, arrays.neg(arrays.conj(arrays.sin(self)))))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class TanBackward0(Node):
     """Backward of ``tan(Tensor self) -> Tensor``.
 
@@ -3002,10 +3856,18 @@ class TanBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return tan_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return tan_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -3028,6 +3890,27 @@ def tan_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad * (1 + result.pow(2)).conj() if any_grad_defined else None
+    return grad_inputs
+
+
+def tan_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of TanBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(grad, arrays.conj(arrays.add(1, arrays.pow(result, 2))))
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -3132,10 +4015,18 @@ class AtanBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return atan_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return atan_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -3158,6 +4049,27 @@ def atan_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad / (self * self + 1).conj() if any_grad_defined else None
+    return grad_inputs
+
+
+def atan_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AtanBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.div(grad, arrays.conj(arrays.add(arrays.mul(self, self), 1)))
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -3258,10 +4170,18 @@ class TanhBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return tanh_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return tanh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -3287,6 +4207,23 @@ def tanh_backward0_apply(
     return grad_inputs
 
 
+def tanh_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of TanhBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.tanh_backward(grad, result)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class SigmoidBackward0(Node):
     """Backward of ``sigmoid(Tensor self) -> Tensor``.
 
@@ -3300,10 +4237,18 @@ class SigmoidBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return sigmoid_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return sigmoid_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -3329,6 +4274,25 @@ def sigmoid_backward0_apply(
     return grad_inputs
 
 
+def sigmoid_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SigmoidBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.sigmoid_backward(grad, result))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ErfBackward0(Node):
     """Backward of ``erf(Tensor self) -> Tensor``.
 
@@ -3342,10 +4306,18 @@ class ErfBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return erf_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return erf_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -3375,6 +4347,33 @@ def erf_backward0_apply(
     return grad_inputs
 
 
+def erf_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ErfBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(
+                    arrays.mul(
+                        2.0 / 1.7724538509055159,
+                        arrays.exp(arrays.neg(arrays.pow(self, 2))),
+                    ),
+                    grad,
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class FloorBackward0(Node):
     """Backward of ``floor(Tensor self) -> Tensor``.
 
@@ -3384,6 +4383,12 @@ class FloorBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return floor_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return floor_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -3402,6 +4407,21 @@ def floor_backward0_apply(
     return grad_inputs
 
 
+def floor_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FloorBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class CeilBackward0(Node):
     """Backward of ``ceil(Tensor self) -> Tensor``.
 
@@ -3411,6 +4431,12 @@ class CeilBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return ceil_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return ceil_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -3429,6 +4455,21 @@ def ceil_backward0_apply(
     return grad_inputs
 
 
+def ceil_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of CeilBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class RoundBackward0(Node):
     """Backward of ``round(Tensor self) -> Tensor``.
 
@@ -3438,6 +4479,12 @@ class RoundBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return round_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return round_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -3456,6 +4503,21 @@ def round_backward0_apply(
     return grad_inputs
 
 
+def round_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of RoundBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class RoundBackward1(Node):
     """Backward of ``round.decimals(Tensor self, *, int decimals) -> Tensor``.
 
@@ -3465,6 +4527,12 @@ class RoundBackward1(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return round_backward1_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return round_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -3483,6 +4551,21 @@ def round_backward1_apply(
     return grad_inputs
 
 
+def round_backward1_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of RoundBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class TruncBackward0(Node):
     """Backward of ``trunc(Tensor self) -> Tensor``.
 
@@ -3492,6 +4575,12 @@ class TruncBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return trunc_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return trunc_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -3507,6 +4596,21 @@ def trunc_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+def trunc_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of TruncBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -3570,11 +4674,21 @@ class SigmoidBackwardBackward0(Node):
         self.output_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_grad_output = unpack_saved(self.grad_output_, self)
+        saved_output = unpack_saved(self.output_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_grad_output, saved_output)):
+            return sigmoid_backward_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                grad_output=array_of(saved_grad_output),
+                output=array_of(saved_output),
+            )
         return sigmoid_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            grad_output=unpack_saved(self.grad_output_, self),
-            output=unpack_saved(self.output_, self),
+            grad_output=saved_grad_output,
+            output=saved_output,
         )
 
     def release_variables(self) -> None:
@@ -3615,6 +4729,37 @@ def sigmoid_backward_backward0_apply(
     return grad_inputs
 
 
+def sigmoid_backward_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: np.ndarray | None,
+    output: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SigmoidBackwardBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            as_tensor(arrays.sigmoid_backward(grad, arrays.conj(output)))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # output
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.mul(
+                    arrays.mul(arrays.conj(grad), grad_output),
+                    arrays.add(arrays.mul(-2, arrays.conj(output)), 1),
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class TanhBackwardBackward0(Node):
     """Backward of ``tanh_backward(Tensor grad_output, Tensor output) -> Tensor``.
 
@@ -3633,11 +4778,21 @@ class TanhBackwardBackward0(Node):
         self.output_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_grad_output = unpack_saved(self.grad_output_, self)
+        saved_output = unpack_saved(self.output_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_grad_output, saved_output)):
+            return tanh_backward_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                grad_output=array_of(saved_grad_output),
+                output=array_of(saved_output),
+            )
         return tanh_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            grad_output=unpack_saved(self.grad_output_, self),
-            output=unpack_saved(self.output_, self),
+            grad_output=saved_grad_output,
+            output=saved_output,
         )
 
     def release_variables(self) -> None:
@@ -3675,6 +4830,37 @@ def tanh_backward_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def tanh_backward_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: np.ndarray | None,
+    output: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of TanhBackwardBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            as_tensor(arrays.tanh_backward(grad, arrays.conj(output)))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # output
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.mul(
+                    arrays.conj(grad),
+                    arrays.mul(arrays.mul(-2, arrays.conj(output)), grad_output),
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -3825,6 +5011,13 @@ class AddBackward1(Node):
     __slots__ = ("self_scalar_type",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return add_backward1_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self_scalar_type=self.self_scalar_type,
+            )
         return add_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -3848,6 +5041,25 @@ def add_backward1_apply(
     return grad_inputs
 
 
+def add_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of AddBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SubBackward1(Node):
     """Backward of ``sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``.
 
@@ -3857,6 +5069,13 @@ class SubBackward1(Node):
     __slots__ = ("self_scalar_type",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return sub_backward1_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self_scalar_type=self.self_scalar_type,
+            )
         return sub_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -3880,6 +5099,25 @@ def sub_backward1_apply(
     return grad_inputs
 
 
+def sub_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of SubBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class MulBackward1(Node):
     """Backward of ``mul.Scalar(Tensor self, Scalar other) -> Tensor``.
 
@@ -3892,6 +5130,14 @@ class MulBackward1(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return mul_backward1_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                other=self.other,
+                self_scalar_type=self.self_scalar_type,
+            )
         return mul_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -3923,6 +5169,30 @@ def mul_backward1_apply(
     return grad_inputs
 
 
+def mul_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Number,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of MulBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.handle_r_to_c(
+                    self_scalar_type, arrays.mul(grad, arrays.scalar_conj(other))
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class DivBackward0(Node):
     """Backward of ``div.Tensor(Tensor self, Tensor other) -> Tensor``.
 
@@ -3942,11 +5212,22 @@ class DivBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return div_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+                self_scalar_type=self.self_scalar_type,
+            )
         return div_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
             self_scalar_type=self.self_scalar_type,
         )
 
@@ -3989,6 +5270,33 @@ def div_backward0_apply(
     return grad_inputs
 
 
+def div_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of DivBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(arrays.div_tensor_other_backward(grad, self, other))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.div_tensor_self_backward(grad, other, self_scalar_type))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class DivBackward1(Node):
     """Backward of ``div.Scalar(Tensor self, Scalar other) -> Tensor``.
 
@@ -4001,6 +5309,14 @@ class DivBackward1(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return div_backward1_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                other=self.other,
+                self_scalar_type=self.self_scalar_type,
+            )
         return div_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -4032,6 +5348,26 @@ def div_backward1_apply(
     return grad_inputs
 
 
+def div_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Number,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of DivBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.div_tensor_self_backward(grad, other, self_scalar_type))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class DivBackward2(Node):
     """Backward of ``div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor``.
 
@@ -4052,12 +5388,24 @@ class DivBackward2(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return div_backward2_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                rounding_mode=self.rounding_mode,
+                self=array_of(saved_self),
+                self_scalar_type=self.self_scalar_type,
+            )
         return div_backward2_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
+            other=saved_other,
             rounding_mode=self.rounding_mode,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             self_scalar_type=self.self_scalar_type,
         )
 
@@ -4107,6 +5455,40 @@ def div_backward2_apply(
     return grad_inputs
 
 
+def div_backward2_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    rounding_mode: str | None,
+    self: np.ndarray | None,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of DivBackward2 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.div_tensor_other_backward(grad, self, other, rounding_mode)
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.div_tensor_self_backward(
+                    grad, other, self_scalar_type, rounding_mode
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class RsubBackward0(Node):
     """Backward of ``rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``.
 
@@ -4121,6 +5503,15 @@ class RsubBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return rsub_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                alpha=self.alpha,
+                other_scalar_type=self.other_scalar_type,
+                self_scalar_type=self.self_scalar_type,
+            )
         return rsub_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -4158,6 +5549,38 @@ def rsub_backward0_apply(
     return grad_inputs
 
 
+def rsub_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    other_scalar_type: dtype,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of RsubBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(arrays.handle_r_to_c(other_scalar_type, grad))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.handle_r_to_c(
+                    self_scalar_type,
+                    arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class RsubBackward1(Node):
     """Backward of ``rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``.
 
@@ -4170,6 +5593,14 @@ class RsubBackward1(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return rsub_backward1_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                alpha=self.alpha,
+                self_scalar_type=self.self_scalar_type,
+            )
         return rsub_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -4198,6 +5629,31 @@ def rsub_backward1_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def rsub_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of RsubBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.handle_r_to_c(
+                    self_scalar_type,
+                    arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -4543,12 +5999,24 @@ class HypotBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self, saved_result)):
+            return hypot_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+                result=array_of(saved_result),
+            )
         return hypot_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
-            result=unpack_saved(self.result_, self),
+            other=saved_other,
+            self=saved_self,
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -4587,6 +6055,33 @@ def hypot_backward0_apply(
         grad_inputs[1] = grad * other / result if any_grad_defined else None
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad * self / result if any_grad_defined else None
+    return grad_inputs
+
+
+def hypot_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of HypotBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(arrays.div(arrays.mul(grad, other), result))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.div(arrays.mul(grad, self), result))
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -4891,6 +6386,12 @@ class FmodBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return fmod_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return fmod_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -4906,6 +6407,19 @@ def fmod_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+def fmod_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FmodBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad) if any_grad_defined else None
+
     return grad_inputs
 
 
@@ -4927,11 +6441,21 @@ class FmodBackward1(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return fmod_backward1_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+            )
         return fmod_backward1_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -4968,6 +6492,32 @@ def fmod_backward1_apply(
     return grad_inputs
 
 
+def fmod_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of FmodBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.mul(
+                    arrays.neg(grad), arrays.div(self, other, rounding_mode="trunc")
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class RemainderBackward0(Node):
     """Backward of ``remainder.Scalar(Tensor self, Scalar other) -> Tensor``.
 
@@ -4977,6 +6527,12 @@ class RemainderBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return remainder_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return remainder_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -4992,6 +6548,19 @@ def remainder_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+def remainder_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of RemainderBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad) if any_grad_defined else None
+
     return grad_inputs
 
 
@@ -5013,11 +6582,21 @@ class RemainderBackward1(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return remainder_backward1_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+            )
         return remainder_backward1_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -5051,6 +6630,32 @@ def remainder_backward1_apply(
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+def remainder_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of RemainderBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.mul(
+                    arrays.neg(grad), arrays.div(self, other, rounding_mode="floor")
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad) if any_grad_defined else None
+
     return grad_inputs
 
 
@@ -5098,6 +6703,12 @@ class ZeroBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return zero_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return zero_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -5116,6 +6727,21 @@ def zero_backward0_apply(
     return grad_inputs
 
 
+def zero_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of ZeroBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class FillBackward0(Node):
     """Backward of ``fill.Scalar(Tensor self, Scalar value) -> Tensor``.
 
@@ -5125,6 +6751,12 @@ class FillBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return fill_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return fill_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -5143,6 +6775,21 @@ def fill_backward0_apply(
     return grad_inputs
 
 
+def fill_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FillBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class FillBackward1(Node):
     """Backward of ``fill.Tensor(Tensor self, Tensor value) -> Tensor``.
 
@@ -5153,6 +6800,12 @@ class FillBackward1(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return fill_backward1_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return fill_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -5173,6 +6826,23 @@ def fill_backward1_apply(
     return grad_inputs
 
 
+def fill_backward1_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FillBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # value
+        grad_inputs[1] = as_tensor(arrays.sum(grad)) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class FillBackward2(Node):
     """Backward of ``fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)``.
 
@@ -5182,6 +6852,12 @@ class FillBackward2(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return fill_backward2_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return fill_backward2_apply(
             grads,
             self.task_needs_input_grad(),
@@ -5200,6 +6876,21 @@ def fill_backward2_apply(
     return grad_inputs
 
 
+def fill_backward2_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FillBackward2 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class FillBackward3(Node):
     """Backward of ``fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)``.
 
@@ -5210,6 +6901,12 @@ class FillBackward3(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return fill_backward3_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return fill_backward3_apply(
             grads,
             self.task_needs_input_grad(),
@@ -5230,6 +6927,23 @@ def fill_backward3_apply(
     return grad_inputs
 
 
+def fill_backward3_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FillBackward3 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # value
+        grad_inputs[1] = as_tensor(arrays.sum(grad)) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class LerpBackward0(Node):
     """Backward of ``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor``.
 
@@ -5240,6 +6954,13 @@ class LerpBackward0(Node):
     __slots__ = ("weight",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return lerp_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                weight=self.weight,
+            )
         return lerp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -5265,6 +6986,31 @@ def lerp_backward0_apply(
     return grad_inputs
 
 
+def lerp_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    weight: Number,
+) -> list[Any]:
+    """The formulas of LerpBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # end
+        grad_inputs[1] = (
+            as_tensor(arrays.mul(grad, arrays.scalar_conj(weight)))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, 1 - arrays.scalar_conj(weight)))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class LerpBackward1(Node):
     """Backward of ``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor``.
 
@@ -5286,12 +7032,24 @@ class LerpBackward1(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_end = unpack_saved(self.end_, self)
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_end, saved_self, saved_weight)):
+            return lerp_backward1_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                end=array_of(saved_end),
+                self=array_of(saved_self),
+                weight=array_of(saved_weight),
+            )
         return lerp_backward1_apply(
             grads,
             self.task_needs_input_grad(),
-            end=unpack_saved(self.end_, self),
-            self=unpack_saved(self.self_, self),
-            weight=unpack_saved(self.weight_, self),
+            end=saved_end,
+            self=saved_self,
+            weight=saved_weight,
         )
 
     def release_variables(self) -> None:
@@ -5335,6 +7093,39 @@ def lerp_backward1_apply(
     return grad_inputs
 
 
+def lerp_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    end: np.ndarray | None,
+    self: np.ndarray | None,
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LerpBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # end
+        grad_inputs[1] = (
+            as_tensor(arrays.mul(grad, arrays.conj(weight)))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, arrays.conj(arrays.sub(1, weight))))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # weight
+        grad_inputs[2] = (
+            as_tensor(arrays.mul(grad, arrays.conj(arrays.sub(end, self))))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class AddcmulBackward0(Node):
     """Backward of ``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``.
 
@@ -5358,13 +7149,27 @@ class AddcmulBackward0(Node):
         self.tensor2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_tensor1 = unpack_saved(self.tensor1_, self)
+        saved_tensor2 = unpack_saved(self.tensor2_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_tensor1, saved_tensor2)):
+            return addcmul_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self_scalar_type=self.self_scalar_type,
+                tensor1=array_of(saved_tensor1),
+                tensor1_scalar_type=self.tensor1_scalar_type,
+                tensor2=array_of(saved_tensor2),
+                tensor2_scalar_type=self.tensor2_scalar_type,
+                value=self.value,
+            )
         return addcmul_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_scalar_type=self.self_scalar_type,
-            tensor1=unpack_saved(self.tensor1_, self),
+            tensor1=saved_tensor1,
             tensor1_scalar_type=self.tensor1_scalar_type,
-            tensor2=unpack_saved(self.tensor2_, self),
+            tensor2=saved_tensor2,
             tensor2_scalar_type=self.tensor2_scalar_type,
             value=self.value,
         )
@@ -5421,6 +7226,52 @@ def addcmul_backward0_apply(
     return grad_inputs
 
 
+def addcmul_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self_scalar_type: dtype,
+    tensor1: np.ndarray | None,
+    tensor1_scalar_type: dtype,
+    tensor2: np.ndarray | None,
+    tensor2_scalar_type: dtype,
+    value: Number,
+) -> list[Any]:
+    """The formulas of AddcmulBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # tensor1
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.handle_r_to_c(
+                    tensor1_scalar_type,
+                    arrays.mul(grad, arrays.conj(arrays.mul(tensor2, value))),
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # tensor2
+        grad_inputs[2] = (
+            as_tensor(
+                arrays.handle_r_to_c(
+                    tensor2_scalar_type,
+                    arrays.mul(grad, arrays.conj(arrays.mul(tensor1, value))),
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class AddcdivBackward0(Node):
     """Backward of ``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``.
 
@@ -5444,13 +7295,27 @@ class AddcdivBackward0(Node):
         self.tensor2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_tensor1 = unpack_saved(self.tensor1_, self)
+        saved_tensor2 = unpack_saved(self.tensor2_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_tensor1, saved_tensor2)):
+            return addcdiv_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self_scalar_type=self.self_scalar_type,
+                tensor1=array_of(saved_tensor1),
+                tensor1_scalar_type=self.tensor1_scalar_type,
+                tensor2=array_of(saved_tensor2),
+                tensor2_scalar_type=self.tensor2_scalar_type,
+                value=self.value,
+            )
         return addcdiv_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_scalar_type=self.self_scalar_type,
-            tensor1=unpack_saved(self.tensor1_, self),
+            tensor1=saved_tensor1,
             tensor1_scalar_type=self.tensor1_scalar_type,
-            tensor2=unpack_saved(self.tensor2_, self),
+            tensor2=saved_tensor2,
             tensor2_scalar_type=self.tensor2_scalar_type,
             value=self.value,
         )
@@ -5507,6 +7372,59 @@ def addcdiv_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def addcdiv_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self_scalar_type: dtype,
+    tensor1: np.ndarray | None,
+    tensor1_scalar_type: dtype,
+    tensor2: np.ndarray | None,
+    tensor2_scalar_type: dtype,
+    value: Number,
+) -> list[Any]:
+    """The formulas of AddcdivBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # tensor1
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.handle_r_to_c(
+                    tensor1_scalar_type,
+                    arrays.mul(grad, arrays.conj(arrays.div(value, tensor2))),
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # tensor2
+        grad_inputs[2] = (
+            as_tensor(
+                arrays.handle_r_to_c(
+                    tensor2_scalar_type,
+                    arrays.mul(
+                        arrays.neg(grad),
+                        arrays.conj(
+                            arrays.div(
+                                arrays.mul(value, tensor1), arrays.mul(tensor2, tensor2)
+                            )
+                        ),
+                    ),
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -5711,10 +7629,18 @@ class AtanhBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return atanh_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return atanh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -5739,6 +7665,29 @@ def atanh_backward0_apply(
         grad_inputs[0] = (
             grad * 1 / (1 - self.pow(2)).conj() if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def atanh_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AtanhBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.div(
+                    arrays.mul(grad, 1), arrays.conj(arrays.sub(1, arrays.pow(self, 2)))
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -5953,6 +7902,12 @@ class FracBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return frac_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+            )
         return frac_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -5968,6 +7923,19 @@ def frac_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+def frac_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FracBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad) if any_grad_defined else None
+
     return grad_inputs
 
 
@@ -6031,11 +7999,21 @@ class LdexpBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_result)):
+            return ldexp_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                result=array_of(saved_result),
+            )
         return ldexp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            result=unpack_saved(self.result_, self),
+            other=saved_other,
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -6069,6 +8047,34 @@ def ldexp_backward0_apply(
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad * pow(2, other).conj() if any_grad_defined else None
+    return grad_inputs
+
+
+def ldexp_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LdexpBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453)
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, arrays.conj(arrays.pow(2, other))))
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -6150,11 +8156,21 @@ class Logaddexp2Backward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return logaddexp2_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+            )
         return logaddexp2_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -6186,6 +8202,36 @@ def logaddexp2_backward0_apply(
         grad_inputs[1] = grad / (1 + pow(2, self - other)) if any_grad_defined else None
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad / (1 + pow(2, other - self)) if any_grad_defined else None
+    return grad_inputs
+
+
+def logaddexp2_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of Logaddexp2Backward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(self, other))))
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(other, self))))
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -6312,6 +8358,13 @@ class SumBackward0(Node):
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return sum_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return sum_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -6337,6 +8390,23 @@ def sum_backward0_apply(
     return grad_inputs
 
 
+def sum_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SumBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.expand(grad, self_sym_sizes)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class SumBackward1(Node):
     """Backward of ``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
 
@@ -6350,6 +8420,15 @@ class SumBackward1(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return sum_backward1_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                keepdim=self.keepdim,
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return sum_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -6391,6 +8470,27 @@ def sum_backward1_apply(
     return grad_inputs
 
 
+def sum_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SumBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.sum_backward(grad, self_sym_sizes, dim, keepdim))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class MeanBackward0(Node):
     """Backward of ``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
 
@@ -6403,6 +8503,14 @@ class MeanBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return mean_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self_sym_numel=self.self_sym_numel,
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return mean_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -6436,6 +8544,26 @@ def mean_backward0_apply(
     return grad_inputs
 
 
+def mean_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_numel: int,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of MeanBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.div(arrays.expand(grad, self_sym_sizes), self_sym_numel))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class MeanBackward1(Node):
     """Backward of ``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
 
@@ -6450,6 +8578,16 @@ class MeanBackward1(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return mean_backward1_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                keepdim=self.keepdim,
+                self_sym_numel=self.self_sym_numel,
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return mean_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -6494,6 +8632,30 @@ def mean_backward1_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def mean_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    self_sym_numel: int,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of MeanBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mean_backward(grad, self_sym_sizes, dim, self_sym_numel, keepdim)
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -10221,13 +12383,27 @@ class MmBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_mat2 = unpack_saved(self.mat2_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_mat2, saved_self)):
+            return mm_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                mat2=array_of(saved_mat2),
+                mat2_sym_sizes=self.mat2_sym_sizes,
+                mat2_sym_strides=self.mat2_sym_strides,
+                self=array_of(saved_self),
+                self_sym_sizes=self.self_sym_sizes,
+                self_sym_strides=self.self_sym_strides,
+            )
         return mm_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            mat2=unpack_saved(self.mat2_, self),
+            mat2=saved_mat2,
             mat2_sym_sizes=self.mat2_sym_sizes,
             mat2_sym_strides=self.mat2_sym_strides,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             self_sym_sizes=self.self_sym_sizes,
             self_sym_strides=self.self_sym_strides,
         )
@@ -10292,6 +12468,44 @@ def mm_backward0_apply(
     return grad_inputs
 
 
+def mm_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    mat2: np.ndarray | None,
+    mat2_sym_sizes: tuple[int, ...],
+    mat2_sym_strides: tuple[int, ...],
+    self: np.ndarray | None,
+    self_sym_sizes: tuple[int, ...],
+    self_sym_strides: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of MmBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # mat2
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.mm_mat2_backward(
+                    grad, self, mat2_sym_sizes, mat2_sym_strides, "strided", 1
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mm_mat1_backward(
+                    grad, mat2, self_sym_sizes, self_sym_strides, "strided", 1
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class BmmBackward0(Node):
     """Backward of ``bmm(Tensor self, Tensor mat2) -> Tensor``.
 
@@ -10310,11 +12524,21 @@ class BmmBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_mat2 = unpack_saved(self.mat2_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_mat2, saved_self)):
+            return bmm_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                mat2=array_of(saved_mat2),
+                self=array_of(saved_self),
+            )
         return bmm_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            mat2=unpack_saved(self.mat2_, self),
-            self=unpack_saved(self.self_, self),
+            mat2=saved_mat2,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -10353,6 +12577,32 @@ def bmm_backward0_apply(
     return grad_inputs
 
 
+def bmm_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    mat2: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of BmmBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # mat2
+        grad_inputs[1] = (
+            as_tensor(arrays.bmm(arrays.conj(arrays.transpose(self, 1, 2)), grad))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.bmm(grad, arrays.conj(arrays.transpose(mat2, 1, 2))))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class DotBackward0(Node):
     """Backward of ``dot(Tensor self, Tensor tensor) -> Tensor``.
 
@@ -10371,11 +12621,21 @@ class DotBackward0(Node):
         self.tensor_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_tensor = unpack_saved(self.tensor_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_tensor)):
+            return dot_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+                tensor=array_of(saved_tensor),
+            )
         return dot_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-            tensor=unpack_saved(self.tensor_, self),
+            self=saved_self,
+            tensor=saved_tensor,
         )
 
     def release_variables(self) -> None:
@@ -10410,6 +12670,30 @@ def dot_backward0_apply(
     return grad_inputs
 
 
+def dot_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    tensor: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of DotBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, arrays.conj(tensor)))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # tensor
+        grad_inputs[1] = (
+            as_tensor(arrays.mul(grad, arrays.conj(self))) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class VdotBackward0(Node):
     """Backward of ``vdot(Tensor self, Tensor other) -> Tensor``.
 
@@ -10428,11 +12712,21 @@ class VdotBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return vdot_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+            )
         return vdot_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -10464,6 +12758,28 @@ def vdot_backward0_apply(
         grad_inputs[1] = grad * self if any_grad_defined else None
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.conj() * other if any_grad_defined else None
+    return grad_inputs
+
+
+def vdot_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of VdotBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = as_tensor(arrays.mul(grad, self)) if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(arrays.conj(grad), other))
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -10549,15 +12865,31 @@ class AddmmBackward0(Node):
         self.mat2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_mat1 = unpack_saved(self.mat1_, self)
+        saved_mat2 = unpack_saved(self.mat2_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_mat1, saved_mat2)):
+            return addmm_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                alpha=self.alpha,
+                beta=self.beta,
+                mat1=array_of(saved_mat1),
+                mat1_sym_sizes=self.mat1_sym_sizes,
+                mat1_sym_strides=self.mat1_sym_strides,
+                mat2=array_of(saved_mat2),
+                mat2_sym_sizes=self.mat2_sym_sizes,
+                mat2_sym_strides=self.mat2_sym_strides,
+            )
         return addmm_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             alpha=self.alpha,
             beta=self.beta,
-            mat1=unpack_saved(self.mat1_, self),
+            mat1=saved_mat1,
             mat1_sym_sizes=self.mat1_sym_sizes,
             mat1_sym_strides=self.mat1_sym_strides,
-            mat2=unpack_saved(self.mat2_, self),
+            mat2=saved_mat2,
             mat2_sym_sizes=self.mat2_sym_sizes,
             mat2_sym_strides=self.mat2_sym_strides,
         )
@@ -10637,6 +12969,52 @@ def addmm_backward0_apply(
         grad_inputs[0] = (
             maybe_multiply(grad, scalar_conj(beta)) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def addmm_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    beta: Number,
+    mat1: np.ndarray | None,
+    mat1_sym_sizes: tuple[int, ...],
+    mat1_sym_strides: tuple[int, ...],
+    mat2: np.ndarray | None,
+    mat2_sym_sizes: tuple[int, ...],
+    mat2_sym_strides: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of AddmmBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # mat1
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.mm_mat1_backward(
+                    grad, mat2, mat1_sym_sizes, mat1_sym_strides, "strided", alpha
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # mat2
+        grad_inputs[2] = (
+            as_tensor(
+                arrays.mm_mat2_backward(
+                    grad, mat1, mat2_sym_sizes, mat2_sym_strides, "strided", alpha
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.maybe_multiply(grad, arrays.scalar_conj(beta)))
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -12130,10 +14508,18 @@ class ReluBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return relu_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return relu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -12158,6 +14544,25 @@ def relu_backward0_apply(
         grad_inputs[0] = (
             threshold_backward(grad, result, 0) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def relu_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ReluBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.threshold_backward(grad, result, 0))
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -12283,10 +14688,19 @@ class ThresholdBackwardBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return threshold_backward_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+                threshold=self.threshold,
+            )
         return threshold_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             threshold=self.threshold,
         )
 
@@ -12319,6 +14733,30 @@ def threshold_backward_backward0_apply(
         )
     if needs_input_grad[1]:  # self
         grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+def threshold_backward_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    threshold: Number,
+) -> list[Any]:
+    """The formulas of ThresholdBackwardBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            as_tensor(arrays.threshold_backward(grad, self, threshold))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -12411,12 +14849,22 @@ class SoftmaxBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return softmax_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                self_scalar_type=self.self_scalar_type,
+                result=array_of(saved_result),
+            )
         return softmax_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             self_scalar_type=self.self_scalar_type,
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -12449,6 +14897,29 @@ def softmax_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def softmax_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_scalar_type: dtype,
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SoftmaxBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays._softmax_backward_data(grad, result, dim, self_scalar_type)
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -12555,12 +15026,22 @@ class LogSoftmaxBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return log_softmax_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                self_scalar_type=self.self_scalar_type,
+                result=array_of(saved_result),
+            )
         return log_softmax_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             self_scalar_type=self.self_scalar_type,
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -12596,6 +15077,29 @@ def log_softmax_backward0_apply(
     return grad_inputs
 
 
+def log_softmax_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_scalar_type: dtype,
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LogSoftmaxBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays._log_softmax_backward_data(grad, result, dim, self_scalar_type)
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class LogSoftmaxBackwardDataBackward0(Node):
     """Backward of ``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``.
 
@@ -12616,12 +15120,24 @@ class LogSoftmaxBackwardDataBackward0(Node):
         self.output_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_grad_output = unpack_saved(self.grad_output_, self)
+        saved_output = unpack_saved(self.output_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_grad_output, saved_output)):
+            return log_softmax_backward_data_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                grad_output=array_of(saved_grad_output),
+                output=array_of(saved_output),
+                output_scalar_type=self.output_scalar_type,
+            )
         return log_softmax_backward_data_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
-            grad_output=unpack_saved(self.grad_output_, self),
-            output=unpack_saved(self.output_, self),
+            grad_output=saved_grad_output,
+            output=saved_output,
             output_scalar_type=self.output_scalar_type,
         )
 
@@ -12671,6 +15187,56 @@ def log_softmax_backward_data_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def log_softmax_backward_data_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    grad_output: np.ndarray | None,
+    output: np.ndarray | None,
+    output_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of LogSoftmaxBackwardDataBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.sub(
+                    arrays.to(grad, output_scalar_type),
+                    arrays.sum(
+                        arrays.mul(
+                            arrays.to(grad, output_scalar_type), arrays.exp(output)
+                        ),
+                        dim,
+                        True,
+                    ),
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # output
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.to(
+                    arrays.mul(
+                        arrays.mul(
+                            arrays.neg(arrays.sum(grad_output, dim, True)),
+                            arrays.exp(output),
+                        ),
+                        arrays.to(grad, output_scalar_type),
+                    ),
+                    output_scalar_type,
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -13413,12 +15979,23 @@ class MseLossBackward0(Node):
         self.target_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_target)):
+            return mse_loss_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                reduction=self.reduction,
+                self=array_of(saved_self),
+                target=array_of(saved_target),
+            )
         return mse_loss_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             reduction=self.reduction,
-            self=unpack_saved(self.self_, self),
-            target=unpack_saved(self.target_, self),
+            self=saved_self,
+            target=saved_target,
         )
 
     def release_variables(self) -> None:
@@ -13463,6 +16040,33 @@ def mse_loss_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def mse_loss_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    reduction: int,
+    self: np.ndarray | None,
+    target: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MseLossBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mse_loss_backward(grad, self, target, reduction))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # target
+        grad_inputs[1] = (
+            as_tensor(arrays.mse_loss_backward(grad, target, self, reduction))
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -16994,10 +19598,18 @@ class ErfcBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return erfc_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return erfc_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -17024,6 +19636,33 @@ def erfc_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def erfc_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ErfcBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(
+                    arrays.mul(
+                        -2.0 / 1.7724538509055159,
+                        arrays.exp(arrays.neg(arrays.pow(self, 2))),
+                    ),
+                    grad,
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -17104,10 +19743,19 @@ class XlogyBackward1(Node):
         self.other_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other,)):
+            return xlogy_backward1_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=self.self,
+            )
         return xlogy_backward1_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
+            other=saved_other,
             self=self.self,
         )
 
@@ -17136,6 +19784,26 @@ def xlogy_backward1_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # other
         grad_inputs[0] = grad * self / other if any_grad_defined else None
+    return grad_inputs
+
+
+def xlogy_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: Number,
+) -> list[Any]:
+    """The formulas of XlogyBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # other
+        grad_inputs[0] = (
+            as_tensor(arrays.div(arrays.mul(grad, self), other))
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -17759,10 +20427,18 @@ class SpecialEntrBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return special_entr_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return special_entr_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -17785,6 +20461,25 @@ def special_entr_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad * -(1 + self.log()) if any_grad_defined else None
+    return grad_inputs
+
+
+def special_entr_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SpecialEntrBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, arrays.neg(arrays.add(1, arrays.log(self)))))
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -17851,11 +20546,21 @@ class SpecialLogNdtrBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_result)):
+            return special_log_ndtr_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+                result=array_of(saved_result),
+            )
         return special_log_ndtr_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-            result=unpack_saved(self.result_, self),
+            self=saved_self,
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -17892,6 +20597,35 @@ def special_log_ndtr_backward0_apply(
     return grad_inputs
 
 
+def special_log_ndtr_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SpecialLogNdtrBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(
+                    arrays.div(grad, 2.5066282746310002),
+                    arrays.exp(
+                        arrays.neg(
+                            arrays.add(result, arrays.div(arrays.pow(self, 2), 2))
+                        )
+                    ),
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SpecialErfcxBackward0(Node):
     """Backward of ``special_erfcx(Tensor self) -> Tensor``.
 
@@ -17909,11 +20643,21 @@ class SpecialErfcxBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_result)):
+            return special_erfcx_backward0_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+                result=array_of(saved_result),
+            )
         return special_erfcx_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-            result=unpack_saved(self.result_, self),
+            self=saved_self,
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -17947,6 +20691,34 @@ def special_erfcx_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def special_erfcx_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SpecialErfcxBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(
+                    arrays.sub(
+                        arrays.mul(arrays.mul(2.0, self), result),
+                        2.0 / 1.7724538509055159,
+                    ),
+                    grad,
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -18029,10 +20801,19 @@ class SpecialXlog1PyBackward1(Node):
         self.other_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other,)):
+            return special_xlog1_py_backward1_arrays(
+                arrays_of(grads),
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=self.self,
+            )
         return special_xlog1_py_backward1_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
+            other=saved_other,
             self=self.self,
         )
 
@@ -18061,6 +20842,26 @@ def special_xlog1_py_backward1_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # other
         grad_inputs[0] = grad * self / (other + 1) if any_grad_defined else None
+    return grad_inputs
+
+
+def special_xlog1_py_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: Number,
+) -> list[Any]:
+    """The formulas of SpecialXlog1PyBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # other
+        grad_inputs[0] = (
+            as_tensor(arrays.div(arrays.mul(grad, self), arrays.add(other, 1)))
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
