@@ -124,7 +124,7 @@ def pow(self: Any, exponent: Any) -> np.ndarray:  # noqa: A001  (PyTorch's name)
     return in_dtype(power(promoted(self, common), promoted(exponent, common)), common)
 
 
-def conj(self: Any) -> Any:
+def conj(self: Any) -> np.ndarray | Any:
     """A real array is returned as it is, as the composite conj does (a wrapped
     number is conjugated as a Scalar)."""
     if not is_array(self):
