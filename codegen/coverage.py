@@ -1,7 +1,7 @@
 """`make coverage`: how much of PyTorch's derivatives.yaml gradgen has, and reads as is.
 
     python -m codegen.coverage [--torch-derivatives FILE] [--derivatives FILE]
-                               [--native-functions FILE] [--missing N]
+                               [--native-functions FILE] [--missing N] [--array-forms]
 
 PyTorch's file is the one packaged with torchgen (found without importing torch), or
 the file given. Without either, the counts against PyTorch are skipped, saying so. The
@@ -21,6 +21,11 @@ counts, each of PyTorch's entries named by operator and overload (`add.Tensor`):
   is generated. An entry fails on the first problem of each formula; unknown names are
   tallied by how many entries they block, so the most useful helpers to add come first;
 - identical: this repository's entries whose every key and value is PyTorch's text.
+
+With --array-forms (`make coverage` passes it), of this repository's own entries: how
+many have an array form (array_formulas.py:
+every formula of the entry translates to array twins), with the twins whose absence
+blocks the most entries.
 """
 
 from __future__ import annotations
@@ -34,9 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .array_formulas import Untranslatable, read_twins, translate
 from .derivative_entries import _differentiability_info
 from .errors import CodegenError, ErrorCollector
-from .load import _formula_names, load_native_functions
+from .load import _formula_names, load, load_native_functions
 from .model import NativeFunction, Variant
 from .schema import parse_schema
 from .yaml_loader import Entry, load_entries
@@ -210,6 +216,54 @@ def render(coverage: Coverage, accepted_measured: bool = True, top: int = 25) ->
     return "\n".join(lines)
 
 
+# -- the array forms -------------------------------------------------------------------
+
+
+@dataclass
+class ArrayForms:
+    entries: int = 0  # differentiable entries of this repository
+    with_array_form: int = 0
+    missing: Counter[str] = field(default_factory=Counter)  # twin -> entries blocked
+
+
+def array_forms(native_functions: Path, derivatives: Path) -> ArrayForms:
+    """How many of this repository's entries have an array form (and what blocks the
+    others: a twin to write, a Tensor[] input, a formula not implemented)."""
+    model = load(native_functions, derivatives, None)
+    twins = read_twins()
+    result = ArrayForms()
+    for info in model.infos:
+        if info.op is None:
+            continue
+        result.entries += 1
+        blocked: set[str] = set()
+        for derivative in info.derivatives:
+            if derivative.formula.is_not_implemented:
+                blocked.add("(not implemented)")
+                continue
+            try:
+                translate(derivative.formula.expression, info.saved, twins)
+            except Untranslatable as error:
+                blocked.add(error.missing)
+        if any(a.kind.value == "tensor_list" for a in info.saved):
+            blocked.add("(a saved Tensor[])")
+        if blocked:
+            result.missing.update(blocked)
+        else:
+            result.with_array_form += 1
+    return result
+
+
+def render_array_forms(forms: ArrayForms, top: int = 25) -> str:
+    lines = [
+        f"derivatives.yaml entries with an array form: {forms.with_array_form} of "
+        f"{forms.entries}",
+        f"What blocks the others (entries blocked), top {top}:",
+    ]
+    lines += [f"  {n:>4}  {name}" for name, n in forms.missing.most_common(top)]
+    return "\n".join(lines)
+
+
 # -- the command ----------------------------------------------------------------------
 
 
@@ -256,11 +310,21 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FILE",
     )
     parser.add_argument("--missing", type=int, default=25, metavar="N")
+    parser.add_argument(
+        "--array-forms",
+        action="store_true",
+        help="also count the entries that have an array form (loads both files)",
+    )
     arguments = parser.parse_args(argv)
     torch_path = arguments.torch_derivatives or packaged_derivatives()
     try:
         coverage, read = measure(
             torch_path, arguments.derivatives, arguments.native_functions
+        )
+        forms = (
+            array_forms(arguments.native_functions, arguments.derivatives)
+            if arguments.array_forms
+            else None
         )
     except CodegenError as error:
         print(f"coverage: {error}", file=sys.stderr)
@@ -271,9 +335,12 @@ def main(argv: list[str] | None = None) -> int:
             f"FILE was given: PyTorch's counts are skipped; derivatives.yaml has "
             f"{coverage.ours} entries"
         )
-        return 0
-    print(f"PyTorch's derivatives.yaml: {torch_path}")
-    print(render(coverage, top=arguments.missing))
+    else:
+        print(f"PyTorch's derivatives.yaml: {torch_path}")
+        print(render(coverage, top=arguments.missing))
+    if forms is not None:
+        print()
+        print(render_array_forms(forms, top=arguments.missing))
     return 0
 
 
