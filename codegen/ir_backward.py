@@ -135,7 +135,8 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
                 indices=formula.indices,
                 var_names=formula.var_names,
                 expression=_guardable(
-                    f"as_tensor({expression})" if single else expression, single
+                    f"as_tensor({expression}, grad_tensors)" if single else expression,
+                    single,
                 ),
                 wrap_any_grad_defined=formula.wrap_any_grad_defined,
                 uses_grad_input_mask=formula.uses_grad_input_mask,
@@ -158,6 +159,7 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
             array_arguments.append((parameter, f"array_of(saved_{parameter})"))
     parameters = [
         "grads: Sequence[np.ndarray | None]",
+        "grad_tensors: Sequence[Tensor | None]",
         "needs_input_grad: tuple[bool, ...]",
         *(
             f"{python_identifier(a.local)}: "

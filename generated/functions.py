@@ -730,6 +730,7 @@ class PermuteBackward0(Node):
         if array_form_allowed(grads, ()):
             return permute_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 dims=self.dims,
             )
@@ -760,6 +761,7 @@ def permute_backward0_apply(
 
 def permute_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dims: Sequence[int],
 ) -> list[Any]:
@@ -769,7 +771,7 @@ def permute_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.permute_backwards(grad, dims))
+            as_tensor(arrays.permute_backwards(grad, dims), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -790,6 +792,7 @@ class ExpandBackward0(Node):
         if array_form_allowed(grads, ()):
             return expand_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self_sym_sizes=self.self_sym_sizes,
             )
@@ -820,6 +823,7 @@ def expand_backward0_apply(
 
 def expand_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
@@ -829,7 +833,9 @@ def expand_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.sum_to(grad, self_sym_sizes)) if any_grad_defined else None
+            as_tensor(arrays.sum_to(grad, self_sym_sizes), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -848,6 +854,7 @@ class SumToSizeBackward0(Node):
         if array_form_allowed(grads, ()):
             return sum_to_size_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self_sym_sizes=self.self_sym_sizes,
             )
@@ -878,6 +885,7 @@ def sum_to_size_backward0_apply(
 
 def sum_to_size_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
@@ -887,7 +895,9 @@ def sum_to_size_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.expand(grad, self_sym_sizes)) if any_grad_defined else None
+            as_tensor(arrays.expand(grad, self_sym_sizes), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -906,6 +916,7 @@ class ViewBackward0(Node):
         if array_form_allowed(grads, ()):
             return view_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self_sym_sizes=self.self_sym_sizes,
             )
@@ -936,6 +947,7 @@ def view_backward0_apply(
 
 def view_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
@@ -945,7 +957,7 @@ def view_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.reshape(grad, self_sym_sizes))
+            as_tensor(arrays.reshape(grad, self_sym_sizes), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -966,6 +978,7 @@ class SqueezeBackward0(Node):
         if array_form_allowed(grads, ()):
             return squeeze_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self_sym_sizes=self.self_sym_sizes,
             )
@@ -998,6 +1011,7 @@ def squeeze_backward0_apply(
 
 def squeeze_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
@@ -1007,7 +1021,7 @@ def squeeze_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.unsqueeze_to(grad, self_sym_sizes))
+            as_tensor(arrays.unsqueeze_to(grad, self_sym_sizes), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -1031,6 +1045,7 @@ class SqueezeBackward1(Node):
         if array_form_allowed(grads, ()):
             return squeeze_backward1_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 dim=self.dim,
                 self_sym_sizes=self.self_sym_sizes,
@@ -1070,6 +1085,7 @@ def squeeze_backward1_apply(
 
 def squeeze_backward1_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     self_sym_sizes: tuple[int, ...],
@@ -1080,7 +1096,7 @@ def squeeze_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.unsqueeze_to(grad, dim, self_sym_sizes))
+            as_tensor(arrays.unsqueeze_to(grad, dim, self_sym_sizes), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -1101,6 +1117,7 @@ class UnsqueezeBackward0(Node):
         if array_form_allowed(grads, ()):
             return unsqueeze_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 dim=self.dim,
             )
@@ -1128,7 +1145,10 @@ def unsqueeze_backward0_apply(
 
 
 def unsqueeze_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...], dim: int
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
 ) -> list[Any]:
     """The formulas of UnsqueezeBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
@@ -1136,7 +1156,9 @@ def unsqueeze_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.squeeze(grad, dim)) if any_grad_defined else None
+            as_tensor(arrays.squeeze(grad, dim), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -1158,6 +1180,7 @@ class TransposeBackward0(Node):
         if array_form_allowed(grads, ()):
             return transpose_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 dim0=self.dim0,
                 dim1=self.dim1,
@@ -1195,6 +1218,7 @@ def transpose_backward0_apply(
 
 def transpose_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim0: int,
     dim1: int,
@@ -1205,7 +1229,9 @@ def transpose_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.transpose(grad, dim0, dim1)) if any_grad_defined else None
+            as_tensor(arrays.transpose(grad, dim0, dim1), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -1224,6 +1250,7 @@ class TBackward0(Node):
         if array_form_allowed(grads, ()):
             return t_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return t_backward0_apply(
@@ -1245,14 +1272,18 @@ def t_backward0_apply(
 
 
 def t_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of TBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(arrays.t(grad)) if any_grad_defined else None
+        grad_inputs[0] = (
+            as_tensor(arrays.t(grad), grad_tensors) if any_grad_defined else None
+        )
 
     return grad_inputs
 
@@ -1934,6 +1965,7 @@ class UnsafeViewBackward0(Node):
         if array_form_allowed(grads, ()):
             return unsafe_view_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self_sym_sizes=self.self_sym_sizes,
             )
@@ -1964,6 +1996,7 @@ def unsafe_view_backward0_apply(
 
 def unsafe_view_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
@@ -1973,7 +2006,7 @@ def unsafe_view_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.reshape(grad, self_sym_sizes))
+            as_tensor(arrays.reshape(grad, self_sym_sizes), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -2257,6 +2290,7 @@ class AddBackward0(Node):
         if array_form_allowed(grads, ()):
             return add_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 alpha=self.alpha,
                 other_scalar_type=self.other_scalar_type,
@@ -2301,6 +2335,7 @@ def add_backward0_apply(
 
 def add_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     other_scalar_type: dtype,
@@ -2316,14 +2351,15 @@ def add_backward0_arrays(
                 arrays.handle_r_to_c(
                     other_scalar_type,
                     arrays.maybe_multiply(grad, arrays.scalar_conj(alpha)),
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad))
+            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -2349,6 +2385,7 @@ class SubBackward0(Node):
         if array_form_allowed(grads, ()):
             return sub_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 alpha=self.alpha,
                 other_scalar_type=self.other_scalar_type,
@@ -2393,6 +2430,7 @@ def sub_backward0_apply(
 
 def sub_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     other_scalar_type: dtype,
@@ -2408,14 +2446,15 @@ def sub_backward0_arrays(
                 arrays.handle_r_to_c(
                     other_scalar_type,
                     arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad))
+            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -2449,6 +2488,7 @@ class MulBackward0(Node):
         if array_form_allowed(grads, (saved_other, saved_self)):
             return mul_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 other=array_of(saved_other),
                 other_scalar_type=self.other_scalar_type,
@@ -2508,6 +2548,7 @@ def mul_backward0_apply(
 
 def mul_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     other_scalar_type: dtype,
@@ -2520,13 +2561,17 @@ def mul_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(arrays.mul_tensor_backward(grad, self, other_scalar_type))
+            as_tensor(
+                arrays.mul_tensor_backward(grad, self, other_scalar_type), grad_tensors
+            )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul_tensor_backward(grad, other, self_scalar_type))
+            as_tensor(
+                arrays.mul_tensor_backward(grad, other, self_scalar_type), grad_tensors
+            )
             if any_grad_defined
             else None
         )
@@ -2555,6 +2600,7 @@ class PowBackward0(Node):
         if array_form_allowed(grads, (saved_self,)):
             return pow_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 exponent=self.exponent,
                 self=array_of(saved_self),
@@ -2598,6 +2644,7 @@ def pow_backward0_apply(
 
 def pow_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     exponent: Number,
     self: np.ndarray | None,
@@ -2608,7 +2655,7 @@ def pow_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.pow_backward(grad, self, exponent))
+            as_tensor(arrays.pow_backward(grad, self, exponent), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -2629,6 +2676,7 @@ class NegBackward0(Node):
         if array_form_allowed(grads, ()):
             return neg_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return neg_backward0_apply(
@@ -2650,14 +2698,18 @@ def neg_backward0_apply(
 
 
 def neg_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of NegBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(arrays.neg(grad)) if any_grad_defined else None
+        grad_inputs[0] = (
+            as_tensor(arrays.neg(grad), grad_tensors) if any_grad_defined else None
+        )
 
     return grad_inputs
 
@@ -2675,6 +2727,7 @@ class ConjBackward0(Node):
         if array_form_allowed(grads, ()):
             return conj_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return conj_backward0_apply(
@@ -2696,14 +2749,18 @@ def conj_backward0_apply(
 
 
 def conj_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of ConjBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(arrays.conj(grad)) if any_grad_defined else None
+        grad_inputs[0] = (
+            as_tensor(arrays.conj(grad), grad_tensors) if any_grad_defined else None
+        )
 
     return grad_inputs
 
@@ -2721,6 +2778,7 @@ class RealBackward0(Node):
         if array_form_allowed(grads, ()):
             return real_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return real_backward0_apply(
@@ -2742,14 +2800,18 @@ def real_backward0_apply(
 
 
 def real_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of RealBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(arrays.real(grad)) if any_grad_defined else None
+        grad_inputs[0] = (
+            as_tensor(arrays.real(grad), grad_tensors) if any_grad_defined else None
+        )
 
     return grad_inputs
 
@@ -2767,6 +2829,7 @@ class CloneBackward0(Node):
         if array_form_allowed(grads, ()):
             return clone_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return clone_backward0_apply(
@@ -2788,14 +2851,16 @@ def clone_backward0_apply(
 
 
 def clone_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of CloneBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad) if any_grad_defined else None
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
 
     return grad_inputs
 
@@ -2850,6 +2915,7 @@ class ExpBackward0(Node):
         if array_form_allowed(grads, (saved_result,)):
             return exp_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 result=array_of(saved_result),
             )
@@ -2884,6 +2950,7 @@ def exp_backward0_apply(
 
 def exp_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -2893,7 +2960,7 @@ def exp_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.conj(result)))
+            as_tensor(arrays.mul(grad, arrays.conj(result)), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -2919,6 +2986,7 @@ class Exp2Backward0(Node):
         if array_form_allowed(grads, (saved_result,)):
             return exp2_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 result=array_of(saved_result),
             )
@@ -2955,6 +3023,7 @@ def exp2_backward0_apply(
 
 def exp2_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -2965,7 +3034,8 @@ def exp2_backward0_arrays(
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             as_tensor(
-                arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453)
+                arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -2992,6 +3062,7 @@ class LogBackward0(Node):
         if array_form_allowed(grads, (saved_self,)):
             return log_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self=array_of(saved_self),
             )
@@ -3026,6 +3097,7 @@ def log_backward0_apply(
 
 def log_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -3035,7 +3107,9 @@ def log_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.div(grad, arrays.conj(self))) if any_grad_defined else None
+            as_tensor(arrays.div(grad, arrays.conj(self)), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -3059,6 +3133,7 @@ class Log2Backward0(Node):
         if array_form_allowed(grads, (saved_self,)):
             return log2_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self=array_of(saved_self),
             )
@@ -3095,6 +3170,7 @@ def log2_backward0_apply(
 
 def log2_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -3105,7 +3181,8 @@ def log2_backward0_arrays(
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             as_tensor(
-                arrays.div(grad, arrays.mul(arrays.conj(self), 0.6931471805599453))
+                arrays.div(grad, arrays.mul(arrays.conj(self), 0.6931471805599453)),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -3132,6 +3209,7 @@ class Log10Backward0(Node):
         if array_form_allowed(grads, (saved_self,)):
             return log10_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self=array_of(saved_self),
             )
@@ -3168,6 +3246,7 @@ def log10_backward0_apply(
 
 def log10_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -3178,7 +3257,8 @@ def log10_backward0_arrays(
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             as_tensor(
-                arrays.div(grad, arrays.mul(arrays.conj(self), 2.3025850929940455))
+                arrays.div(grad, arrays.mul(arrays.conj(self), 2.3025850929940455)),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -3205,6 +3285,7 @@ class Log1PBackward0(Node):
         if array_form_allowed(grads, (saved_self,)):
             return log1_p_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self=array_of(saved_self),
             )
@@ -3239,6 +3320,7 @@ def log1_p_backward0_apply(
 
 def log1_p_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -3248,7 +3330,9 @@ def log1_p_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.log1p_backward(grad, self)) if any_grad_defined else None
+            as_tensor(arrays.log1p_backward(grad, self), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -3272,6 +3356,7 @@ class Expm1Backward0(Node):
         if array_form_allowed(grads, (saved_result,)):
             return expm1_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 result=array_of(saved_result),
             )
@@ -3306,6 +3391,7 @@ def expm1_backward0_apply(
 
 def expm1_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -3315,7 +3401,9 @@ def expm1_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.add(arrays.conj(result), 1)))
+            as_tensor(
+                arrays.mul(grad, arrays.add(arrays.conj(result), 1)), grad_tensors
+            )
             if any_grad_defined
             else None
         )
@@ -3341,6 +3429,7 @@ class SqrtBackward0(Node):
         if array_form_allowed(grads, (saved_result,)):
             return sqrt_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 result=array_of(saved_result),
             )
@@ -3375,6 +3464,7 @@ def sqrt_backward0_apply(
 
 def sqrt_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -3384,7 +3474,9 @@ def sqrt_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.div(grad, arrays.mul(2, arrays.conj(result))))
+            as_tensor(
+                arrays.div(grad, arrays.mul(2, arrays.conj(result))), grad_tensors
+            )
             if any_grad_defined
             else None
         )
@@ -3410,6 +3502,7 @@ class RsqrtBackward0(Node):
         if array_form_allowed(grads, (saved_result,)):
             return rsqrt_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 result=array_of(saved_result),
             )
@@ -3446,6 +3539,7 @@ def rsqrt_backward0_apply(
 
 def rsqrt_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -3456,7 +3550,8 @@ def rsqrt_backward0_arrays(
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             as_tensor(
-                arrays.mul(arrays.mul(-0.5, grad), arrays.conj(arrays.pow(result, 3)))
+                arrays.mul(arrays.mul(-0.5, grad), arrays.conj(arrays.pow(result, 3))),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -3483,6 +3578,7 @@ class ReciprocalBackward0(Node):
         if array_form_allowed(grads, (saved_result,)):
             return reciprocal_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 result=array_of(saved_result),
             )
@@ -3517,6 +3613,7 @@ def reciprocal_backward0_apply(
 
 def reciprocal_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -3527,7 +3624,8 @@ def reciprocal_backward0_arrays(
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             as_tensor(
-                arrays.mul(arrays.neg(grad), arrays.conj(arrays.mul(result, result)))
+                arrays.mul(arrays.neg(grad), arrays.conj(arrays.mul(result, result))),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -3554,6 +3652,7 @@ class AbsBackward0(Node):
         if array_form_allowed(grads, (saved_self,)):
             return abs_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self=array_of(saved_self),
             )
@@ -3588,6 +3687,7 @@ def abs_backward0_apply(
 
 def abs_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -3597,7 +3697,9 @@ def abs_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.sgn(self))) if any_grad_defined else None
+            as_tensor(arrays.mul(grad, arrays.sgn(self)), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -3670,6 +3772,7 @@ class SignBackward0(Node):
         if array_form_allowed(grads, ()):
             return sign_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return sign_backward0_apply(
@@ -3691,7 +3794,9 @@ def sign_backward0_apply(
 
 
 def sign_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of SignBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
@@ -3699,7 +3804,9 @@ def sign_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -3723,6 +3830,7 @@ class SinBackward0(Node):
         if array_form_allowed(grads, (saved_self,)):
             return sin_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self=array_of(saved_self),
             )
@@ -3757,6 +3865,7 @@ def sin_backward0_apply(
 
 def sin_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -3766,7 +3875,7 @@ def sin_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.conj(arrays.cos(self))))
+            as_tensor(arrays.mul(grad, arrays.conj(arrays.cos(self))), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -3792,6 +3901,7 @@ class CosBackward0(Node):
         if array_form_allowed(grads, (saved_self,)):
             return cos_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self=array_of(saved_self),
             )
@@ -3826,6 +3936,7 @@ def cos_backward0_apply(
 
 def cos_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -3835,7 +3946,10 @@ def cos_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.neg(arrays.conj(arrays.sin(self)))))
+            as_tensor(
+                arrays.mul(grad, arrays.neg(arrays.conj(arrays.sin(self)))),
+                grad_tensors,
+            )
             if any_grad_defined
             else None
         )
@@ -3861,6 +3975,7 @@ class TanBackward0(Node):
         if array_form_allowed(grads, (saved_result,)):
             return tan_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 result=array_of(saved_result),
             )
@@ -3895,6 +4010,7 @@ def tan_backward0_apply(
 
 def tan_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -3905,7 +4021,8 @@ def tan_backward0_arrays(
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             as_tensor(
-                arrays.mul(grad, arrays.conj(arrays.add(1, arrays.pow(result, 2))))
+                arrays.mul(grad, arrays.conj(arrays.add(1, arrays.pow(result, 2)))),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -4020,6 +4137,7 @@ class AtanBackward0(Node):
         if array_form_allowed(grads, (saved_self,)):
             return atan_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self=array_of(saved_self),
             )
@@ -4054,6 +4172,7 @@ def atan_backward0_apply(
 
 def atan_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -4064,7 +4183,8 @@ def atan_backward0_arrays(
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             as_tensor(
-                arrays.div(grad, arrays.conj(arrays.add(arrays.mul(self, self), 1)))
+                arrays.div(grad, arrays.conj(arrays.add(arrays.mul(self, self), 1))),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -4175,6 +4295,7 @@ class TanhBackward0(Node):
         if array_form_allowed(grads, (saved_result,)):
             return tanh_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 result=array_of(saved_result),
             )
@@ -4209,6 +4330,7 @@ def tanh_backward0_apply(
 
 def tanh_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -4218,7 +4340,9 @@ def tanh_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.tanh_backward(grad, result)) if any_grad_defined else None
+            as_tensor(arrays.tanh_backward(grad, result), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -4242,6 +4366,7 @@ class SigmoidBackward0(Node):
         if array_form_allowed(grads, (saved_result,)):
             return sigmoid_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 result=array_of(saved_result),
             )
@@ -4276,6 +4401,7 @@ def sigmoid_backward0_apply(
 
 def sigmoid_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -4285,7 +4411,7 @@ def sigmoid_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.sigmoid_backward(grad, result))
+            as_tensor(arrays.sigmoid_backward(grad, result), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -4311,6 +4437,7 @@ class ErfBackward0(Node):
         if array_form_allowed(grads, (saved_self,)):
             return erf_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self=array_of(saved_self),
             )
@@ -4349,6 +4476,7 @@ def erf_backward0_apply(
 
 def erf_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -4365,7 +4493,8 @@ def erf_backward0_arrays(
                         arrays.exp(arrays.neg(arrays.pow(self, 2))),
                     ),
                     grad,
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -4387,6 +4516,7 @@ class FloorBackward0(Node):
         if array_form_allowed(grads, ()):
             return floor_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return floor_backward0_apply(
@@ -4408,7 +4538,9 @@ def floor_backward0_apply(
 
 
 def floor_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of FloorBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
@@ -4416,7 +4548,9 @@ def floor_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -4435,6 +4569,7 @@ class CeilBackward0(Node):
         if array_form_allowed(grads, ()):
             return ceil_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return ceil_backward0_apply(
@@ -4456,7 +4591,9 @@ def ceil_backward0_apply(
 
 
 def ceil_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of CeilBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
@@ -4464,7 +4601,9 @@ def ceil_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -4483,6 +4622,7 @@ class RoundBackward0(Node):
         if array_form_allowed(grads, ()):
             return round_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return round_backward0_apply(
@@ -4504,7 +4644,9 @@ def round_backward0_apply(
 
 
 def round_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of RoundBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
@@ -4512,7 +4654,9 @@ def round_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -4531,6 +4675,7 @@ class RoundBackward1(Node):
         if array_form_allowed(grads, ()):
             return round_backward1_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return round_backward1_apply(
@@ -4552,7 +4697,9 @@ def round_backward1_apply(
 
 
 def round_backward1_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of RoundBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
@@ -4560,7 +4707,9 @@ def round_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -4579,6 +4728,7 @@ class TruncBackward0(Node):
         if array_form_allowed(grads, ()):
             return trunc_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return trunc_backward0_apply(
@@ -4600,7 +4750,9 @@ def trunc_backward0_apply(
 
 
 def trunc_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of TruncBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
@@ -4608,7 +4760,9 @@ def trunc_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -4680,6 +4834,7 @@ class SigmoidBackwardBackward0(Node):
         if array_form_allowed(grads, (saved_grad_output, saved_output)):
             return sigmoid_backward_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 grad_output=array_of(saved_grad_output),
                 output=array_of(saved_output),
@@ -4731,6 +4886,7 @@ def sigmoid_backward_backward0_apply(
 
 def sigmoid_backward_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     grad_output: np.ndarray | None,
     output: np.ndarray | None,
@@ -4741,7 +4897,7 @@ def sigmoid_backward_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            as_tensor(arrays.sigmoid_backward(grad, arrays.conj(output)))
+            as_tensor(arrays.sigmoid_backward(grad, arrays.conj(output)), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -4751,7 +4907,8 @@ def sigmoid_backward_backward0_arrays(
                 arrays.mul(
                     arrays.mul(arrays.conj(grad), grad_output),
                     arrays.add(arrays.mul(-2, arrays.conj(output)), 1),
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -4784,6 +4941,7 @@ class TanhBackwardBackward0(Node):
         if array_form_allowed(grads, (saved_grad_output, saved_output)):
             return tanh_backward_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 grad_output=array_of(saved_grad_output),
                 output=array_of(saved_output),
@@ -4835,6 +4993,7 @@ def tanh_backward_backward0_apply(
 
 def tanh_backward_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     grad_output: np.ndarray | None,
     output: np.ndarray | None,
@@ -4845,7 +5004,7 @@ def tanh_backward_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            as_tensor(arrays.tanh_backward(grad, arrays.conj(output)))
+            as_tensor(arrays.tanh_backward(grad, arrays.conj(output)), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -4855,7 +5014,8 @@ def tanh_backward_backward0_arrays(
                 arrays.mul(
                     arrays.conj(grad),
                     arrays.mul(arrays.mul(-2, arrays.conj(output)), grad_output),
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -5015,6 +5175,7 @@ class AddBackward1(Node):
         if array_form_allowed(grads, ()):
             return add_backward1_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self_scalar_type=self.self_scalar_type,
             )
@@ -5043,6 +5204,7 @@ def add_backward1_apply(
 
 def add_backward1_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_scalar_type: dtype,
 ) -> list[Any]:
@@ -5052,7 +5214,7 @@ def add_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad))
+            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -5073,6 +5235,7 @@ class SubBackward1(Node):
         if array_form_allowed(grads, ()):
             return sub_backward1_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self_scalar_type=self.self_scalar_type,
             )
@@ -5101,6 +5264,7 @@ def sub_backward1_apply(
 
 def sub_backward1_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_scalar_type: dtype,
 ) -> list[Any]:
@@ -5110,7 +5274,7 @@ def sub_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad))
+            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -5134,6 +5298,7 @@ class MulBackward1(Node):
         if array_form_allowed(grads, ()):
             return mul_backward1_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 other=self.other,
                 self_scalar_type=self.self_scalar_type,
@@ -5171,6 +5336,7 @@ def mul_backward1_apply(
 
 def mul_backward1_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: Number,
     self_scalar_type: dtype,
@@ -5184,7 +5350,8 @@ def mul_backward1_arrays(
             as_tensor(
                 arrays.handle_r_to_c(
                     self_scalar_type, arrays.mul(grad, arrays.scalar_conj(other))
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -5218,6 +5385,7 @@ class DivBackward0(Node):
         if array_form_allowed(grads, (saved_other, saved_self)):
             return div_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 other=array_of(saved_other),
                 self=array_of(saved_self),
@@ -5272,6 +5440,7 @@ def div_backward0_apply(
 
 def div_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -5283,13 +5452,16 @@ def div_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(arrays.div_tensor_other_backward(grad, self, other))
+            as_tensor(arrays.div_tensor_other_backward(grad, self, other), grad_tensors)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.div_tensor_self_backward(grad, other, self_scalar_type))
+            as_tensor(
+                arrays.div_tensor_self_backward(grad, other, self_scalar_type),
+                grad_tensors,
+            )
             if any_grad_defined
             else None
         )
@@ -5313,6 +5485,7 @@ class DivBackward1(Node):
         if array_form_allowed(grads, ()):
             return div_backward1_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 other=self.other,
                 self_scalar_type=self.self_scalar_type,
@@ -5350,6 +5523,7 @@ def div_backward1_apply(
 
 def div_backward1_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: Number,
     self_scalar_type: dtype,
@@ -5360,7 +5534,10 @@ def div_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.div_tensor_self_backward(grad, other, self_scalar_type))
+            as_tensor(
+                arrays.div_tensor_self_backward(grad, other, self_scalar_type),
+                grad_tensors,
+            )
             if any_grad_defined
             else None
         )
@@ -5394,6 +5571,7 @@ class DivBackward2(Node):
         if array_form_allowed(grads, (saved_other, saved_self)):
             return div_backward2_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 other=array_of(saved_other),
                 rounding_mode=self.rounding_mode,
@@ -5457,6 +5635,7 @@ def div_backward2_apply(
 
 def div_backward2_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     rounding_mode: str | None,
@@ -5470,7 +5649,8 @@ def div_backward2_arrays(
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             as_tensor(
-                arrays.div_tensor_other_backward(grad, self, other, rounding_mode)
+                arrays.div_tensor_other_backward(grad, self, other, rounding_mode),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -5480,7 +5660,8 @@ def div_backward2_arrays(
             as_tensor(
                 arrays.div_tensor_self_backward(
                     grad, other, self_scalar_type, rounding_mode
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -5507,6 +5688,7 @@ class RsubBackward0(Node):
         if array_form_allowed(grads, ()):
             return rsub_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 alpha=self.alpha,
                 other_scalar_type=self.other_scalar_type,
@@ -5551,6 +5733,7 @@ def rsub_backward0_apply(
 
 def rsub_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     other_scalar_type: dtype,
@@ -5562,7 +5745,7 @@ def rsub_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(arrays.handle_r_to_c(other_scalar_type, grad))
+            as_tensor(arrays.handle_r_to_c(other_scalar_type, grad), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -5572,7 +5755,8 @@ def rsub_backward0_arrays(
                 arrays.handle_r_to_c(
                     self_scalar_type,
                     arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -5597,6 +5781,7 @@ class RsubBackward1(Node):
         if array_form_allowed(grads, ()):
             return rsub_backward1_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 alpha=self.alpha,
                 self_scalar_type=self.self_scalar_type,
@@ -5634,6 +5819,7 @@ def rsub_backward1_apply(
 
 def rsub_backward1_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     self_scalar_type: dtype,
@@ -5648,7 +5834,8 @@ def rsub_backward1_arrays(
                 arrays.handle_r_to_c(
                     self_scalar_type,
                     arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -6006,6 +6193,7 @@ class HypotBackward0(Node):
         if array_form_allowed(grads, (saved_other, saved_self, saved_result)):
             return hypot_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 other=array_of(saved_other),
                 self=array_of(saved_self),
@@ -6060,6 +6248,7 @@ def hypot_backward0_apply(
 
 def hypot_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -6071,13 +6260,13 @@ def hypot_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(arrays.div(arrays.mul(grad, other), result))
+            as_tensor(arrays.div(arrays.mul(grad, other), result), grad_tensors)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.div(arrays.mul(grad, self), result))
+            as_tensor(arrays.div(arrays.mul(grad, self), result), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -6390,6 +6579,7 @@ class FmodBackward0(Node):
         if array_form_allowed(grads, ()):
             return fmod_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return fmod_backward0_apply(
@@ -6411,14 +6601,16 @@ def fmod_backward0_apply(
 
 
 def fmod_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of FmodBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad) if any_grad_defined else None
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
 
     return grad_inputs
 
@@ -6447,6 +6639,7 @@ class FmodBackward1(Node):
         if array_form_allowed(grads, (saved_other, saved_self)):
             return fmod_backward1_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 other=array_of(saved_other),
                 self=array_of(saved_self),
@@ -6494,6 +6687,7 @@ def fmod_backward1_apply(
 
 def fmod_backward1_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -6507,13 +6701,14 @@ def fmod_backward1_arrays(
             as_tensor(
                 arrays.mul(
                     arrays.neg(grad), arrays.div(self, other, rounding_mode="trunc")
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad) if any_grad_defined else None
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
 
     return grad_inputs
 
@@ -6531,6 +6726,7 @@ class RemainderBackward0(Node):
         if array_form_allowed(grads, ()):
             return remainder_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return remainder_backward0_apply(
@@ -6552,14 +6748,16 @@ def remainder_backward0_apply(
 
 
 def remainder_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of RemainderBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad) if any_grad_defined else None
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
 
     return grad_inputs
 
@@ -6588,6 +6786,7 @@ class RemainderBackward1(Node):
         if array_form_allowed(grads, (saved_other, saved_self)):
             return remainder_backward1_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 other=array_of(saved_other),
                 self=array_of(saved_self),
@@ -6635,6 +6834,7 @@ def remainder_backward1_apply(
 
 def remainder_backward1_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -6648,13 +6848,14 @@ def remainder_backward1_arrays(
             as_tensor(
                 arrays.mul(
                     arrays.neg(grad), arrays.div(self, other, rounding_mode="floor")
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad) if any_grad_defined else None
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
 
     return grad_inputs
 
@@ -6707,6 +6908,7 @@ class ZeroBackward0(Node):
         if array_form_allowed(grads, ()):
             return zero_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return zero_backward0_apply(
@@ -6728,7 +6930,9 @@ def zero_backward0_apply(
 
 
 def zero_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of ZeroBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
@@ -6736,7 +6940,9 @@ def zero_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -6755,6 +6961,7 @@ class FillBackward0(Node):
         if array_form_allowed(grads, ()):
             return fill_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return fill_backward0_apply(
@@ -6776,7 +6983,9 @@ def fill_backward0_apply(
 
 
 def fill_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of FillBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
@@ -6784,7 +6993,9 @@ def fill_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -6804,6 +7015,7 @@ class FillBackward1(Node):
         if array_form_allowed(grads, ()):
             return fill_backward1_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return fill_backward1_apply(
@@ -6827,7 +7039,9 @@ def fill_backward1_apply(
 
 
 def fill_backward1_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of FillBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
@@ -6835,10 +7049,14 @@ def fill_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
         )
     if needs_input_grad[1]:  # value
-        grad_inputs[1] = as_tensor(arrays.sum(grad)) if any_grad_defined else None
+        grad_inputs[1] = (
+            as_tensor(arrays.sum(grad), grad_tensors) if any_grad_defined else None
+        )
 
     return grad_inputs
 
@@ -6856,6 +7074,7 @@ class FillBackward2(Node):
         if array_form_allowed(grads, ()):
             return fill_backward2_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return fill_backward2_apply(
@@ -6877,7 +7096,9 @@ def fill_backward2_apply(
 
 
 def fill_backward2_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of FillBackward2 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
@@ -6885,7 +7106,9 @@ def fill_backward2_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -6905,6 +7128,7 @@ class FillBackward3(Node):
         if array_form_allowed(grads, ()):
             return fill_backward3_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return fill_backward3_apply(
@@ -6928,7 +7152,9 @@ def fill_backward3_apply(
 
 
 def fill_backward3_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of FillBackward3 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
@@ -6936,10 +7162,14 @@ def fill_backward3_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
         )
     if needs_input_grad[1]:  # value
-        grad_inputs[1] = as_tensor(arrays.sum(grad)) if any_grad_defined else None
+        grad_inputs[1] = (
+            as_tensor(arrays.sum(grad), grad_tensors) if any_grad_defined else None
+        )
 
     return grad_inputs
 
@@ -6958,6 +7188,7 @@ class LerpBackward0(Node):
         if array_form_allowed(grads, ()):
             return lerp_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 weight=self.weight,
             )
@@ -6988,6 +7219,7 @@ def lerp_backward0_apply(
 
 def lerp_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     weight: Number,
 ) -> list[Any]:
@@ -6997,13 +7229,13 @@ def lerp_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # end
         grad_inputs[1] = (
-            as_tensor(arrays.mul(grad, arrays.scalar_conj(weight)))
+            as_tensor(arrays.mul(grad, arrays.scalar_conj(weight)), grad_tensors)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, 1 - arrays.scalar_conj(weight)))
+            as_tensor(arrays.mul(grad, 1 - arrays.scalar_conj(weight)), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -7039,6 +7271,7 @@ class LerpBackward1(Node):
         if array_form_allowed(grads, (saved_end, saved_self, saved_weight)):
             return lerp_backward1_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 end=array_of(saved_end),
                 self=array_of(saved_self),
@@ -7095,6 +7328,7 @@ def lerp_backward1_apply(
 
 def lerp_backward1_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     end: np.ndarray | None,
     self: np.ndarray | None,
@@ -7106,19 +7340,23 @@ def lerp_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # end
         grad_inputs[1] = (
-            as_tensor(arrays.mul(grad, arrays.conj(weight)))
+            as_tensor(arrays.mul(grad, arrays.conj(weight)), grad_tensors)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.conj(arrays.sub(1, weight))))
+            as_tensor(
+                arrays.mul(grad, arrays.conj(arrays.sub(1, weight))), grad_tensors
+            )
             if any_grad_defined
             else None
         )
     if needs_input_grad[2]:  # weight
         grad_inputs[2] = (
-            as_tensor(arrays.mul(grad, arrays.conj(arrays.sub(end, self))))
+            as_tensor(
+                arrays.mul(grad, arrays.conj(arrays.sub(end, self))), grad_tensors
+            )
             if any_grad_defined
             else None
         )
@@ -7155,6 +7393,7 @@ class AddcmulBackward0(Node):
         if array_form_allowed(grads, (saved_tensor1, saved_tensor2)):
             return addcmul_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self_scalar_type=self.self_scalar_type,
                 tensor1=array_of(saved_tensor1),
@@ -7228,6 +7467,7 @@ def addcmul_backward0_apply(
 
 def addcmul_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_scalar_type: dtype,
     tensor1: np.ndarray | None,
@@ -7242,7 +7482,7 @@ def addcmul_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad))
+            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -7252,7 +7492,8 @@ def addcmul_backward0_arrays(
                 arrays.handle_r_to_c(
                     tensor1_scalar_type,
                     arrays.mul(grad, arrays.conj(arrays.mul(tensor2, value))),
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -7263,7 +7504,8 @@ def addcmul_backward0_arrays(
                 arrays.handle_r_to_c(
                     tensor2_scalar_type,
                     arrays.mul(grad, arrays.conj(arrays.mul(tensor1, value))),
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -7301,6 +7543,7 @@ class AddcdivBackward0(Node):
         if array_form_allowed(grads, (saved_tensor1, saved_tensor2)):
             return addcdiv_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self_scalar_type=self.self_scalar_type,
                 tensor1=array_of(saved_tensor1),
@@ -7377,6 +7620,7 @@ def addcdiv_backward0_apply(
 
 def addcdiv_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_scalar_type: dtype,
     tensor1: np.ndarray | None,
@@ -7391,7 +7635,7 @@ def addcdiv_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad))
+            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -7401,7 +7645,8 @@ def addcdiv_backward0_arrays(
                 arrays.handle_r_to_c(
                     tensor1_scalar_type,
                     arrays.mul(grad, arrays.conj(arrays.div(value, tensor2))),
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -7419,7 +7664,8 @@ def addcdiv_backward0_arrays(
                             )
                         ),
                     ),
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -7634,6 +7880,7 @@ class AtanhBackward0(Node):
         if array_form_allowed(grads, (saved_self,)):
             return atanh_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self=array_of(saved_self),
             )
@@ -7670,6 +7917,7 @@ def atanh_backward0_apply(
 
 def atanh_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -7682,7 +7930,8 @@ def atanh_backward0_arrays(
             as_tensor(
                 arrays.div(
                     arrays.mul(grad, 1), arrays.conj(arrays.sub(1, arrays.pow(self, 2)))
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -7906,6 +8155,7 @@ class FracBackward0(Node):
         if array_form_allowed(grads, ()):
             return frac_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
             )
         return frac_backward0_apply(
@@ -7927,14 +8177,16 @@ def frac_backward0_apply(
 
 
 def frac_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
 ) -> list[Any]:
     """The formulas of FracBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad) if any_grad_defined else None
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
 
     return grad_inputs
 
@@ -8005,6 +8257,7 @@ class LdexpBackward0(Node):
         if array_form_allowed(grads, (saved_other, saved_result)):
             return ldexp_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 other=array_of(saved_other),
                 result=array_of(saved_result),
@@ -8052,6 +8305,7 @@ def ldexp_backward0_apply(
 
 def ldexp_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     result: np.ndarray | None,
@@ -8063,14 +8317,15 @@ def ldexp_backward0_arrays(
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             as_tensor(
-                arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453)
+                arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453),
+                grad_tensors,
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.conj(arrays.pow(2, other))))
+            as_tensor(arrays.mul(grad, arrays.conj(arrays.pow(2, other))), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -8162,6 +8417,7 @@ class Logaddexp2Backward0(Node):
         if array_form_allowed(grads, (saved_other, saved_self)):
             return logaddexp2_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 other=array_of(saved_other),
                 self=array_of(saved_self),
@@ -8207,6 +8463,7 @@ def logaddexp2_backward0_apply(
 
 def logaddexp2_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -8218,7 +8475,8 @@ def logaddexp2_backward0_arrays(
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             as_tensor(
-                arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(self, other))))
+                arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(self, other)))),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -8226,7 +8484,8 @@ def logaddexp2_backward0_arrays(
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             as_tensor(
-                arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(other, self))))
+                arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(other, self)))),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -8362,6 +8621,7 @@ class SumBackward0(Node):
         if array_form_allowed(grads, ()):
             return sum_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self_sym_sizes=self.self_sym_sizes,
             )
@@ -8392,6 +8652,7 @@ def sum_backward0_apply(
 
 def sum_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
@@ -8401,7 +8662,9 @@ def sum_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.expand(grad, self_sym_sizes)) if any_grad_defined else None
+            as_tensor(arrays.expand(grad, self_sym_sizes), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -8424,6 +8687,7 @@ class SumBackward1(Node):
         if array_form_allowed(grads, ()):
             return sum_backward1_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 dim=self.dim,
                 keepdim=self.keepdim,
@@ -8472,6 +8736,7 @@ def sum_backward1_apply(
 
 def sum_backward1_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: Sequence[int] | None,
     keepdim: bool,
@@ -8483,7 +8748,9 @@ def sum_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.sum_backward(grad, self_sym_sizes, dim, keepdim))
+            as_tensor(
+                arrays.sum_backward(grad, self_sym_sizes, dim, keepdim), grad_tensors
+            )
             if any_grad_defined
             else None
         )
@@ -8507,6 +8774,7 @@ class MeanBackward0(Node):
         if array_form_allowed(grads, ()):
             return mean_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self_sym_numel=self.self_sym_numel,
                 self_sym_sizes=self.self_sym_sizes,
@@ -8546,6 +8814,7 @@ def mean_backward0_apply(
 
 def mean_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_numel: int,
     self_sym_sizes: tuple[int, ...],
@@ -8556,7 +8825,10 @@ def mean_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.div(arrays.expand(grad, self_sym_sizes), self_sym_numel))
+            as_tensor(
+                arrays.div(arrays.expand(grad, self_sym_sizes), self_sym_numel),
+                grad_tensors,
+            )
             if any_grad_defined
             else None
         )
@@ -8582,6 +8854,7 @@ class MeanBackward1(Node):
         if array_form_allowed(grads, ()):
             return mean_backward1_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 dim=self.dim,
                 keepdim=self.keepdim,
@@ -8637,6 +8910,7 @@ def mean_backward1_apply(
 
 def mean_backward1_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: Sequence[int] | None,
     keepdim: bool,
@@ -8650,7 +8924,10 @@ def mean_backward1_arrays(
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             as_tensor(
-                arrays.mean_backward(grad, self_sym_sizes, dim, self_sym_numel, keepdim)
+                arrays.mean_backward(
+                    grad, self_sym_sizes, dim, self_sym_numel, keepdim
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -12389,6 +12666,7 @@ class MmBackward0(Node):
         if array_form_allowed(grads, (saved_mat2, saved_self)):
             return mm_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 mat2=array_of(saved_mat2),
                 mat2_sym_sizes=self.mat2_sym_sizes,
@@ -12470,6 +12748,7 @@ def mm_backward0_apply(
 
 def mm_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     mat2: np.ndarray | None,
     mat2_sym_sizes: tuple[int, ...],
@@ -12487,7 +12766,8 @@ def mm_backward0_arrays(
             as_tensor(
                 arrays.mm_mat2_backward(
                     grad, self, mat2_sym_sizes, mat2_sym_strides, "strided", 1
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -12497,7 +12777,8 @@ def mm_backward0_arrays(
             as_tensor(
                 arrays.mm_mat1_backward(
                     grad, mat2, self_sym_sizes, self_sym_strides, "strided", 1
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -12530,6 +12811,7 @@ class BmmBackward0(Node):
         if array_form_allowed(grads, (saved_mat2, saved_self)):
             return bmm_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 mat2=array_of(saved_mat2),
                 self=array_of(saved_self),
@@ -12579,6 +12861,7 @@ def bmm_backward0_apply(
 
 def bmm_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     mat2: np.ndarray | None,
     self: np.ndarray | None,
@@ -12589,13 +12872,19 @@ def bmm_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # mat2
         grad_inputs[1] = (
-            as_tensor(arrays.bmm(arrays.conj(arrays.transpose(self, 1, 2)), grad))
+            as_tensor(
+                arrays.bmm(arrays.conj(arrays.transpose(self, 1, 2)), grad),
+                grad_tensors,
+            )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.bmm(grad, arrays.conj(arrays.transpose(mat2, 1, 2))))
+            as_tensor(
+                arrays.bmm(grad, arrays.conj(arrays.transpose(mat2, 1, 2))),
+                grad_tensors,
+            )
             if any_grad_defined
             else None
         )
@@ -12627,6 +12916,7 @@ class DotBackward0(Node):
         if array_form_allowed(grads, (saved_self, saved_tensor)):
             return dot_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self=array_of(saved_self),
                 tensor=array_of(saved_tensor),
@@ -12672,6 +12962,7 @@ def dot_backward0_apply(
 
 def dot_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
     tensor: np.ndarray | None,
@@ -12682,13 +12973,15 @@ def dot_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.conj(tensor)))
+            as_tensor(arrays.mul(grad, arrays.conj(tensor)), grad_tensors)
             if any_grad_defined
             else None
         )
     if needs_input_grad[1]:  # tensor
         grad_inputs[1] = (
-            as_tensor(arrays.mul(grad, arrays.conj(self))) if any_grad_defined else None
+            as_tensor(arrays.mul(grad, arrays.conj(self)), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -12718,6 +13011,7 @@ class VdotBackward0(Node):
         if array_form_allowed(grads, (saved_other, saved_self)):
             return vdot_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 other=array_of(saved_other),
                 self=array_of(saved_self),
@@ -12763,6 +13057,7 @@ def vdot_backward0_apply(
 
 def vdot_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -12772,10 +13067,14 @@ def vdot_backward0_arrays(
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
-        grad_inputs[1] = as_tensor(arrays.mul(grad, self)) if any_grad_defined else None
+        grad_inputs[1] = (
+            as_tensor(arrays.mul(grad, self), grad_tensors)
+            if any_grad_defined
+            else None
+        )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(arrays.conj(grad), other))
+            as_tensor(arrays.mul(arrays.conj(grad), other), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -12871,6 +13170,7 @@ class AddmmBackward0(Node):
         if array_form_allowed(grads, (saved_mat1, saved_mat2)):
             return addmm_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 alpha=self.alpha,
                 beta=self.beta,
@@ -12974,6 +13274,7 @@ def addmm_backward0_apply(
 
 def addmm_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     beta: Number,
@@ -12993,7 +13294,8 @@ def addmm_backward0_arrays(
             as_tensor(
                 arrays.mm_mat1_backward(
                     grad, mat2, mat1_sym_sizes, mat1_sym_strides, "strided", alpha
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -13003,14 +13305,17 @@ def addmm_backward0_arrays(
             as_tensor(
                 arrays.mm_mat2_backward(
                     grad, mat1, mat2_sym_sizes, mat2_sym_strides, "strided", alpha
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.maybe_multiply(grad, arrays.scalar_conj(beta)))
+            as_tensor(
+                arrays.maybe_multiply(grad, arrays.scalar_conj(beta)), grad_tensors
+            )
             if any_grad_defined
             else None
         )
@@ -14513,6 +14818,7 @@ class ReluBackward0(Node):
         if array_form_allowed(grads, (saved_result,)):
             return relu_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 result=array_of(saved_result),
             )
@@ -14549,6 +14855,7 @@ def relu_backward0_apply(
 
 def relu_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -14558,7 +14865,7 @@ def relu_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.threshold_backward(grad, result, 0))
+            as_tensor(arrays.threshold_backward(grad, result, 0), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -14693,6 +15000,7 @@ class ThresholdBackwardBackward0(Node):
         if array_form_allowed(grads, (saved_self,)):
             return threshold_backward_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self=array_of(saved_self),
                 threshold=self.threshold,
@@ -14738,6 +15046,7 @@ def threshold_backward_backward0_apply(
 
 def threshold_backward_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
     threshold: Number,
@@ -14748,13 +15057,15 @@ def threshold_backward_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            as_tensor(arrays.threshold_backward(grad, self, threshold))
+            as_tensor(arrays.threshold_backward(grad, self, threshold), grad_tensors)
             if any_grad_defined
             else None
         )
     if needs_input_grad[1]:  # self
         grad_inputs[1] = (
-            as_tensor(arrays.zeros_like(grad)) if any_grad_defined else None
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
         )
 
     return grad_inputs
@@ -14854,6 +15165,7 @@ class SoftmaxBackward0(Node):
         if array_form_allowed(grads, (saved_result,)):
             return softmax_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 dim=self.dim,
                 self_scalar_type=self.self_scalar_type,
@@ -14902,6 +15214,7 @@ def softmax_backward0_apply(
 
 def softmax_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     self_scalar_type: dtype,
@@ -14914,7 +15227,8 @@ def softmax_backward0_arrays(
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             as_tensor(
-                arrays._softmax_backward_data(grad, result, dim, self_scalar_type)
+                arrays._softmax_backward_data(grad, result, dim, self_scalar_type),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -15031,6 +15345,7 @@ class LogSoftmaxBackward0(Node):
         if array_form_allowed(grads, (saved_result,)):
             return log_softmax_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 dim=self.dim,
                 self_scalar_type=self.self_scalar_type,
@@ -15079,6 +15394,7 @@ def log_softmax_backward0_apply(
 
 def log_softmax_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     self_scalar_type: dtype,
@@ -15091,7 +15407,8 @@ def log_softmax_backward0_arrays(
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             as_tensor(
-                arrays._log_softmax_backward_data(grad, result, dim, self_scalar_type)
+                arrays._log_softmax_backward_data(grad, result, dim, self_scalar_type),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -15126,6 +15443,7 @@ class LogSoftmaxBackwardDataBackward0(Node):
         if array_form_allowed(grads, (saved_grad_output, saved_output)):
             return log_softmax_backward_data_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 dim=self.dim,
                 grad_output=array_of(saved_grad_output),
@@ -15192,6 +15510,7 @@ def log_softmax_backward_data_backward0_apply(
 
 def log_softmax_backward_data_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     grad_output: np.ndarray | None,
@@ -15214,7 +15533,8 @@ def log_softmax_backward_data_backward0_arrays(
                         dim,
                         True,
                     ),
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -15231,7 +15551,8 @@ def log_softmax_backward_data_backward0_arrays(
                         arrays.to(grad, output_scalar_type),
                     ),
                     output_scalar_type,
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -15985,6 +16306,7 @@ class MseLossBackward0(Node):
         if array_form_allowed(grads, (saved_self, saved_target)):
             return mse_loss_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 reduction=self.reduction,
                 self=array_of(saved_self),
@@ -16045,6 +16367,7 @@ def mse_loss_backward0_apply(
 
 def mse_loss_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     reduction: int,
     self: np.ndarray | None,
@@ -16056,13 +16379,17 @@ def mse_loss_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mse_loss_backward(grad, self, target, reduction))
+            as_tensor(
+                arrays.mse_loss_backward(grad, self, target, reduction), grad_tensors
+            )
             if any_grad_defined
             else None
         )
     if needs_input_grad[1]:  # target
         grad_inputs[1] = (
-            as_tensor(arrays.mse_loss_backward(grad, target, self, reduction))
+            as_tensor(
+                arrays.mse_loss_backward(grad, target, self, reduction), grad_tensors
+            )
             if any_grad_defined
             else None
         )
@@ -19603,6 +19930,7 @@ class ErfcBackward0(Node):
         if array_form_allowed(grads, (saved_self,)):
             return erfc_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self=array_of(saved_self),
             )
@@ -19641,6 +19969,7 @@ def erfc_backward0_apply(
 
 def erfc_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -19657,7 +19986,8 @@ def erfc_backward0_arrays(
                         arrays.exp(arrays.neg(arrays.pow(self, 2))),
                     ),
                     grad,
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -19748,6 +20078,7 @@ class XlogyBackward1(Node):
         if array_form_allowed(grads, (saved_other,)):
             return xlogy_backward1_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 other=array_of(saved_other),
                 self=self.self,
@@ -19789,6 +20120,7 @@ def xlogy_backward1_apply(
 
 def xlogy_backward1_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: Number,
@@ -19799,7 +20131,7 @@ def xlogy_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # other
         grad_inputs[0] = (
-            as_tensor(arrays.div(arrays.mul(grad, self), other))
+            as_tensor(arrays.div(arrays.mul(grad, self), other), grad_tensors)
             if any_grad_defined
             else None
         )
@@ -20432,6 +20764,7 @@ class SpecialEntrBackward0(Node):
         if array_form_allowed(grads, (saved_self,)):
             return special_entr_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self=array_of(saved_self),
             )
@@ -20466,6 +20799,7 @@ def special_entr_backward0_apply(
 
 def special_entr_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -20475,7 +20809,10 @@ def special_entr_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.neg(arrays.add(1, arrays.log(self)))))
+            as_tensor(
+                arrays.mul(grad, arrays.neg(arrays.add(1, arrays.log(self)))),
+                grad_tensors,
+            )
             if any_grad_defined
             else None
         )
@@ -20552,6 +20889,7 @@ class SpecialLogNdtrBackward0(Node):
         if array_form_allowed(grads, (saved_self, saved_result)):
             return special_log_ndtr_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self=array_of(saved_self),
                 result=array_of(saved_result),
@@ -20599,6 +20937,7 @@ def special_log_ndtr_backward0_apply(
 
 def special_log_ndtr_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
     result: np.ndarray | None,
@@ -20617,7 +20956,8 @@ def special_log_ndtr_backward0_arrays(
                             arrays.add(result, arrays.div(arrays.pow(self, 2), 2))
                         )
                     ),
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -20649,6 +20989,7 @@ class SpecialErfcxBackward0(Node):
         if array_form_allowed(grads, (saved_self, saved_result)):
             return special_erfcx_backward0_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 self=array_of(saved_self),
                 result=array_of(saved_result),
@@ -20696,6 +21037,7 @@ def special_erfcx_backward0_apply(
 
 def special_erfcx_backward0_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
     result: np.ndarray | None,
@@ -20713,7 +21055,8 @@ def special_erfcx_backward0_arrays(
                         2.0 / 1.7724538509055159,
                     ),
                     grad,
-                )
+                ),
+                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -20806,6 +21149,7 @@ class SpecialXlog1PyBackward1(Node):
         if array_form_allowed(grads, (saved_other,)):
             return special_xlog1_py_backward1_arrays(
                 arrays_of(grads),
+                grads,
                 self.task_needs_input_grad(),
                 other=array_of(saved_other),
                 self=self.self,
@@ -20847,6 +21191,7 @@ def special_xlog1_py_backward1_apply(
 
 def special_xlog1_py_backward1_arrays(
     grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: Number,
@@ -20857,7 +21202,9 @@ def special_xlog1_py_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # other
         grad_inputs[0] = (
-            as_tensor(arrays.div(arrays.mul(grad, self), arrays.add(other, 1)))
+            as_tensor(
+                arrays.div(arrays.mul(grad, self), arrays.add(other, 1)), grad_tensors
+            )
             if any_grad_defined
             else None
         )

@@ -91,12 +91,17 @@ def arrays_of(grads: Sequence[Tensor | None]) -> list[np.ndarray | None]:
     return [None if grad is None else grad._data for grad in grads]
 
 
-def as_tensor(value: Any) -> Tensor | None:
-    """A formula's array result as the gradient Tensor (None stays None)."""
+def as_tensor(value: Any, grads: Sequence[Tensor | None]) -> Tensor | None:
+    """A formula's array result as the gradient Tensor (None stays None). An incoming
+    gradient's own array (`handle_r_to_c(..., grad)`) is that gradient, the very
+    object the tensor form returns."""
     if value is None:
         return None
     if value.__class__ is not _NDARRAY:
-        value = np.asarray(value)
+        return Tensor(np.asarray(value))
+    for grad in grads:
+        if grad is not None and grad._data is value:
+            return grad
     return Tensor(value)
 
 

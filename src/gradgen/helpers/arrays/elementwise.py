@@ -24,6 +24,7 @@ from ...numpy_kernels import (
     to_copy,
 )
 from ._common import (
+    _NDARRAY,
     as_array,
     float_dtype,
     in_dtype,
@@ -73,8 +74,19 @@ __all__ = [
 # -- operators ------------------------------------------------------------------------
 
 
+def _same_dtype(self: Any, other: Any) -> bool:
+    """Two ndarrays of one dtype: the kernels' promotion does nothing (the fast path)."""
+    return (
+        self.__class__ is _NDARRAY
+        and other.__class__ is _NDARRAY
+        and self.dtype is other.dtype
+    )
+
+
 def add(self: Any, other: Any, alpha: Any = 1) -> np.ndarray:
     """add.Tensor / add.Scalar (`x + y`, `1 + x`)."""
+    if alpha == 1 and _same_dtype(self, other):
+        return as_array(self + other)
     if not is_array(self):  # a number on the left: Tensor.__radd__, other + self
         self, other = other, self
     common = result_dtype(self, other)
@@ -84,6 +96,8 @@ def add(self: Any, other: Any, alpha: Any = 1) -> np.ndarray:
 
 def sub(self: Any, other: Any, alpha: Any = 1) -> np.ndarray:
     """sub.Tensor / sub.Scalar (`x - y`); `1 - x` is rsub, as Tensor.__rsub__."""
+    if _same_dtype(self, other) and self.dtype.kind != "b":
+        return as_array(self - other if alpha == 1 else self - alpha * other)
     if not is_array(self):
         return as_array(reverse_subtract(as_array(other), self, alpha))
     common = result_dtype(self, other)
@@ -95,6 +109,8 @@ def sub(self: Any, other: Any, alpha: Any = 1) -> np.ndarray:
 
 def mul(self: Any, other: Any) -> np.ndarray:
     """mul.Tensor / mul.Scalar (`x * y`, `2 * x`)."""
+    if _same_dtype(self, other):
+        return as_array(self * other)
     common = result_dtype(self, other)
     return in_dtype(promoted(self, common) * promoted(other, common), common)
 
@@ -102,6 +118,8 @@ def mul(self: Any, other: Any) -> np.ndarray:
 def div(self: Any, other: Any, rounding_mode: str | None = None) -> np.ndarray:
     """div.Tensor / div.Scalar (`x / y`) and div.Tensor_mode; `2 / x` is
     `x.reciprocal() * 2`, as Tensor.__rtruediv__."""
+    if rounding_mode is None and _same_dtype(self, other) and self.dtype.kind in "fc":
+        return as_array(np.true_divide(self, other))
     if not is_array(self):
         return mul(reciprocal(other), self)
     if rounding_mode is not None:
@@ -217,17 +235,15 @@ def type_and_size_zeros(info: Any) -> np.ndarray:
 
 def handle_r_to_c(self_type: Any, gradient: np.ndarray | None) -> np.ndarray | None:
     """Drop the imaginary part of a gradient whose input was real."""
-    if gradient is None:
-        return None
+    if gradient is None or gradient.dtype.kind != "c":
+        return gradient
     if is_array(self_type):
         is_complex = self_type.dtype.kind == "c"
     elif isinstance(self_type, dtype):
         is_complex = self_type.is_complex
     else:  # a wrapped number
         is_complex = isinstance(self_type, complex)
-    if not is_complex and gradient.dtype.kind == "c":
-        return real(gradient)
-    return gradient
+    return gradient if is_complex else real(gradient)
 
 
 def maybe_multiply(tensor: np.ndarray, scalar: Any) -> np.ndarray:
@@ -239,6 +255,8 @@ def maybe_multiply(tensor: np.ndarray, scalar: Any) -> np.ndarray:
 def mul_tensor_backward(
     grad: np.ndarray, other: np.ndarray, self_type: dtype
 ) -> np.ndarray | None:
+    if _same_dtype(grad, other) and grad.dtype.kind != "c":
+        return as_array(grad * other)  # real: conj and handle_r_to_c change nothing
     return handle_r_to_c(self_type, mul(grad, conj(other)))
 
 
