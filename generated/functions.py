@@ -4044,10 +4044,19 @@ class AsinBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return asin_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return asin_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -4075,6 +4084,34 @@ def asin_backward0_apply(
     return grad_inputs
 
 
+def asin_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AsinBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(
+                    grad,
+                    arrays.conj(
+                        arrays.rsqrt(arrays.add(arrays.mul(arrays.neg(self), self), 1))
+                    ),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class AcosBackward0(Node):
     """Backward of ``acos(Tensor self) -> Tensor``.
 
@@ -4088,10 +4125,19 @@ class AcosBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return acos_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return acos_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -4116,6 +4162,38 @@ def acos_backward0_apply(
         grad_inputs[0] = (
             grad * -(-self * self + 1).rsqrt().conj() if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def acos_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AcosBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(
+                    grad,
+                    arrays.neg(
+                        arrays.conj(
+                            arrays.rsqrt(
+                                arrays.add(arrays.mul(arrays.neg(self), self), 1)
+                            )
+                        )
+                    ),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -4206,10 +4284,19 @@ class SinhBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return sinh_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return sinh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -4235,6 +4322,26 @@ def sinh_backward0_apply(
     return grad_inputs
 
 
+def sinh_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SinhBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, arrays.conj(arrays.cosh(self))), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class CoshBackward0(Node):
     """Backward of ``cosh(Tensor self) -> Tensor``.
 
@@ -4248,10 +4355,19 @@ class CoshBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return cosh_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return cosh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -4274,6 +4390,26 @@ def cosh_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad * self.sinh().conj() if any_grad_defined else None
+    return grad_inputs
+
+
+def cosh_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of CoshBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, arrays.conj(arrays.sinh(self))), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -5862,11 +5998,22 @@ class MaximumBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return maximum_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+            )
         return maximum_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -5909,6 +6056,47 @@ def maximum_backward0_apply(
     return grad_inputs
 
 
+def maximum_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MaximumBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.masked_fill_(
+                    arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
+                    arrays.gt(self, other),
+                    0,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.masked_fill_(
+                    arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
+                    arrays.lt(self, other),
+                    0,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class MinimumBackward0(Node):
     """Backward of ``minimum(Tensor self, Tensor other) -> Tensor``.
 
@@ -5927,11 +6115,22 @@ class MinimumBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return minimum_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+            )
         return minimum_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -5974,6 +6173,47 @@ def minimum_backward0_apply(
     return grad_inputs
 
 
+def minimum_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MinimumBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.masked_fill_(
+                    arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
+                    arrays.lt(self, other),
+                    0,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.masked_fill_(
+                    arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
+                    arrays.gt(self, other),
+                    0,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class FmaxBackward0(Node):
     """Backward of ``fmax(Tensor self, Tensor other) -> Tensor``.
 
@@ -5992,11 +6232,22 @@ class FmaxBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return fmax_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+            )
         return fmax_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -6039,6 +6290,49 @@ def fmax_backward0_apply(
     return grad_inputs
 
 
+def fmax_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of FmaxBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.where(
+                    arrays.logical_or(arrays.ge(self, other), arrays.isnan(other)),
+                    0,
+                    grad,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.where(
+                    arrays.logical_not(
+                        arrays.logical_or(arrays.ge(self, other), arrays.isnan(other))
+                    ),
+                    0,
+                    grad,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class FminBackward0(Node):
     """Backward of ``fmin(Tensor self, Tensor other) -> Tensor``.
 
@@ -6057,11 +6351,22 @@ class FminBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return fmin_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+            )
         return fmin_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -6101,6 +6406,49 @@ def fmin_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def fmin_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of FminBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.where(
+                    arrays.logical_or(arrays.le(self, other), arrays.isnan(other)),
+                    0,
+                    grad,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.where(
+                    arrays.logical_not(
+                        arrays.logical_or(arrays.le(self, other), arrays.isnan(other))
+                    ),
+                    0,
+                    grad,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -6288,10 +6636,19 @@ class WhereBackward0(Node):
         self.condition_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_condition = unpack_saved(self.condition_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_condition,)):
+            return where_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                condition=array_of(saved_condition),
+            )
         return where_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            condition=unpack_saved(self.condition_, self),
+            condition=saved_condition,
         )
 
     def release_variables(self) -> None:
@@ -6316,6 +6673,32 @@ def where_backward0_apply(
         grad_inputs[1] = where(condition, 0, grad) if any_grad_defined else None
     if needs_input_grad[0]:  # self
         grad_inputs[0] = where(condition, grad, 0) if any_grad_defined else None
+    return grad_inputs
+
+
+def where_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    condition: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of WhereBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(arrays.where(condition, 0, grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.where(condition, grad, 0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -7805,10 +8188,19 @@ class AsinhBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return asinh_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return asinh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -7833,6 +8225,31 @@ def asinh_backward0_apply(
         grad_inputs[0] = (
             grad * (self.pow(2) + 1).rsqrt().conj() if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def asinh_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AsinhBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(
+                    grad, arrays.conj(arrays.rsqrt(arrays.add(arrays.pow(self, 2), 1)))
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -8352,12 +8769,24 @@ class NextafterBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return nextafter_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                other_info=self.other_info,
+                self=array_of(saved_self),
+            )
         return nextafter_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
+            other=saved_other,
             other_info=self.other_info,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -8390,6 +8819,34 @@ def nextafter_backward0_apply(
         grad_inputs[1] = other_info.zeros() if any_grad_defined else None
     if needs_input_grad[0]:  # self
         grad_inputs[0] = where(self != other, grad, 0) if any_grad_defined else None
+    return grad_inputs
+
+
+def nextafter_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    other_info: TypeAndSize,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of NextafterBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(arrays.type_and_size_zeros(other_info), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.where(arrays.ne(self, other), grad, 0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -8512,11 +8969,22 @@ class ClampMinBackward1(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_min = unpack_saved(self.min_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_min, saved_self)):
+            return clamp_min_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                min=array_of(saved_min),
+                self=array_of(saved_self),
+            )
         return clamp_min_backward1_apply(
             grads,
             self.task_needs_input_grad(),
-            min=unpack_saved(self.min_, self),
-            self=unpack_saved(self.self_, self),
+            min=saved_min,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -8551,6 +9019,33 @@ def clamp_min_backward1_apply(
     return grad_inputs
 
 
+def clamp_min_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    min: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ClampMinBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # min
+        grad_inputs[1] = (
+            as_tensor(arrays.where(arrays.lt(self, min), grad, 0.0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.where(arrays.ge(self, min), grad, 0.0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ClampMaxBackward1(Node):
     """Backward of ``clamp_max.Tensor(Tensor self, Tensor max) -> Tensor``.
 
@@ -8569,11 +9064,22 @@ class ClampMaxBackward1(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_max = unpack_saved(self.max_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_max, saved_self)):
+            return clamp_max_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                max=array_of(saved_max),
+                self=array_of(saved_self),
+            )
         return clamp_max_backward1_apply(
             grads,
             self.task_needs_input_grad(),
-            max=unpack_saved(self.max_, self),
-            self=unpack_saved(self.self_, self),
+            max=saved_max,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -8605,6 +9111,33 @@ def clamp_max_backward1_apply(
         grad_inputs[1] = where(self > max, grad, 0.0) if any_grad_defined else None
     if needs_input_grad[0]:  # self
         grad_inputs[0] = where(self <= max, grad, 0.0) if any_grad_defined else None
+    return grad_inputs
+
+
+def clamp_max_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    max: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ClampMaxBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # max
+        grad_inputs[1] = (
+            as_tensor(arrays.where(arrays.gt(self, max), grad, 0.0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.where(arrays.le(self, max), grad, 0.0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -11399,10 +11932,19 @@ class MaskedFillBackward0(Node):
         self.mask_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_mask = unpack_saved(self.mask_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_mask,)):
+            return masked_fill_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                mask=array_of(saved_mask),
+            )
         return masked_fill_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            mask=unpack_saved(self.mask_, self),
+            mask=saved_mask,
         )
 
     def release_variables(self) -> None:
@@ -11425,6 +11967,26 @@ def masked_fill_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.masked_fill(mask, 0) if any_grad_defined else None
+    return grad_inputs
+
+
+def masked_fill_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    mask: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MaskedFillBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.masked_fill(grad, mask, 0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -14889,11 +15451,21 @@ class GeluBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return gelu_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                approximate=self.approximate,
+                self=array_of(saved_self),
+            )
         return gelu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             approximate=self.approximate,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -14925,6 +15497,29 @@ def gelu_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def gelu_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    approximate: str,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of GeluBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.gelu_backward(grad, self, approximate=approximate), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -15577,11 +16172,21 @@ class LeakyReluBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return leaky_relu_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                negative_slope=self.negative_slope,
+                self=array_of(saved_self),
+            )
         return leaky_relu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             negative_slope=self.negative_slope,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -15616,6 +16221,30 @@ def leaky_relu_backward0_apply(
     return grad_inputs
 
 
+def leaky_relu_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    negative_slope: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LeakyReluBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.leaky_relu_backward(grad, self, negative_slope, False),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class LeakyReluBackwardBackward0(Node):
     """Backward of ``leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor``.
 
@@ -15633,11 +16262,21 @@ class LeakyReluBackwardBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return leaky_relu_backward_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                negative_slope=self.negative_slope,
+                self=array_of(saved_self),
+            )
         return leaky_relu_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             negative_slope=self.negative_slope,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -15674,6 +16313,36 @@ def leaky_relu_backward_backward0_apply(
     return grad_inputs
 
 
+def leaky_relu_backward_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    negative_slope: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LeakyReluBackwardBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.leaky_relu_backward(grad, self, negative_slope, False),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class EluBackward0(Node):
     """Backward of ``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``.
 
@@ -15692,13 +16361,25 @@ class EluBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return elu_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                alpha=self.alpha,
+                input_scale=self.input_scale,
+                scale=self.scale,
+                self=array_of(saved_self),
+            )
         return elu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             alpha=self.alpha,
             input_scale=self.input_scale,
             scale=self.scale,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -15740,6 +16421,32 @@ def elu_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def elu_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    input_scale: Number,
+    scale: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of EluBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.elu_backward(grad, alpha, scale, input_scale, False, self),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -15855,11 +16562,22 @@ class SoftplusBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return softplus_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                beta=self.beta,
+                self=array_of(saved_self),
+                threshold=self.threshold,
+            )
         return softplus_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             beta=self.beta,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             threshold=self.threshold,
         )
 
@@ -15895,6 +16613,30 @@ def softplus_backward0_apply(
         grad_inputs[0] = (
             softplus_backward(grad, self, beta, threshold) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def softplus_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    beta: Number,
+    self: np.ndarray | None,
+    threshold: Number,
+) -> list[Any]:
+    """The formulas of SoftplusBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.softplus_backward(grad, self, beta, threshold), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -15992,11 +16734,22 @@ class LogSigmoidBackward0(Node):
         self.buffer_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_buffer = unpack_saved(self.buffer_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_buffer)):
+            return log_sigmoid_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+                buffer=array_of(saved_buffer),
+            )
         return log_sigmoid_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-            buffer=unpack_saved(self.buffer_, self),
+            self=saved_self,
+            buffer=saved_buffer,
         )
 
     def release_variables(self) -> None:
@@ -16028,6 +16781,27 @@ def log_sigmoid_backward0_apply(
         grad_inputs[0] = (
             log_sigmoid_backward(grad, self, buffer) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def log_sigmoid_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    buffer: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LogSigmoidBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.log_sigmoid_backward(grad, self, buffer), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -16121,12 +16895,23 @@ class HardtanhBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return hardtanh_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                max_val=self.max_val,
+                min_val=self.min_val,
+                self=array_of(saved_self),
+            )
         return hardtanh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             max_val=self.max_val,
             min_val=self.min_val,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -16166,6 +16951,30 @@ def hardtanh_backward0_apply(
     return grad_inputs
 
 
+def hardtanh_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    max_val: Number,
+    min_val: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of HardtanhBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.hardtanh_backward(grad, self, min_val, max_val), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class HardtanhBackwardBackward0(Node):
     """Backward of ``hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor``.
 
@@ -16184,12 +16993,23 @@ class HardtanhBackwardBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return hardtanh_backward_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                max_val=self.max_val,
+                min_val=self.min_val,
+                self=array_of(saved_self),
+            )
         return hardtanh_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             max_val=self.max_val,
             min_val=self.min_val,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -16228,6 +17048,36 @@ def hardtanh_backward_backward0_apply(
         )
     if needs_input_grad[1]:  # self
         grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+def hardtanh_backward_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    max_val: Number,
+    min_val: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of HardtanhBackwardBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.hardtanh_backward(grad, self, min_val, max_val), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 

@@ -11,6 +11,10 @@ import numpy as np
 from ...dtypes import dtype
 from ...numpy_kernels import (
     compare,
+    logical,
+    masked_fill as _masked_fill,
+    sign as _sign,
+    where_select,
     div_mode,
     div_true,
     int_to_float,
@@ -50,6 +54,17 @@ __all__ = [
     "cos",
     "sqrt",
     "reciprocal",
+    "rsqrt",
+    "sinh",
+    "cosh",
+    "sign",
+    "isnan",
+    "logical_not",
+    "logical_and",
+    "logical_or",
+    "where",
+    "masked_fill",
+    "masked_fill_",
     "eq",
     "ne",
     "lt",
@@ -182,6 +197,60 @@ def sqrt(self: np.ndarray) -> np.ndarray:
 
 def reciprocal(self: np.ndarray) -> np.ndarray:
     return as_array(np.reciprocal(int_to_float(as_array(self))))
+
+
+def rsqrt(self: np.ndarray) -> np.ndarray:
+    return as_array(np.reciprocal(np.sqrt(int_to_float(as_array(self)))))
+
+
+def sinh(self: np.ndarray) -> np.ndarray:
+    return as_array(np.sinh(int_to_float(as_array(self))))
+
+
+def cosh(self: np.ndarray) -> np.ndarray:
+    return as_array(np.cosh(int_to_float(as_array(self))))
+
+
+def sign(self: np.ndarray) -> np.ndarray:
+    return as_array(_sign(as_array(self)))
+
+
+def isnan(self: np.ndarray) -> np.ndarray:
+    return as_array(np.isnan(self))
+
+
+def logical_not(self: np.ndarray) -> np.ndarray:
+    return as_array(np.logical_not(self))
+
+
+def logical_and(self: np.ndarray, other: np.ndarray) -> np.ndarray:
+    return as_array(logical(np.logical_and, as_array(self), as_array(other)))
+
+
+def logical_or(self: np.ndarray, other: np.ndarray) -> np.ndarray:
+    return as_array(logical(np.logical_or, as_array(self), as_array(other)))
+
+
+def where(condition: np.ndarray, self: Any, other: Any) -> np.ndarray:
+    """where.self, and its Scalar overloads (a number is a wrapped number)."""
+    common = result_dtype(self, other)
+    return in_dtype(
+        where_select(
+            as_array(condition),
+            np.asarray(promoted(self, common), common),
+            np.asarray(promoted(other, common), common),
+        ),
+        common,
+    )
+
+
+def masked_fill(self: np.ndarray, mask: np.ndarray, value: Any) -> np.ndarray:
+    return as_array(_masked_fill(as_array(self), as_array(mask), value))
+
+
+def masked_fill_(self: np.ndarray, mask: np.ndarray, value: Any) -> np.ndarray:
+    """In a formula, on a temporary of the formula's own: the values of masked_fill."""
+    return masked_fill(self, mask, value)
 
 
 def _comparison(name: str, ufunc: Any, self: Any, other: Any) -> np.ndarray:
