@@ -242,6 +242,12 @@ class _Translator:
                 left=left, ops=node.ops, comparators=[r for r, _ in rights]
             )
             return compare, Kind.VALUE
+        if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+            # `x is None`: identity, the same of an array as of its tensor.
+            compare = ast.Compare(
+                left=left, ops=node.ops, comparators=[r for r, _ in rights]
+            )
+            return compare, Kind.VALUE
         if len(rights) != 1 or type(node.ops[0]) not in _COMPARE:
             raise Untranslatable("a chained or identity comparison of tensors")
         name = _COMPARE[type(node.ops[0])]

@@ -9617,13 +9617,25 @@ class MaxBackward0(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_indices = unpack_saved(self.indices_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_indices,)):
+            return max_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                keepdim=self.keepdim,
+                self_sym_sizes=self.self_sym_sizes,
+                indices=array_of(saved_indices),
+            )
         return max_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
+            indices=saved_indices,
         )
 
     def release_variables(self) -> None:
@@ -9667,6 +9679,34 @@ def max_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def max_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MaxBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, dim, indices, self_sym_sizes, keepdim
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -9744,13 +9784,25 @@ class MinBackward0(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_indices = unpack_saved(self.indices_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_indices,)):
+            return min_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                keepdim=self.keepdim,
+                self_sym_sizes=self.self_sym_sizes,
+                indices=array_of(saved_indices),
+            )
         return min_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
+            indices=saved_indices,
         )
 
     def release_variables(self) -> None:
@@ -9794,6 +9846,34 @@ def min_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def min_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MinBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, dim, indices, self_sym_sizes, keepdim
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -10353,12 +10433,23 @@ class SortBackward0(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_indices = unpack_saved(self.indices_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_indices,)):
+            return sort_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                self_sym_sizes=self.self_sym_sizes,
+                indices=array_of(saved_indices),
+            )
         return sort_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
+            indices=saved_indices,
         )
 
     def release_variables(self) -> None:
@@ -10400,6 +10491,33 @@ def sort_backward0_apply(
     return grad_inputs
 
 
+def sort_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_sym_sizes: tuple[int, ...],
+    indices: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SortBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, dim, indices, self_sym_sizes, True
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SortBackward1(Node):
     """Backward of ``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``.
 
@@ -10417,12 +10535,23 @@ class SortBackward1(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_indices = unpack_saved(self.indices_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_indices,)):
+            return sort_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                self_sym_sizes=self.self_sym_sizes,
+                indices=array_of(saved_indices),
+            )
         return sort_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
+            indices=saved_indices,
         )
 
     def release_variables(self) -> None:
@@ -10464,6 +10593,33 @@ def sort_backward1_apply(
     return grad_inputs
 
 
+def sort_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_sym_sizes: tuple[int, ...],
+    indices: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SortBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, dim, indices, self_sym_sizes, True
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class TopkBackward0(Node):
     """Backward of ``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``.
 
@@ -10481,12 +10637,23 @@ class TopkBackward0(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_indices = unpack_saved(self.indices_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_indices,)):
+            return topk_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                self_sym_sizes=self.self_sym_sizes,
+                indices=array_of(saved_indices),
+            )
         return topk_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
+            indices=saved_indices,
         )
 
     def release_variables(self) -> None:
@@ -10525,6 +10692,33 @@ def topk_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def topk_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_sym_sizes: tuple[int, ...],
+    indices: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of TopkBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, dim, indices, self_sym_sizes, True
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -10735,13 +10929,25 @@ class KthvalueBackward0(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_indices = unpack_saved(self.indices_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_indices,)):
+            return kthvalue_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                keepdim=self.keepdim,
+                self_sym_sizes=self.self_sym_sizes,
+                indices=array_of(saved_indices),
+            )
         return kthvalue_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
+            indices=saved_indices,
         )
 
     def release_variables(self) -> None:
@@ -10785,6 +10991,34 @@ def kthvalue_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def kthvalue_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of KthvalueBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, dim, indices, self_sym_sizes, keepdim
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -10862,13 +11096,25 @@ class MedianBackward1(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_indices = unpack_saved(self.indices_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_indices,)):
+            return median_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                keepdim=self.keepdim,
+                self_sym_sizes=self.self_sym_sizes,
+                indices=array_of(saved_indices),
+            )
         return median_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
+            indices=saved_indices,
         )
 
     def release_variables(self) -> None:
@@ -10912,6 +11158,34 @@ def median_backward1_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def median_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MedianBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, dim, indices, self_sym_sizes, keepdim
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -10989,13 +11263,25 @@ class NanmedianBackward1(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_indices = unpack_saved(self.indices_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_indices,)):
+            return nanmedian_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                keepdim=self.keepdim,
+                self_sym_sizes=self.self_sym_sizes,
+                indices=array_of(saved_indices),
+            )
         return nanmedian_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
+            indices=saved_indices,
         )
 
     def release_variables(self) -> None:
@@ -11042,6 +11328,34 @@ def nanmedian_backward1_apply(
     return grad_inputs
 
 
+def nanmedian_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of NanmedianBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, dim, indices, self_sym_sizes, keepdim
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ModeBackward0(Node):
     """Backward of ``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``.
 
@@ -11060,13 +11374,25 @@ class ModeBackward0(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_indices = unpack_saved(self.indices_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_indices,)):
+            return mode_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                keepdim=self.keepdim,
+                self_sym_sizes=self.self_sym_sizes,
+                indices=array_of(saved_indices),
+            )
         return mode_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
+            indices=saved_indices,
         )
 
     def release_variables(self) -> None:
@@ -11110,6 +11436,34 @@ def mode_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def mode_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ModeBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, dim, indices, self_sym_sizes, keepdim
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -11620,13 +11974,27 @@ class IndexAddBackward0(Node):
         self.source_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_index = unpack_saved(self.index_, self)
+        saved_source = unpack_saved(self.source_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_index, saved_source)):
+            return index_add_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                alpha=self.alpha,
+                dim=self.dim,
+                index=array_of(saved_index),
+                source=array_of(saved_source),
+                source_dim=self.source_dim,
+            )
         return index_add_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             alpha=self.alpha,
             dim=self.dim,
-            index=unpack_saved(self.index_, self),
-            source=unpack_saved(self.source_, self),
+            index=saved_index,
+            source=saved_source,
             source_dim=self.source_dim,
         )
 
@@ -11685,6 +12053,42 @@ def index_add_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def index_add_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    dim: int,
+    index: np.ndarray | None,
+    source: np.ndarray | None,
+    source_dim: int,
+) -> list[Any]:
+    """The formulas of IndexAddBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+    if needs_input_grad[1]:  # source
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.maybe_multiply(
+                    (
+                        arrays.expand_as(arrays.index_select(grad, dim, index), source)
+                        if source_dim > 0
+                        else arrays.index_select(grad, dim, arrays.squeeze(index, 0))
+                    ),
+                    alpha,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -11777,11 +12181,21 @@ class ScatterBackward0(Node):
         self.index_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_index = unpack_saved(self.index_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_index,)):
+            return scatter_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                index=array_of(saved_index),
+            )
         return scatter_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
-            index=unpack_saved(self.index_, self),
+            index=saved_index,
         )
 
     def release_variables(self) -> None:
@@ -11814,6 +12228,33 @@ def scatter_backward0_apply(
     return grad_inputs
 
 
+def scatter_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ScatterBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.scatter(grad, dim, index, 0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # src
+        grad_inputs[1] = (
+            as_tensor(arrays.gather(grad, dim, index), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ScatterBackward1(Node):
     """Backward of ``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``.
 
@@ -11830,11 +12271,21 @@ class ScatterBackward1(Node):
         self.index_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_index = unpack_saved(self.index_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_index,)):
+            return scatter_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                index=array_of(saved_index),
+            )
         return scatter_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
-            index=unpack_saved(self.index_, self),
+            index=saved_index,
         )
 
     def release_variables(self) -> None:
@@ -11865,6 +12316,27 @@ def scatter_backward1_apply(
     return grad_inputs
 
 
+def scatter_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ScatterBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.scatter(grad, dim, index, 0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ScatterAddBackward0(Node):
     """Backward of ``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``.
 
@@ -11882,11 +12354,21 @@ class ScatterAddBackward0(Node):
         self.index_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_index = unpack_saved(self.index_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_index,)):
+            return scatter_add_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                index=array_of(saved_index),
+            )
         return scatter_add_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
-            index=unpack_saved(self.index_, self),
+            index=saved_index,
         )
 
     def release_variables(self) -> None:
@@ -11916,6 +12398,29 @@ def scatter_add_backward0_apply(
         grad_inputs[0] = grad if any_grad_defined else None
     if needs_input_grad[1]:  # src
         grad_inputs[1] = grad.gather(dim, index) if any_grad_defined else None
+    return grad_inputs
+
+
+def scatter_add_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ScatterAddBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+    if needs_input_grad[1]:  # src
+        grad_inputs[1] = (
+            as_tensor(arrays.gather(grad, dim, index), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 

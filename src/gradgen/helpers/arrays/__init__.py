@@ -23,6 +23,7 @@ from importlib import import_module
 from ._common import *  # noqa: F403  (the names of its __all__)
 from .activation import *  # noqa: F403  (the names of its __all__)
 from .elementwise import *  # noqa: F403  (the names of its __all__)
+from .indexing import *  # noqa: F403  (the names of its __all__)
 from .linalg import *  # noqa: F403  (the names of its __all__)
 from .loss import *  # noqa: F403  (the names of its __all__)
 from .reduction import *  # noqa: F403  (the names of its __all__)
@@ -44,6 +45,7 @@ for _family in (
     "_common",
     "activation",
     "elementwise",
+    "indexing",
     "linalg",
     "loss",
     "reduction",
