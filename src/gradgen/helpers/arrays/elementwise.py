@@ -254,8 +254,7 @@ def masked_fill_(self: np.ndarray, mask: np.ndarray, value: Any) -> np.ndarray:
 
 
 def _comparison(name: str, ufunc: Any, self: Any, other: Any) -> np.ndarray:
-    if not is_array(self):  # `0 < x` is Python's reflected `x > 0`
-        raise TypeError(f"{name}: the array form compares an array first")
+    """The array comes first: the generator writes `0 < x` as `gt(x, 0)`."""
     return as_array(compare(name, ufunc, as_array(self), other))
 
 
