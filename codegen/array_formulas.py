@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import ast
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .formulas import SavedAttribute, SavedKind
 from .load import _runtime_source
@@ -154,11 +155,10 @@ class _Translator:
         self.twins = twins
 
     def expr(self, node: ast.expr) -> tuple[ast.expr, Kind]:
-        handler = getattr(self, f"_{type(node).__name__}", None)
+        handler = _HANDLERS.get(type(node))
         if handler is None:
             raise Untranslatable(type(node).__name__)
-        result: tuple[ast.expr, Kind] = handler(node)
-        return result
+        return handler(self, node)
 
     def _twin(self, name: str) -> Kind:
         kind = self.twins.returns.get(name)
@@ -177,10 +177,10 @@ class _Translator:
 
     # -- leaves -----------------------------------------------------------------------
 
-    def _Constant(self, node: ast.Constant) -> tuple[ast.expr, Kind]:
+    def _constant(self, node: ast.Constant) -> tuple[ast.expr, Kind]:
         return node, Kind.VALUE
 
-    def _Name(self, node: ast.Name) -> tuple[ast.expr, Kind]:
+    def _name(self, node: ast.Name) -> tuple[ast.expr, Kind]:
         if node.id == "grad":
             return node, Kind.ARRAY
         if node.id == "grads":
@@ -191,7 +191,7 @@ class _Translator:
             return node, Kind.VALUE
         raise Untranslatable(node.id)
 
-    def _Subscript(self, node: ast.Subscript) -> tuple[ast.expr, Kind]:
+    def _subscript(self, node: ast.Subscript) -> tuple[ast.expr, Kind]:
         value, kind = self.expr(node.value)
         index = self._values([node.slice])[0]
         if kind is Kind.ARRAY:
@@ -199,26 +199,26 @@ class _Translator:
         subscript = ast.Subscript(value=value, slice=index, ctx=ast.Load())
         return subscript, Kind.ARRAY if kind is Kind.ARRAYS else Kind.VALUE
 
-    def _Attribute(self, node: ast.Attribute) -> tuple[ast.expr, Kind]:
+    def _attribute(self, node: ast.Attribute) -> tuple[ast.expr, Kind]:
         """Only `x.shape` (the live sugar's), the same on an array."""
         value, kind = self.expr(node.value)
         if kind is Kind.ARRAY and node.attr == "shape":
             return ast.Attribute(value=value, attr="shape", ctx=ast.Load()), Kind.VALUE
         raise Untranslatable(f"the attribute .{node.attr}")
 
-    def _Tuple(self, node: ast.Tuple) -> tuple[ast.expr, Kind]:
+    def _tuple(self, node: ast.Tuple) -> tuple[ast.expr, Kind]:
         elements = [self.expr(e) for e in node.elts]
         kind = Kind.ARRAYS if any(k is Kind.ARRAY for _, k in elements) else Kind.VALUE
         return ast.Tuple(elts=[e for e, _ in elements], ctx=ast.Load()), kind
 
-    def _List(self, node: ast.List) -> tuple[ast.expr, Kind]:
+    def _list(self, node: ast.List) -> tuple[ast.expr, Kind]:
         elements = [self.expr(e) for e in node.elts]
         kind = Kind.ARRAYS if any(k is Kind.ARRAY for _, k in elements) else Kind.VALUE
         return ast.List(elts=[e for e, _ in elements], ctx=ast.Load()), kind
 
     # -- operators --------------------------------------------------------------------
 
-    def _BinOp(self, node: ast.BinOp) -> tuple[ast.expr, Kind]:
+    def _bin_op(self, node: ast.BinOp) -> tuple[ast.expr, Kind]:
         (left, left_kind), (right, right_kind) = self.expr(node.left), self.expr(
             node.right
         )
@@ -227,14 +227,14 @@ class _Translator:
         name = _BINARY.get(type(node.op), type(node.op).__name__)
         return _twin_call(name, [left, right], []), self._twin(name)
 
-    def _UnaryOp(self, node: ast.UnaryOp) -> tuple[ast.expr, Kind]:
+    def _unary_op(self, node: ast.UnaryOp) -> tuple[ast.expr, Kind]:
         operand, kind = self.expr(node.operand)
         if kind is Kind.VALUE:
             return ast.UnaryOp(op=node.op, operand=operand), Kind.VALUE
         name = _UNARY.get(type(node.op), type(node.op).__name__)
         return _twin_call(name, [operand], []), self._twin(name)
 
-    def _Compare(self, node: ast.Compare) -> tuple[ast.expr, Kind]:
+    def _compare(self, node: ast.Compare) -> tuple[ast.expr, Kind]:
         left, left_kind = self.expr(node.left)
         rights = [self.expr(c) for c in node.comparators]
         if left_kind is Kind.VALUE and all(k is Kind.VALUE for _, k in rights):
@@ -256,7 +256,7 @@ class _Translator:
             name, left, right = _REFLECTED[name], right, left
         return _twin_call(name, [left, right], []), self._twin(name)
 
-    def _IfExp(self, node: ast.IfExp) -> tuple[ast.expr, Kind]:
+    def _if_exp(self, node: ast.IfExp) -> tuple[ast.expr, Kind]:
         test = self._values([node.test])[0]
         (body, body_kind), (orelse, orelse_kind) = self.expr(node.body), self.expr(
             node.orelse
@@ -268,12 +268,12 @@ class _Translator:
         )
         return ast.IfExp(test=test, body=body, orelse=orelse), kind
 
-    def _BoolOp(self, node: ast.BoolOp) -> tuple[ast.expr, Kind]:
+    def _bool_op(self, node: ast.BoolOp) -> tuple[ast.expr, Kind]:
         return ast.BoolOp(op=node.op, values=self._values(node.values)), Kind.VALUE
 
     # -- calls ------------------------------------------------------------------------
 
-    def _Call(self, node: ast.Call) -> tuple[ast.expr, Kind]:
+    def _call(self, node: ast.Call) -> tuple[ast.expr, Kind]:
         function = node.func
         if isinstance(function, ast.Name):
             return self._function_call(node, function.id)
@@ -308,3 +308,20 @@ class _Translator:
         kind = self._twin(function.attr)
         args = [receiver, *(self.expr(a)[0] for a in node.args)]
         return _twin_call(function.attr, args, self._keywords(node.keywords)), kind
+
+
+# The handler of each node type a checked formula may hold.
+_HANDLERS: dict[type, Callable[[_Translator, Any], tuple[ast.expr, Kind]]] = {
+    ast.Constant: _Translator._constant,
+    ast.Name: _Translator._name,
+    ast.Subscript: _Translator._subscript,
+    ast.Attribute: _Translator._attribute,
+    ast.Tuple: _Translator._tuple,
+    ast.List: _Translator._list,
+    ast.BinOp: _Translator._bin_op,
+    ast.UnaryOp: _Translator._unary_op,
+    ast.Compare: _Translator._compare,
+    ast.IfExp: _Translator._if_exp,
+    ast.BoolOp: _Translator._bool_op,
+    ast.Call: _Translator._call,
+}

@@ -157,6 +157,18 @@ def _formula_imports(public: list[NativeFunction]) -> tuple[tuple[str, str, str]
     )
 
 
+def _backward_nodes(model: Model) -> tuple[BackwardIR, ...]:
+    """One Backward node per operator: in-place variants share their functional
+    operator's class."""
+    unique = {i.op: i for i in reversed(model.infos) if i.op is not None}
+    twins = read_twins()
+    return tuple(
+        _backward_ir(i, twins)
+        for i in model.infos
+        if i.op is not None and unique[i.op] is i
+    )
+
+
 def build(
     model: Model, kernel_helpers: frozenset[str], formula_helpers: frozenset[str]
 ) -> PackageIR:
@@ -168,14 +180,7 @@ def build(
         for f in model.native_functions
         if f.numpy is not None
     )
-    # In-place variants share their functional operator's class: one class per op.
-    unique = {i.op: i for i in reversed(model.infos) if i.op is not None}
-    twins = read_twins()
-    nodes = tuple(
-        _backward_ir(i, twins)
-        for i in model.infos
-        if i.op is not None and unique[i.op] is i
-    )
+    nodes = _backward_nodes(model)
     public = [f for f in model.native_functions if Variant.function in f.variants]
     functions, overloaded_functions = _group(
         [_binding(f, method=False) for f in public if f.namespace is None]

@@ -123,26 +123,9 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
         d.formula.is_not_implemented for d in info.derivatives
     ):
         return None
-    formulas = []
-    for formula in _formula_irs(info):
-        try:
-            expression = translate(formula.expression, saved, twins)
-        except Untranslatable:
-            return None
-        single = len(formula.indices) == 1
-        formulas.append(
-            FormulaIR(
-                indices=formula.indices,
-                var_names=formula.var_names,
-                expression=_guardable(
-                    f"as_tensor({expression}, grad_tensors)" if single else expression,
-                    single,
-                ),
-                wrap_any_grad_defined=formula.wrap_any_grad_defined,
-                uses_grad_input_mask=formula.uses_grad_input_mask,
-                wrap_results=not single,
-            )
-        )
+    formulas = _array_formulas(info, twins)
+    if formulas is None:
+        return None
     tensors = [a for a in saved if a.kind is not SavedKind.VALUE]
     unpacked = tuple(
         (f"saved_{python_identifier(a.local)}", _saved_getter_expression(a))
@@ -178,8 +161,36 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
         unpacked_tuple=_tuple_display([local for local, _ in unpacked]),
         tensor_arguments=tuple(tensor_arguments),
         array_arguments=tuple(array_arguments),
-        formulas=tuple(formulas),
+        formulas=formulas,
     )
+
+
+def _array_formulas(
+    info: DifferentiabilityInfo, twins: Twins
+) -> tuple[FormulaIR, ...] | None:
+    """Each formula translated to array twins, its results made Tensors; None when a
+    formula has no array form."""
+    formulas = []
+    for formula in _formula_irs(info):
+        try:
+            expression = translate(formula.expression, info.saved, twins)
+        except Untranslatable:
+            return None
+        single = len(formula.indices) == 1
+        formulas.append(
+            FormulaIR(
+                indices=formula.indices,
+                var_names=formula.var_names,
+                expression=_guardable(
+                    f"as_tensor({expression}, grad_tensors)" if single else expression,
+                    single,
+                ),
+                wrap_any_grad_defined=formula.wrap_any_grad_defined,
+                uses_grad_input_mask=formula.uses_grad_input_mask,
+                wrap_results=not single,
+            )
+        )
+    return tuple(formulas)
 
 
 def _tuple_display(names: list[str]) -> str:
