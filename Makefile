@@ -29,7 +29,7 @@ check-generated: install
 # How much of PyTorch's derivatives.yaml gradgen has, and how much of it the generator
 # reads pasted verbatim (PyTorch's file comes from torchgen; without torch, it says so).
 coverage: install
-	$(PY) -m codegen.coverage
+	$(PY) -m codegen.coverage --array-forms
 
 test: install
 	$(PY) -m pytest -q

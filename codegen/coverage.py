@@ -1,7 +1,7 @@
 """`make coverage`: how much of PyTorch's derivatives.yaml gradgen has, and reads as is.
 
     python -m codegen.coverage [--torch-derivatives FILE] [--derivatives FILE]
-                               [--native-functions FILE] [--missing N]
+                               [--native-functions FILE] [--missing N] [--array-forms]
 
 PyTorch's file is the one packaged with torchgen (found without importing torch), or
 the file given. Without either, the counts against PyTorch are skipped, saying so. The
@@ -24,6 +24,10 @@ counts, each of PyTorch's entries named by operator and overload (`add.Tensor`):
 
 First it reports how many operators declare a vmap batching rule (`batching:` in
 native_functions.yaml, by kind); the others run vmap's per-example loop.
+With --array-forms (`make coverage` passes it), of this repository's own entries: how
+many have an array form (array_formulas.py:
+every formula of the entry translates to array twins), with the twins whose absence
+blocks the most entries.
 """
 
 from __future__ import annotations
@@ -37,9 +41,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .array_formulas import Untranslatable, read_twins, translate
 from .derivative_entries import _differentiability_info
 from .errors import CodegenError, ErrorCollector
-from .load import _formula_names, load_native_functions
+from .load import _formula_names, load, load_native_functions
 from .model import NativeFunction, Variant
 from .schema import parse_schema
 from .yaml_loader import Entry, load_entries
@@ -229,6 +234,53 @@ def batching_report(native_functions: Path) -> str:
         "the per-example loop"
     ]
     lines += [f"  {n:>4}  {kind}" for kind, n in sorted(kinds.items())]
+
+
+# -- the array forms -------------------------------------------------------------------
+
+
+@dataclass
+class ArrayForms:
+    entries: int = 0  # differentiable entries of this repository
+    with_array_form: int = 0
+    missing: Counter[str] = field(default_factory=Counter)  # twin -> entries blocked
+
+
+def array_forms(native_functions: Path, derivatives: Path) -> ArrayForms:
+    """How many of this repository's entries have an array form (and what blocks the
+    others: a twin to write, a Tensor[] input, a formula not implemented)."""
+    model = load(native_functions, derivatives, None)
+    twins = read_twins()
+    result = ArrayForms()
+    for info in model.infos:
+        if info.op is None:
+            continue
+        result.entries += 1
+        blocked: set[str] = set()
+        for derivative in info.derivatives:
+            if derivative.formula.is_not_implemented:
+                blocked.add("(not implemented)")
+                continue
+            try:
+                translate(derivative.formula.expression, info.saved, twins)
+            except Untranslatable as error:
+                blocked.add(error.missing)
+        if any(a.kind.value == "tensor_list" for a in info.saved):
+            blocked.add("(a saved Tensor[])")
+        if blocked:
+            result.missing.update(blocked)
+        else:
+            result.with_array_form += 1
+    return result
+
+
+def render_array_forms(forms: ArrayForms, top: int = 25) -> str:
+    lines = [
+        f"derivatives.yaml entries with an array form: {forms.with_array_form} of "
+        f"{forms.entries}",
+        f"What blocks the others (entries blocked), top {top}:",
+    ]
+    lines += [f"  {n:>4}  {name}" for name, n in forms.missing.most_common(top)]
     return "\n".join(lines)
 
 
@@ -278,6 +330,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FILE",
     )
     parser.add_argument("--missing", type=int, default=25, metavar="N")
+    parser.add_argument(
+        "--array-forms",
+        action="store_true",
+        help="also count the entries that have an array form (loads both files)",
+    )
     arguments = parser.parse_args(argv)
     torch_path = arguments.torch_derivatives or packaged_derivatives()
     try:
@@ -285,6 +342,11 @@ def main(argv: list[str] | None = None) -> int:
             torch_path, arguments.derivatives, arguments.native_functions
         )
         batching = batching_report(arguments.native_functions)
+        forms = (
+            array_forms(arguments.native_functions, arguments.derivatives)
+            if arguments.array_forms
+            else None
+        )
     except CodegenError as error:
         print(f"coverage: {error}", file=sys.stderr)
         return 1
@@ -295,9 +357,12 @@ def main(argv: list[str] | None = None) -> int:
             f"FILE was given: PyTorch's counts are skipped; derivatives.yaml has "
             f"{coverage.ours} entries"
         )
-        return 0
-    print(f"PyTorch's derivatives.yaml: {torch_path}")
-    print(render(coverage, top=arguments.missing))
+    else:
+        print(f"PyTorch's derivatives.yaml: {torch_path}")
+        print(render(coverage, top=arguments.missing))
+    if forms is not None:
+        print()
+        print(render_array_forms(forms, top=arguments.missing))
     return 0
 
 

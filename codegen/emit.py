@@ -468,6 +468,7 @@ def render(
             namespaces=ir.namespaces,
             user_module=ir.user_module,
             kernel_sources=ir.kernel_sources,
+            array_forms=ir.array_forms,
         )
     for name, template, purpose in STUB_FILES if stubs is not None else ():
         assert stubs is not None

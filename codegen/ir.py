@@ -31,6 +31,7 @@ from .formulas import python_identifier
 from .kernels_module import MODULE_NAME
 from .model import NAMESPACES, DifferentiabilityInfo, Model, NativeFunction, Variant
 from .ir_autograd import _autograd_ir, _not_implemented_ir
+from .array_formulas import read_twins
 from .ir_backward import _backward_ir
 from .ir_bindings import _binding, _group
 from .ir_forward_ad import _forward_ad_ir
@@ -163,6 +164,18 @@ def _formula_imports(public: list[NativeFunction]) -> tuple[tuple[str, str, str]
     )
 
 
+def _backward_nodes(model: Model) -> tuple[BackwardIR, ...]:
+    """One Backward node per operator: in-place variants share their functional
+    operator's class."""
+    unique = {i.op: i for i in reversed(model.infos) if i.op is not None}
+    twins = read_twins()
+    return tuple(
+        _backward_ir(i, twins)
+        for i in model.infos
+        if i.op is not None and unique[i.op] is i
+    )
+
+
 def build(
     model: Model, kernel_helpers: frozenset[str], formula_helpers: frozenset[str]
 ) -> PackageIR:
@@ -174,11 +187,7 @@ def build(
         for f in model.native_functions
         if f.numpy is not None
     )
-    # In-place variants share their functional operator's class: one class per op.
-    unique = {i.op: i for i in reversed(model.infos) if i.op is not None}
-    nodes = tuple(
-        _backward_ir(i) for i in model.infos if i.op is not None and unique[i.op] is i
-    )
+    nodes = _backward_nodes(model)
     public = [f for f in model.native_functions if Variant.function in f.variants]
     functions, overloaded_functions = _group(
         [_binding(f, method=False) for f in public if f.namespace is None]
@@ -220,4 +229,5 @@ def build(
         formula_imports=_formula_imports(public),
         user_module=MODULE_NAME if model.kernels is not None else None,
         kernel_sources=kernel_sources(model),
+        array_forms=any(n.array_form is not None for n in nodes),
     )

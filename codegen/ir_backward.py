@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import ast
 
+from .array_formulas import Twins, Untranslatable, translate
 from .formulas import SavedAttribute, SavedKind, python_identifier
 from .model import DifferentiabilityInfo
-from .ir_views import BackwardIR, FormulaIR, _is_tensor_list
+from .ir_views import ArrayFormIR, BackwardIR, FormulaIR, _is_tensor_list
 
 
-def _backward_ir(info: DifferentiabilityInfo) -> BackwardIR:
+def _backward_ir(info: DifferentiabilityInfo, twins: Twins) -> BackwardIR:
     assert info.op is not None
     saved = info.saved
     list_inputs = [
@@ -55,6 +56,7 @@ def _backward_ir(info: DifferentiabilityInfo) -> BackwardIR:
             for n in info.args_with_derivatives
         ),
         formulas=_formula_irs(info),
+        array_form=None if list_inputs else _array_form_ir(info, twins),
     )
 
 
@@ -110,6 +112,91 @@ def _formula_irs(info: DifferentiabilityInfo) -> tuple[FormulaIR, ...]:
             )
         )
     return tuple(formulas)
+
+
+def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | None:
+    """The node's array form, or None when a formula of it has none (or the node
+    saves a Tensor[]): then apply always runs the tensor form."""
+    assert info.op is not None
+    saved = info.saved
+    if any(a.kind is SavedKind.TENSOR_LIST for a in saved) or any(
+        d.formula.is_not_implemented for d in info.derivatives
+    ):
+        return None
+    formulas = _array_formulas(info, twins)
+    if formulas is None:
+        return None
+    tensors = [a for a in saved if a.kind is not SavedKind.VALUE]
+    unpacked = tuple(
+        (f"saved_{python_identifier(a.local)}", _saved_getter_expression(a))
+        for a in tensors
+    )
+    tensor_arguments, array_arguments = [], []
+    for attribute in saved:
+        parameter = python_identifier(attribute.local)
+        if attribute.kind is SavedKind.VALUE:
+            tensor_arguments.append((parameter, f"self.{attribute.name}"))
+            array_arguments.append((parameter, f"self.{attribute.name}"))
+        else:
+            tensor_arguments.append((parameter, f"saved_{parameter}"))
+            array_arguments.append((parameter, f"array_of(saved_{parameter})"))
+    parameters = [
+        "grads: Sequence[np.ndarray | None]",
+        "grad_tensors: Sequence[Tensor | None]",
+        "needs_input_grad: tuple[bool, ...]",
+        *(
+            f"{python_identifier(a.local)}: "
+            + ("np.ndarray | None" if a.kind is not SavedKind.VALUE else a.python_type)
+            for a in saved
+        ),
+    ]
+    if any(d.formula.uses_retain_variables for d in info.derivatives):
+        for arguments in (tensor_arguments, array_arguments):
+            arguments.append(("retain_variables", "self.retain_variables"))
+        parameters.append("retain_variables: bool")
+    return ArrayFormIR(
+        function_name=f"{info.op[0].lower()}{_snake(info.op[1:])}_arrays",
+        parameters=", ".join(parameters),
+        unpacked=unpacked,
+        unpacked_tuple=_tuple_display([local for local, _ in unpacked]),
+        tensor_arguments=tuple(tensor_arguments),
+        array_arguments=tuple(array_arguments),
+        formulas=formulas,
+    )
+
+
+def _array_formulas(
+    info: DifferentiabilityInfo, twins: Twins
+) -> tuple[FormulaIR, ...] | None:
+    """Each formula translated to array twins, its results made Tensors; None when a
+    formula has no array form."""
+    formulas = []
+    for formula in _formula_irs(info):
+        try:
+            expression = translate(formula.expression, info.saved, twins)
+        except Untranslatable:
+            return None
+        single = len(formula.indices) == 1
+        formulas.append(
+            FormulaIR(
+                indices=formula.indices,
+                var_names=formula.var_names,
+                expression=_guardable(
+                    f"as_tensor({expression}, grad_tensors)" if single else expression,
+                    single,
+                ),
+                wrap_any_grad_defined=formula.wrap_any_grad_defined,
+                uses_grad_input_mask=formula.uses_grad_input_mask,
+                wrap_results=not single,
+            )
+        )
+    return tuple(formulas)
+
+
+def _tuple_display(names: list[str]) -> str:
+    if len(names) == 1:
+        return f"({names[0]},)"
+    return f"({', '.join(names)})"
 
 
 def _snake(camel: str) -> str:

@@ -155,6 +155,22 @@ class FormulaIR:
     # A one-input formula that reads grad_input_mask gets it defined, (needs_input_grad[i],)
     # (a formula of several inputs always has it).
     uses_grad_input_mask: bool = False
+    # The array form's: each result of a multi-input formula becomes a Tensor.
+    wrap_results: bool = False
+
+
+@dataclass(frozen=True)
+class ArrayFormIR:
+    """A node's array form (array_formulas.py): its function, and how apply calls
+    either form after unpacking the saved tensors once."""
+
+    function_name: str  # e.g. "mul_backward0_arrays"
+    parameters: str
+    unpacked: tuple[tuple[str, str], ...]  # (apply's local, unpack expression)
+    unpacked_tuple: str  # the locals as a tuple display, "(saved_self,)"
+    tensor_arguments: tuple[tuple[str, str], ...]  # (parameter, expression)
+    array_arguments: tuple[tuple[str, str], ...]
+    formulas: tuple[FormulaIR, ...]
 
 
 @dataclass(frozen=True)
@@ -175,6 +191,7 @@ class BackwardIR:
     uses_retain_variables: bool  # a formula reads `retain_variables`
     input_sizes: tuple[str, ...]  # edges per input: "1", or "self.tensors_size_"
     formulas: tuple[FormulaIR, ...] = field(default_factory=tuple)
+    array_form: ArrayFormIR | None = None
 
     @property
     def has_list_inputs(self) -> bool:
@@ -211,6 +228,8 @@ class PackageIR:
     user_module: str | None = None
     # The kernels as data for gradgen.compile (kernel_sources.py).
     kernel_sources: tuple[KernelSourceIR, ...] = ()
+    # Whether any node has an array form (functions.py then imports the twins).
+    array_forms: bool = False
 
     @property
     def jvps(self) -> tuple[ForwardIR, ...]:

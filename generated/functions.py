@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from gradgen.dtypes import dtype
 from gradgen.graph import (
     Node,
@@ -200,6 +202,8 @@ from gradgen.helpers import (
     zeros,
     zeros_like,
 )
+from gradgen.helpers import arrays
+from gradgen.helpers.arrays import array_form_allowed, array_of, arrays_of, as_tensor
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import TypeAndSize, not_implemented
 
@@ -951,6 +955,14 @@ class PermuteBackward0(Node):
     __slots__ = ("dims",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return permute_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dims=self.dims,
+            )
         return permute_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -976,6 +988,26 @@ def permute_backward0_apply(
     return grad_inputs
 
 
+def permute_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dims: Sequence[int],
+) -> list[Any]:
+    """The formulas of PermuteBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.permute_backwards(grad, dims), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ExpandBackward0(Node):
     """Backward of ``expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)``.
 
@@ -985,6 +1017,14 @@ class ExpandBackward0(Node):
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return expand_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return expand_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1010,6 +1050,26 @@ def expand_backward0_apply(
     return grad_inputs
 
 
+def expand_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of ExpandBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.sum_to(grad, self_sym_sizes), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SumToSizeBackward0(Node):
     """Backward of ``sum_to_size(Tensor self, SymInt[] size) -> Tensor``.
 
@@ -1019,6 +1079,14 @@ class SumToSizeBackward0(Node):
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return sum_to_size_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return sum_to_size_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1044,6 +1112,26 @@ def sum_to_size_backward0_apply(
     return grad_inputs
 
 
+def sum_to_size_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SumToSizeBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.expand(grad, self_sym_sizes), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ViewBackward0(Node):
     """Backward of ``view(Tensor(a) self, SymInt[] size) -> Tensor(a)``.
 
@@ -1053,6 +1141,14 @@ class ViewBackward0(Node):
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return view_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return view_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1078,6 +1174,26 @@ def view_backward0_apply(
     return grad_inputs
 
 
+def view_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of ViewBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.reshape(grad, self_sym_sizes), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SqueezeBackward0(Node):
     """Backward of ``squeeze(Tensor(a) self) -> Tensor(a)``.
 
@@ -1087,6 +1203,14 @@ class SqueezeBackward0(Node):
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return squeeze_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return squeeze_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1114,6 +1238,26 @@ def squeeze_backward0_apply(
     return grad_inputs
 
 
+def squeeze_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SqueezeBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.unsqueeze_to(grad, self_sym_sizes), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SqueezeBackward1(Node):
     """Backward of ``squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)``.
 
@@ -1126,6 +1270,15 @@ class SqueezeBackward1(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return squeeze_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return squeeze_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1159,6 +1312,27 @@ def squeeze_backward1_apply(
     return grad_inputs
 
 
+def squeeze_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SqueezeBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.unsqueeze_to(grad, dim, self_sym_sizes), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class UnsqueezeBackward0(Node):
     """Backward of ``unsqueeze(Tensor(a) self, int dim) -> Tensor(a)``.
 
@@ -1168,6 +1342,14 @@ class UnsqueezeBackward0(Node):
     __slots__ = ("dim",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return unsqueeze_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+            )
         return unsqueeze_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1191,6 +1373,26 @@ def unsqueeze_backward0_apply(
     return grad_inputs
 
 
+def unsqueeze_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+) -> list[Any]:
+    """The formulas of UnsqueezeBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.squeeze(grad, dim), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class TransposeBackward0(Node):
     """Backward of ``transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``.
 
@@ -1203,6 +1405,15 @@ class TransposeBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return transpose_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim0=self.dim0,
+                dim1=self.dim1,
+            )
         return transpose_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1234,6 +1445,27 @@ def transpose_backward0_apply(
     return grad_inputs
 
 
+def transpose_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim0: int,
+    dim1: int,
+) -> list[Any]:
+    """The formulas of TransposeBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.transpose(grad, dim0, dim1), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class TBackward0(Node):
     """Backward of ``t(Tensor(a) self) -> Tensor(a)``.
 
@@ -1243,6 +1475,13 @@ class TBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return t_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return t_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1258,6 +1497,23 @@ def t_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.t() if any_grad_defined else None
+    return grad_inputs
+
+
+def t_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of TBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.t(grad), grad_tensors) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -1934,6 +2190,14 @@ class UnsafeViewBackward0(Node):
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return unsafe_view_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return unsafe_view_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1956,6 +2220,26 @@ def unsafe_view_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.reshape(self_sym_sizes) if any_grad_defined else None
+    return grad_inputs
+
+
+def unsafe_view_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UnsafeViewBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.reshape(grad, self_sym_sizes), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -2226,6 +2510,13 @@ class AliasBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return alias_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return alias_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2241,6 +2532,21 @@ def alias_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+def alias_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of AliasBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+
     return grad_inputs
 
 
@@ -2703,6 +3009,13 @@ class LiftBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return lift_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return lift_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2721,6 +3034,21 @@ def lift_backward0_apply(
     return grad_inputs
 
 
+def lift_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of LiftBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class LiftFreshBackward0(Node):
     """Backward of ``lift_fresh(Tensor(a) self) -> Tensor(a)``.
 
@@ -2730,6 +3058,13 @@ class LiftFreshBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return lift_fresh_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return lift_fresh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2745,6 +3080,21 @@ def lift_fresh_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+def lift_fresh_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of LiftFreshBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+
     return grad_inputs
 
 
@@ -2938,6 +3288,16 @@ class AddBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return add_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                alpha=self.alpha,
+                other_scalar_type=self.other_scalar_type,
+                self_scalar_type=self.self_scalar_type,
+            )
         return add_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2975,6 +3335,40 @@ def add_backward0_apply(
     return grad_inputs
 
 
+def add_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    other_scalar_type: dtype,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of AddBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.handle_r_to_c(
+                    other_scalar_type,
+                    arrays.maybe_multiply(grad, arrays.scalar_conj(alpha)),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SubBackward0(Node):
     """Backward of ``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``.
 
@@ -2989,6 +3383,16 @@ class SubBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return sub_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                alpha=self.alpha,
+                other_scalar_type=self.other_scalar_type,
+                self_scalar_type=self.self_scalar_type,
+            )
         return sub_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -3026,6 +3430,40 @@ def sub_backward0_apply(
     return grad_inputs
 
 
+def sub_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    other_scalar_type: dtype,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of SubBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.handle_r_to_c(
+                    other_scalar_type,
+                    arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class MulBackward0(Node):
     """Backward of ``mul.Tensor(Tensor self, Tensor other) -> Tensor``.
 
@@ -3046,12 +3484,25 @@ class MulBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return mul_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                other_scalar_type=self.other_scalar_type,
+                self=array_of(saved_self),
+                self_scalar_type=self.self_scalar_type,
+            )
         return mul_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
+            other=saved_other,
             other_scalar_type=self.other_scalar_type,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             self_scalar_type=self.self_scalar_type,
         )
 
@@ -3097,6 +3548,39 @@ def mul_backward0_apply(
     return grad_inputs
 
 
+def mul_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    other_scalar_type: dtype,
+    self: np.ndarray | None,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of MulBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.mul_tensor_backward(grad, self, other_scalar_type), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul_tensor_backward(grad, other, self_scalar_type), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class PowBackward0(Node):
     """Backward of ``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``.
 
@@ -3113,11 +3597,21 @@ class PowBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return pow_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                exponent=self.exponent,
+                self=array_of(saved_self),
+            )
         return pow_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             exponent=self.exponent,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -3150,6 +3644,27 @@ def pow_backward0_apply(
     return grad_inputs
 
 
+def pow_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    exponent: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of PowBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.pow_backward(grad, self, exponent), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class NegBackward0(Node):
     """Backward of ``neg(Tensor self) -> Tensor``.
 
@@ -3159,6 +3674,13 @@ class NegBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return neg_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return neg_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -3177,6 +3699,23 @@ def neg_backward0_apply(
     return grad_inputs
 
 
+def neg_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of NegBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.neg(grad), grad_tensors) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class ConjBackward0(Node):
     """Backward of ``_conj(Tensor(a) self) -> Tensor(a)``.
 
@@ -3186,6 +3725,13 @@ class ConjBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return conj_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return conj_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -3204,6 +3750,23 @@ def conj_backward0_apply(
     return grad_inputs
 
 
+def conj_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of ConjBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.conj(grad), grad_tensors) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class RealBackward0(Node):
     """Backward of ``real(Tensor(a) self) -> Tensor(a)``.
 
@@ -3213,6 +3776,13 @@ class RealBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return real_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return real_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -3231,6 +3801,23 @@ def real_backward0_apply(
     return grad_inputs
 
 
+def real_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of RealBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.real(grad), grad_tensors) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class CloneBackward0(Node):
     """Backward of ``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``.
 
@@ -3240,6 +3827,13 @@ class CloneBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return clone_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return clone_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -3255,6 +3849,21 @@ def clone_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+def clone_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of CloneBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+
     return grad_inputs
 
 
@@ -3303,10 +3912,19 @@ class ExpBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return exp_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return exp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -3332,6 +3950,26 @@ def exp_backward0_apply(
     return grad_inputs
 
 
+def exp_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ExpBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, arrays.conj(result)), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class Exp2Backward0(Node):
     """Backward of ``exp2(Tensor self) -> Tensor``.
 
@@ -3345,10 +3983,19 @@ class Exp2Backward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return exp2_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return exp2_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -3376,6 +4023,29 @@ def exp2_backward0_apply(
     return grad_inputs
 
 
+def exp2_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of Exp2Backward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class LogBackward0(Node):
     """Backward of ``log(Tensor self) -> Tensor``.
 
@@ -3389,10 +4059,19 @@ class LogBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return log_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return log_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -3418,6 +4097,26 @@ def log_backward0_apply(
     return grad_inputs
 
 
+def log_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LogBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.div(grad, arrays.conj(self)), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class Log2Backward0(Node):
     """Backward of ``log2(Tensor self) -> Tensor``.
 
@@ -3431,10 +4130,19 @@ class Log2Backward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return log2_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return log2_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -3462,6 +4170,29 @@ def log2_backward0_apply(
     return grad_inputs
 
 
+def log2_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of Log2Backward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.div(grad, arrays.mul(arrays.conj(self), 0.6931471805599453)),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class Log10Backward0(Node):
     """Backward of ``log10(Tensor self) -> Tensor``.
 
@@ -3475,10 +4206,19 @@ class Log10Backward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return log10_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return log10_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -3506,6 +4246,29 @@ def log10_backward0_apply(
     return grad_inputs
 
 
+def log10_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of Log10Backward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.div(grad, arrays.mul(arrays.conj(self), 2.3025850929940455)),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class Log1PBackward0(Node):
     """Backward of ``log1p(Tensor self) -> Tensor``.
 
@@ -3519,10 +4282,19 @@ class Log1PBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return log1_p_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return log1_p_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -3548,6 +4320,26 @@ def log1_p_backward0_apply(
     return grad_inputs
 
 
+def log1_p_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of Log1PBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.log1p_backward(grad, self), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class Expm1Backward0(Node):
     """Backward of ``expm1(Tensor self) -> Tensor``.
 
@@ -3561,10 +4353,19 @@ class Expm1Backward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return expm1_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return expm1_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -3590,6 +4391,28 @@ def expm1_backward0_apply(
     return grad_inputs
 
 
+def expm1_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of Expm1Backward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(grad, arrays.add(arrays.conj(result), 1)), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SqrtBackward0(Node):
     """Backward of ``sqrt(Tensor self) -> Tensor``.
 
@@ -3603,10 +4426,19 @@ class SqrtBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return sqrt_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return sqrt_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -3632,6 +4464,28 @@ def sqrt_backward0_apply(
     return grad_inputs
 
 
+def sqrt_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SqrtBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.div(grad, arrays.mul(2, arrays.conj(result))), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class RsqrtBackward0(Node):
     """Backward of ``rsqrt(Tensor self) -> Tensor``.
 
@@ -3645,10 +4499,19 @@ class RsqrtBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return rsqrt_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return rsqrt_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -3676,6 +4539,29 @@ def rsqrt_backward0_apply(
     return grad_inputs
 
 
+def rsqrt_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of RsqrtBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(arrays.mul(-0.5, grad), arrays.conj(arrays.pow(result, 3))),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ReciprocalBackward0(Node):
     """Backward of ``reciprocal(Tensor self) -> Tensor``.
 
@@ -3689,10 +4575,19 @@ class ReciprocalBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return reciprocal_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return reciprocal_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -3718,6 +4613,29 @@ def reciprocal_backward0_apply(
     return grad_inputs
 
 
+def reciprocal_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ReciprocalBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(arrays.neg(grad), arrays.conj(arrays.mul(result, result))),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class AbsBackward0(Node):
     """Backward of ``abs(Tensor self) -> Tensor``.
 
@@ -3731,10 +4649,19 @@ class AbsBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return abs_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return abs_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -3757,6 +4684,26 @@ def abs_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad * self.sgn() if any_grad_defined else None
+    return grad_inputs
+
+
+def abs_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AbsBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, arrays.sgn(self)), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -3823,6 +4770,13 @@ class SignBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return sign_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return sign_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -3841,6 +4795,25 @@ def sign_backward0_apply(
     return grad_inputs
 
 
+def sign_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of SignBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SinBackward0(Node):
     """Backward of ``sin(Tensor self) -> Tensor``.
 
@@ -3854,10 +4827,19 @@ class SinBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return sin_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return sin_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -3883,6 +4865,26 @@ def sin_backward0_apply(
     return grad_inputs
 
 
+def sin_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SinBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, arrays.conj(arrays.cos(self))), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class CosBackward0(Node):
     """Backward of ``cos(Tensor self) -> Tensor``.
 
@@ -3896,10 +4898,19 @@ class CosBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return cos_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return cos_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -3925,6 +4936,29 @@ def cos_backward0_apply(
     return grad_inputs
 
 
+def cos_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of CosBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(grad, arrays.neg(arrays.conj(arrays.sin(self)))),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class TanBackward0(Node):
     """Backward of ``tan(Tensor self) -> Tensor``.
 
@@ -3938,10 +4972,19 @@ class TanBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return tan_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return tan_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -3967,6 +5010,29 @@ def tan_backward0_apply(
     return grad_inputs
 
 
+def tan_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of TanBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(grad, arrays.conj(arrays.add(1, arrays.pow(result, 2)))),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class AsinBackward0(Node):
     """Backward of ``asin(Tensor self) -> Tensor``.
 
@@ -3980,10 +5046,19 @@ class AsinBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return asin_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return asin_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -4011,6 +5086,34 @@ def asin_backward0_apply(
     return grad_inputs
 
 
+def asin_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AsinBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(
+                    grad,
+                    arrays.conj(
+                        arrays.rsqrt(arrays.add(arrays.mul(arrays.neg(self), self), 1))
+                    ),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class AcosBackward0(Node):
     """Backward of ``acos(Tensor self) -> Tensor``.
 
@@ -4024,10 +5127,19 @@ class AcosBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return acos_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return acos_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -4055,6 +5167,38 @@ def acos_backward0_apply(
     return grad_inputs
 
 
+def acos_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AcosBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(
+                    grad,
+                    arrays.neg(
+                        arrays.conj(
+                            arrays.rsqrt(
+                                arrays.add(arrays.mul(arrays.neg(self), self), 1)
+                            )
+                        )
+                    ),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class AtanBackward0(Node):
     """Backward of ``atan(Tensor self) -> Tensor``.
 
@@ -4068,10 +5212,19 @@ class AtanBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return atan_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return atan_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -4097,6 +5250,29 @@ def atan_backward0_apply(
     return grad_inputs
 
 
+def atan_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AtanBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.div(grad, arrays.conj(arrays.add(arrays.mul(self, self), 1))),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SinhBackward0(Node):
     """Backward of ``sinh(Tensor self) -> Tensor``.
 
@@ -4110,10 +5286,19 @@ class SinhBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return sinh_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return sinh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -4139,6 +5324,26 @@ def sinh_backward0_apply(
     return grad_inputs
 
 
+def sinh_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SinhBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, arrays.conj(arrays.cosh(self))), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class CoshBackward0(Node):
     """Backward of ``cosh(Tensor self) -> Tensor``.
 
@@ -4152,10 +5357,19 @@ class CoshBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return cosh_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return cosh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -4181,6 +5395,26 @@ def cosh_backward0_apply(
     return grad_inputs
 
 
+def cosh_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of CoshBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, arrays.conj(arrays.sinh(self))), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class TanhBackward0(Node):
     """Backward of ``tanh(Tensor self) -> Tensor``.
 
@@ -4194,10 +5428,19 @@ class TanhBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return tanh_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return tanh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -4223,6 +5466,26 @@ def tanh_backward0_apply(
     return grad_inputs
 
 
+def tanh_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of TanhBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.tanh_backward(grad, result), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SigmoidBackward0(Node):
     """Backward of ``sigmoid(Tensor self) -> Tensor``.
 
@@ -4236,10 +5499,19 @@ class SigmoidBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return sigmoid_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return sigmoid_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -4265,6 +5537,26 @@ def sigmoid_backward0_apply(
     return grad_inputs
 
 
+def sigmoid_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SigmoidBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.sigmoid_backward(grad, result), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ErfBackward0(Node):
     """Backward of ``erf(Tensor self) -> Tensor``.
 
@@ -4278,10 +5570,19 @@ class ErfBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return erf_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return erf_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -4311,6 +5612,35 @@ def erf_backward0_apply(
     return grad_inputs
 
 
+def erf_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ErfBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(
+                    arrays.mul(
+                        2.0 / 1.7724538509055159,
+                        arrays.exp(arrays.neg(arrays.pow(self, 2))),
+                    ),
+                    grad,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class FloorBackward0(Node):
     """Backward of ``floor(Tensor self) -> Tensor``.
 
@@ -4320,6 +5650,13 @@ class FloorBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return floor_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return floor_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -4338,6 +5675,25 @@ def floor_backward0_apply(
     return grad_inputs
 
 
+def floor_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of FloorBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class CeilBackward0(Node):
     """Backward of ``ceil(Tensor self) -> Tensor``.
 
@@ -4347,6 +5703,13 @@ class CeilBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return ceil_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return ceil_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -4365,6 +5728,25 @@ def ceil_backward0_apply(
     return grad_inputs
 
 
+def ceil_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of CeilBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class RoundBackward0(Node):
     """Backward of ``round(Tensor self) -> Tensor``.
 
@@ -4374,6 +5756,13 @@ class RoundBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return round_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return round_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -4392,6 +5781,25 @@ def round_backward0_apply(
     return grad_inputs
 
 
+def round_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of RoundBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class RoundBackward1(Node):
     """Backward of ``round.decimals(Tensor self, *, int decimals) -> Tensor``.
 
@@ -4401,6 +5809,13 @@ class RoundBackward1(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return round_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return round_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -4419,6 +5834,25 @@ def round_backward1_apply(
     return grad_inputs
 
 
+def round_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of RoundBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class TruncBackward0(Node):
     """Backward of ``trunc(Tensor self) -> Tensor``.
 
@@ -4428,6 +5862,13 @@ class TruncBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return trunc_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return trunc_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -4443,6 +5884,25 @@ def trunc_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+def trunc_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of TruncBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -4506,11 +5966,22 @@ class SigmoidBackwardBackward0(Node):
         self.output_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_grad_output = unpack_saved(self.grad_output_, self)
+        saved_output = unpack_saved(self.output_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_grad_output, saved_output)):
+            return sigmoid_backward_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                grad_output=array_of(saved_grad_output),
+                output=array_of(saved_output),
+            )
         return sigmoid_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            grad_output=unpack_saved(self.grad_output_, self),
-            output=unpack_saved(self.output_, self),
+            grad_output=saved_grad_output,
+            output=saved_output,
         )
 
     def release_variables(self) -> None:
@@ -4551,6 +6022,39 @@ def sigmoid_backward_backward0_apply(
     return grad_inputs
 
 
+def sigmoid_backward_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: np.ndarray | None,
+    output: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SigmoidBackwardBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            as_tensor(arrays.sigmoid_backward(grad, arrays.conj(output)), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # output
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.mul(
+                    arrays.mul(arrays.conj(grad), grad_output),
+                    arrays.add(arrays.mul(-2, arrays.conj(output)), 1),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class TanhBackwardBackward0(Node):
     """Backward of ``tanh_backward(Tensor grad_output, Tensor output) -> Tensor``.
 
@@ -4569,11 +6073,22 @@ class TanhBackwardBackward0(Node):
         self.output_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_grad_output = unpack_saved(self.grad_output_, self)
+        saved_output = unpack_saved(self.output_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_grad_output, saved_output)):
+            return tanh_backward_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                grad_output=array_of(saved_grad_output),
+                output=array_of(saved_output),
+            )
         return tanh_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            grad_output=unpack_saved(self.grad_output_, self),
-            output=unpack_saved(self.output_, self),
+            grad_output=saved_grad_output,
+            output=saved_output,
         )
 
     def release_variables(self) -> None:
@@ -4611,6 +6126,39 @@ def tanh_backward_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def tanh_backward_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: np.ndarray | None,
+    output: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of TanhBackwardBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            as_tensor(arrays.tanh_backward(grad, arrays.conj(output)), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # output
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.mul(
+                    arrays.conj(grad),
+                    arrays.mul(arrays.mul(-2, arrays.conj(output)), grad_output),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -4761,6 +6309,14 @@ class AddBackward1(Node):
     __slots__ = ("self_scalar_type",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return add_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self_scalar_type=self.self_scalar_type,
+            )
         return add_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -4784,6 +6340,26 @@ def add_backward1_apply(
     return grad_inputs
 
 
+def add_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of AddBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SubBackward1(Node):
     """Backward of ``sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``.
 
@@ -4793,6 +6369,14 @@ class SubBackward1(Node):
     __slots__ = ("self_scalar_type",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return sub_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self_scalar_type=self.self_scalar_type,
+            )
         return sub_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -4816,6 +6400,26 @@ def sub_backward1_apply(
     return grad_inputs
 
 
+def sub_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of SubBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class MulBackward1(Node):
     """Backward of ``mul.Scalar(Tensor self, Scalar other) -> Tensor``.
 
@@ -4828,6 +6432,15 @@ class MulBackward1(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return mul_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=self.other,
+                self_scalar_type=self.self_scalar_type,
+            )
         return mul_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -4859,6 +6472,32 @@ def mul_backward1_apply(
     return grad_inputs
 
 
+def mul_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Number,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of MulBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.handle_r_to_c(
+                    self_scalar_type, arrays.mul(grad, arrays.scalar_conj(other))
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class DivBackward0(Node):
     """Backward of ``div.Tensor(Tensor self, Tensor other) -> Tensor``.
 
@@ -4878,11 +6517,23 @@ class DivBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return div_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+                self_scalar_type=self.self_scalar_type,
+            )
         return div_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
             self_scalar_type=self.self_scalar_type,
         )
 
@@ -4925,6 +6576,37 @@ def div_backward0_apply(
     return grad_inputs
 
 
+def div_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of DivBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(arrays.div_tensor_other_backward(grad, self, other), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.div_tensor_self_backward(grad, other, self_scalar_type),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class DivBackward1(Node):
     """Backward of ``div.Scalar(Tensor self, Scalar other) -> Tensor``.
 
@@ -4937,6 +6619,15 @@ class DivBackward1(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return div_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=self.other,
+                self_scalar_type=self.self_scalar_type,
+            )
         return div_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -4968,6 +6659,30 @@ def div_backward1_apply(
     return grad_inputs
 
 
+def div_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Number,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of DivBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.div_tensor_self_backward(grad, other, self_scalar_type),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class DivBackward2(Node):
     """Backward of ``div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor``.
 
@@ -4988,12 +6703,25 @@ class DivBackward2(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return div_backward2_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                rounding_mode=self.rounding_mode,
+                self=array_of(saved_self),
+                self_scalar_type=self.self_scalar_type,
+            )
         return div_backward2_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
+            other=saved_other,
             rounding_mode=self.rounding_mode,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             self_scalar_type=self.self_scalar_type,
         )
 
@@ -5043,6 +6771,43 @@ def div_backward2_apply(
     return grad_inputs
 
 
+def div_backward2_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    rounding_mode: str | None,
+    self: np.ndarray | None,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of DivBackward2 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.div_tensor_other_backward(grad, self, other, rounding_mode),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.div_tensor_self_backward(
+                    grad, other, self_scalar_type, rounding_mode
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class RsubBackward0(Node):
     """Backward of ``rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``.
 
@@ -5057,6 +6822,16 @@ class RsubBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return rsub_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                alpha=self.alpha,
+                other_scalar_type=self.other_scalar_type,
+                self_scalar_type=self.self_scalar_type,
+            )
         return rsub_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -5094,6 +6869,40 @@ def rsub_backward0_apply(
     return grad_inputs
 
 
+def rsub_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    other_scalar_type: dtype,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of RsubBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(arrays.handle_r_to_c(other_scalar_type, grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.handle_r_to_c(
+                    self_scalar_type,
+                    arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class RsubBackward1(Node):
     """Backward of ``rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``.
 
@@ -5106,6 +6915,15 @@ class RsubBackward1(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return rsub_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                alpha=self.alpha,
+                self_scalar_type=self.self_scalar_type,
+            )
         return rsub_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -5137,6 +6955,33 @@ def rsub_backward1_apply(
     return grad_inputs
 
 
+def rsub_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of RsubBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.handle_r_to_c(
+                    self_scalar_type,
+                    arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class MaximumBackward0(Node):
     """Backward of ``maximum(Tensor self, Tensor other) -> Tensor``.
 
@@ -5155,11 +7000,22 @@ class MaximumBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return maximum_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+            )
         return maximum_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -5202,6 +7058,47 @@ def maximum_backward0_apply(
     return grad_inputs
 
 
+def maximum_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MaximumBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.masked_fill_(
+                    arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
+                    arrays.gt(self, other),
+                    0,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.masked_fill_(
+                    arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
+                    arrays.lt(self, other),
+                    0,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class MinimumBackward0(Node):
     """Backward of ``minimum(Tensor self, Tensor other) -> Tensor``.
 
@@ -5220,11 +7117,22 @@ class MinimumBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return minimum_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+            )
         return minimum_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -5267,6 +7175,47 @@ def minimum_backward0_apply(
     return grad_inputs
 
 
+def minimum_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MinimumBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.masked_fill_(
+                    arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
+                    arrays.lt(self, other),
+                    0,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.masked_fill_(
+                    arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
+                    arrays.gt(self, other),
+                    0,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class FmaxBackward0(Node):
     """Backward of ``fmax(Tensor self, Tensor other) -> Tensor``.
 
@@ -5285,11 +7234,22 @@ class FmaxBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return fmax_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+            )
         return fmax_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -5332,6 +7292,49 @@ def fmax_backward0_apply(
     return grad_inputs
 
 
+def fmax_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of FmaxBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.where(
+                    arrays.logical_or(arrays.ge(self, other), arrays.isnan(other)),
+                    0,
+                    grad,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.where(
+                    arrays.logical_not(
+                        arrays.logical_or(arrays.ge(self, other), arrays.isnan(other))
+                    ),
+                    0,
+                    grad,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class FminBackward0(Node):
     """Backward of ``fmin(Tensor self, Tensor other) -> Tensor``.
 
@@ -5350,11 +7353,22 @@ class FminBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return fmin_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+            )
         return fmin_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -5394,6 +7408,49 @@ def fmin_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def fmin_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of FminBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.where(
+                    arrays.logical_or(arrays.le(self, other), arrays.isnan(other)),
+                    0,
+                    grad,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.where(
+                    arrays.logical_not(
+                        arrays.logical_or(arrays.le(self, other), arrays.isnan(other))
+                    ),
+                    0,
+                    grad,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -5571,12 +7628,25 @@ class HypotBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self, saved_result)):
+            return hypot_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+                result=array_of(saved_result),
+            )
         return hypot_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
-            result=unpack_saved(self.result_, self),
+            other=saved_other,
+            self=saved_self,
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -5618,6 +7688,34 @@ def hypot_backward0_apply(
     return grad_inputs
 
 
+def hypot_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of HypotBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(arrays.div(arrays.mul(grad, other), result), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.div(arrays.mul(grad, self), result), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class WhereBackward0(Node):
     """Backward of ``where.self(Tensor condition, Tensor self, Tensor other) -> Tensor``.
 
@@ -5632,10 +7730,19 @@ class WhereBackward0(Node):
         self.condition_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_condition = unpack_saved(self.condition_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_condition,)):
+            return where_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                condition=array_of(saved_condition),
+            )
         return where_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            condition=unpack_saved(self.condition_, self),
+            condition=saved_condition,
         )
 
     def release_variables(self) -> None:
@@ -5660,6 +7767,32 @@ def where_backward0_apply(
         grad_inputs[1] = where(condition, 0, grad) if any_grad_defined else None
     if needs_input_grad[0]:  # self
         grad_inputs[0] = where(condition, grad, 0) if any_grad_defined else None
+    return grad_inputs
+
+
+def where_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    condition: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of WhereBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(arrays.where(condition, 0, grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.where(condition, grad, 0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -5919,6 +8052,13 @@ class FmodBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return fmod_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return fmod_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -5934,6 +8074,21 @@ def fmod_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+def fmod_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of FmodBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+
     return grad_inputs
 
 
@@ -5955,11 +8110,22 @@ class FmodBackward1(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return fmod_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+            )
         return fmod_backward1_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -5996,6 +8162,34 @@ def fmod_backward1_apply(
     return grad_inputs
 
 
+def fmod_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of FmodBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.mul(
+                    arrays.neg(grad), arrays.div(self, other, rounding_mode="trunc")
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class RemainderBackward0(Node):
     """Backward of ``remainder.Scalar(Tensor self, Scalar other) -> Tensor``.
 
@@ -6005,6 +8199,13 @@ class RemainderBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return remainder_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return remainder_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -6020,6 +8221,21 @@ def remainder_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+def remainder_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of RemainderBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+
     return grad_inputs
 
 
@@ -6041,11 +8257,22 @@ class RemainderBackward1(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return remainder_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+            )
         return remainder_backward1_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -6079,6 +8306,34 @@ def remainder_backward1_apply(
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+def remainder_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of RemainderBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.mul(
+                    arrays.neg(grad), arrays.div(self, other, rounding_mode="floor")
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+
     return grad_inputs
 
 
@@ -6126,6 +8381,13 @@ class ZeroBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return zero_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return zero_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -6144,6 +8406,25 @@ def zero_backward0_apply(
     return grad_inputs
 
 
+def zero_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of ZeroBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class FillBackward0(Node):
     """Backward of ``fill.Scalar(Tensor self, Scalar value) -> Tensor``.
 
@@ -6153,6 +8434,13 @@ class FillBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return fill_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return fill_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -6171,6 +8459,25 @@ def fill_backward0_apply(
     return grad_inputs
 
 
+def fill_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of FillBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class FillBackward1(Node):
     """Backward of ``fill.Tensor(Tensor self, Tensor value) -> Tensor``.
 
@@ -6181,6 +8488,13 @@ class FillBackward1(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return fill_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return fill_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -6201,6 +8515,29 @@ def fill_backward1_apply(
     return grad_inputs
 
 
+def fill_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of FillBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # value
+        grad_inputs[1] = (
+            as_tensor(arrays.sum(grad), grad_tensors) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class FillBackward2(Node):
     """Backward of ``fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)``.
 
@@ -6210,6 +8547,13 @@ class FillBackward2(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return fill_backward2_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return fill_backward2_apply(
             grads,
             self.task_needs_input_grad(),
@@ -6228,6 +8572,25 @@ def fill_backward2_apply(
     return grad_inputs
 
 
+def fill_backward2_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of FillBackward2 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class FillBackward3(Node):
     """Backward of ``fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)``.
 
@@ -6238,6 +8601,13 @@ class FillBackward3(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return fill_backward3_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return fill_backward3_apply(
             grads,
             self.task_needs_input_grad(),
@@ -6258,6 +8628,29 @@ def fill_backward3_apply(
     return grad_inputs
 
 
+def fill_backward3_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of FillBackward3 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # value
+        grad_inputs[1] = (
+            as_tensor(arrays.sum(grad), grad_tensors) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class LerpBackward0(Node):
     """Backward of ``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor``.
 
@@ -6268,6 +8661,14 @@ class LerpBackward0(Node):
     __slots__ = ("weight",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return lerp_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                weight=self.weight,
+            )
         return lerp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -6293,6 +8694,32 @@ def lerp_backward0_apply(
     return grad_inputs
 
 
+def lerp_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    weight: Number,
+) -> list[Any]:
+    """The formulas of LerpBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # end
+        grad_inputs[1] = (
+            as_tensor(arrays.mul(grad, arrays.scalar_conj(weight)), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, 1 - arrays.scalar_conj(weight)), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class LerpBackward1(Node):
     """Backward of ``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor``.
 
@@ -6314,12 +8741,25 @@ class LerpBackward1(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_end = unpack_saved(self.end_, self)
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_end, saved_self, saved_weight)):
+            return lerp_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                end=array_of(saved_end),
+                self=array_of(saved_self),
+                weight=array_of(saved_weight),
+            )
         return lerp_backward1_apply(
             grads,
             self.task_needs_input_grad(),
-            end=unpack_saved(self.end_, self),
-            self=unpack_saved(self.self_, self),
-            weight=unpack_saved(self.weight_, self),
+            end=saved_end,
+            self=saved_self,
+            weight=saved_weight,
         )
 
     def release_variables(self) -> None:
@@ -6363,6 +8803,44 @@ def lerp_backward1_apply(
     return grad_inputs
 
 
+def lerp_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    end: np.ndarray | None,
+    self: np.ndarray | None,
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LerpBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # end
+        grad_inputs[1] = (
+            as_tensor(arrays.mul(grad, arrays.conj(weight)), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(grad, arrays.conj(arrays.sub(1, weight))), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # weight
+        grad_inputs[2] = (
+            as_tensor(
+                arrays.mul(grad, arrays.conj(arrays.sub(end, self))), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class AddcmulBackward0(Node):
     """Backward of ``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``.
 
@@ -6386,13 +8864,28 @@ class AddcmulBackward0(Node):
         self.tensor2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_tensor1 = unpack_saved(self.tensor1_, self)
+        saved_tensor2 = unpack_saved(self.tensor2_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_tensor1, saved_tensor2)):
+            return addcmul_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self_scalar_type=self.self_scalar_type,
+                tensor1=array_of(saved_tensor1),
+                tensor1_scalar_type=self.tensor1_scalar_type,
+                tensor2=array_of(saved_tensor2),
+                tensor2_scalar_type=self.tensor2_scalar_type,
+                value=self.value,
+            )
         return addcmul_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_scalar_type=self.self_scalar_type,
-            tensor1=unpack_saved(self.tensor1_, self),
+            tensor1=saved_tensor1,
             tensor1_scalar_type=self.tensor1_scalar_type,
-            tensor2=unpack_saved(self.tensor2_, self),
+            tensor2=saved_tensor2,
             tensor2_scalar_type=self.tensor2_scalar_type,
             value=self.value,
         )
@@ -6449,6 +8942,55 @@ def addcmul_backward0_apply(
     return grad_inputs
 
 
+def addcmul_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_scalar_type: dtype,
+    tensor1: np.ndarray | None,
+    tensor1_scalar_type: dtype,
+    tensor2: np.ndarray | None,
+    tensor2_scalar_type: dtype,
+    value: Number,
+) -> list[Any]:
+    """The formulas of AddcmulBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # tensor1
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.handle_r_to_c(
+                    tensor1_scalar_type,
+                    arrays.mul(grad, arrays.conj(arrays.mul(tensor2, value))),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # tensor2
+        grad_inputs[2] = (
+            as_tensor(
+                arrays.handle_r_to_c(
+                    tensor2_scalar_type,
+                    arrays.mul(grad, arrays.conj(arrays.mul(tensor1, value))),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class AddcdivBackward0(Node):
     """Backward of ``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``.
 
@@ -6472,13 +9014,28 @@ class AddcdivBackward0(Node):
         self.tensor2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_tensor1 = unpack_saved(self.tensor1_, self)
+        saved_tensor2 = unpack_saved(self.tensor2_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_tensor1, saved_tensor2)):
+            return addcdiv_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self_scalar_type=self.self_scalar_type,
+                tensor1=array_of(saved_tensor1),
+                tensor1_scalar_type=self.tensor1_scalar_type,
+                tensor2=array_of(saved_tensor2),
+                tensor2_scalar_type=self.tensor2_scalar_type,
+                value=self.value,
+            )
         return addcdiv_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_scalar_type=self.self_scalar_type,
-            tensor1=unpack_saved(self.tensor1_, self),
+            tensor1=saved_tensor1,
             tensor1_scalar_type=self.tensor1_scalar_type,
-            tensor2=unpack_saved(self.tensor2_, self),
+            tensor2=saved_tensor2,
             tensor2_scalar_type=self.tensor2_scalar_type,
             value=self.value,
         )
@@ -6535,6 +9092,62 @@ def addcdiv_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def addcdiv_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_scalar_type: dtype,
+    tensor1: np.ndarray | None,
+    tensor1_scalar_type: dtype,
+    tensor2: np.ndarray | None,
+    tensor2_scalar_type: dtype,
+    value: Number,
+) -> list[Any]:
+    """The formulas of AddcdivBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # tensor1
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.handle_r_to_c(
+                    tensor1_scalar_type,
+                    arrays.mul(grad, arrays.conj(arrays.div(value, tensor2))),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # tensor2
+        grad_inputs[2] = (
+            as_tensor(
+                arrays.handle_r_to_c(
+                    tensor2_scalar_type,
+                    arrays.mul(
+                        arrays.neg(grad),
+                        arrays.conj(
+                            arrays.div(
+                                arrays.mul(value, tensor1), arrays.mul(tensor2, tensor2)
+                            )
+                        ),
+                    ),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -6669,10 +9282,19 @@ class AsinhBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return asinh_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return asinh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -6697,6 +9319,31 @@ def asinh_backward0_apply(
         grad_inputs[0] = (
             grad * (self.pow(2) + 1).rsqrt().conj() if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def asinh_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AsinhBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(
+                    grad, arrays.conj(arrays.rsqrt(arrays.add(arrays.pow(self, 2), 1)))
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -6739,10 +9386,19 @@ class AtanhBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return atanh_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return atanh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -6767,6 +9423,31 @@ def atanh_backward0_apply(
         grad_inputs[0] = (
             grad * 1 / (1 - self.pow(2)).conj() if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def atanh_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AtanhBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.div(
+                    arrays.mul(grad, 1), arrays.conj(arrays.sub(1, arrays.pow(self, 2)))
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -6981,6 +9662,13 @@ class FracBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return frac_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return frac_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -6996,6 +9684,21 @@ def frac_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+def frac_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of FracBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+
     return grad_inputs
 
 
@@ -7059,11 +9762,22 @@ class LdexpBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_result)):
+            return ldexp_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                result=array_of(saved_result),
+            )
         return ldexp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            result=unpack_saved(self.result_, self),
+            other=saved_other,
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -7100,6 +9814,36 @@ def ldexp_backward0_apply(
     return grad_inputs
 
 
+def ldexp_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LdexpBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, arrays.conj(arrays.pow(2, other))), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class NextafterBackward0(Node):
     """Backward of ``nextafter(Tensor self, Tensor other) -> Tensor``.
 
@@ -7119,12 +9863,24 @@ class NextafterBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return nextafter_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                other_info=self.other_info,
+                self=array_of(saved_self),
+            )
         return nextafter_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
+            other=saved_other,
             other_info=self.other_info,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -7160,6 +9916,34 @@ def nextafter_backward0_apply(
     return grad_inputs
 
 
+def nextafter_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    other_info: TypeAndSize,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of NextafterBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(arrays.type_and_size_zeros(other_info), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.where(arrays.ne(self, other), grad, 0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class Logaddexp2Backward0(Node):
     """Backward of ``logaddexp2(Tensor self, Tensor other) -> Tensor``.
 
@@ -7178,11 +9962,22 @@ class Logaddexp2Backward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return logaddexp2_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+            )
         return logaddexp2_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -7217,6 +10012,39 @@ def logaddexp2_backward0_apply(
     return grad_inputs
 
 
+def logaddexp2_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of Logaddexp2Backward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(self, other)))),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(other, self)))),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ClampMinBackward1(Node):
     """Backward of ``clamp_min.Tensor(Tensor self, Tensor min) -> Tensor``.
 
@@ -7235,11 +10063,22 @@ class ClampMinBackward1(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_min = unpack_saved(self.min_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_min, saved_self)):
+            return clamp_min_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                min=array_of(saved_min),
+                self=array_of(saved_self),
+            )
         return clamp_min_backward1_apply(
             grads,
             self.task_needs_input_grad(),
-            min=unpack_saved(self.min_, self),
-            self=unpack_saved(self.self_, self),
+            min=saved_min,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -7274,6 +10113,33 @@ def clamp_min_backward1_apply(
     return grad_inputs
 
 
+def clamp_min_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    min: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ClampMinBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # min
+        grad_inputs[1] = (
+            as_tensor(arrays.where(arrays.lt(self, min), grad, 0.0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.where(arrays.ge(self, min), grad, 0.0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ClampMaxBackward1(Node):
     """Backward of ``clamp_max.Tensor(Tensor self, Tensor max) -> Tensor``.
 
@@ -7292,11 +10158,22 @@ class ClampMaxBackward1(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_max = unpack_saved(self.max_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_max, saved_self)):
+            return clamp_max_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                max=array_of(saved_max),
+                self=array_of(saved_self),
+            )
         return clamp_max_backward1_apply(
             grads,
             self.task_needs_input_grad(),
-            max=unpack_saved(self.max_, self),
-            self=unpack_saved(self.self_, self),
+            max=saved_max,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -7331,6 +10208,33 @@ def clamp_max_backward1_apply(
     return grad_inputs
 
 
+def clamp_max_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    max: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ClampMaxBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # max
+        grad_inputs[1] = (
+            as_tensor(arrays.where(arrays.gt(self, max), grad, 0.0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.where(arrays.le(self, max), grad, 0.0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class LogaddexpBackward0(Node):
     """Backward of ``logaddexp(Tensor self, Tensor other) -> Tensor``.
 
@@ -7349,11 +10253,22 @@ class LogaddexpBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return logaddexp_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+            )
         return logaddexp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -7392,6 +10307,45 @@ def logaddexp_backward0_apply(
     return grad_inputs
 
 
+def logaddexp_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LogaddexpBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.div(
+                    grad,
+                    arrays.conj(arrays.add(1, arrays.exp(arrays.sub(self, other)))),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.div(
+                    grad,
+                    arrays.conj(arrays.add(1, arrays.exp(arrays.sub(other, self)))),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class PoissonBackward0(Node):
     """Backward of ``poisson(Tensor self, Generator? generator=None) -> Tensor``.
 
@@ -7401,6 +10355,14 @@ class PoissonBackward0(Node):
     __slots__ = ("self_info",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return poisson_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self_info=self.self_info,
+            )
         return poisson_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -7421,6 +10383,25 @@ def poisson_backward0_apply(
     return grad_inputs
 
 
+def poisson_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of PoissonBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.type_and_size_zeros(self_info), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class BernoulliBackward0(Node):
     """Backward of ``bernoulli(Tensor self, *, Generator? generator=None) -> Tensor``.
 
@@ -7430,6 +10411,13 @@ class BernoulliBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return bernoulli_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+            )
         return bernoulli_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -7448,6 +10436,25 @@ def bernoulli_backward0_apply(
     return grad_inputs
 
 
+def bernoulli_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+) -> list[Any]:
+    """The formulas of BernoulliBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SumBackward0(Node):
     """Backward of ``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
 
@@ -7457,6 +10464,14 @@ class SumBackward0(Node):
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return sum_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return sum_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -7482,6 +10497,26 @@ def sum_backward0_apply(
     return grad_inputs
 
 
+def sum_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SumBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.expand(grad, self_sym_sizes), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SumBackward1(Node):
     """Backward of ``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
 
@@ -7495,6 +10530,16 @@ class SumBackward1(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return sum_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                keepdim=self.keepdim,
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return sum_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -7536,6 +10581,30 @@ def sum_backward1_apply(
     return grad_inputs
 
 
+def sum_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SumBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.sum_backward(grad, self_sym_sizes, dim, keepdim), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class MeanBackward0(Node):
     """Backward of ``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
 
@@ -7548,6 +10617,15 @@ class MeanBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return mean_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self_sym_numel=self.self_sym_numel,
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return mean_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -7581,6 +10659,30 @@ def mean_backward0_apply(
     return grad_inputs
 
 
+def mean_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_numel: int,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of MeanBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.div(arrays.expand(grad, self_sym_sizes), self_sym_numel),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class MeanBackward1(Node):
     """Backward of ``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
 
@@ -7595,6 +10697,17 @@ class MeanBackward1(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return mean_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                keepdim=self.keepdim,
+                self_sym_numel=self.self_sym_numel,
+                self_sym_sizes=self.self_sym_sizes,
+            )
         return mean_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -7639,6 +10752,34 @@ def mean_backward1_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def mean_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    self_sym_numel: int,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of MeanBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mean_backward(
+                    grad, self_sym_sizes, dim, self_sym_numel, keepdim
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -7790,13 +10931,25 @@ class MaxBackward0(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_indices = unpack_saved(self.indices_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_indices,)):
+            return max_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                keepdim=self.keepdim,
+                self_sym_sizes=self.self_sym_sizes,
+                indices=array_of(saved_indices),
+            )
         return max_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
+            indices=saved_indices,
         )
 
     def release_variables(self) -> None:
@@ -7840,6 +10993,34 @@ def max_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def max_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MaxBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, dim, indices, self_sym_sizes, keepdim
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -7917,13 +11098,25 @@ class MinBackward0(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_indices = unpack_saved(self.indices_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_indices,)):
+            return min_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                keepdim=self.keepdim,
+                self_sym_sizes=self.self_sym_sizes,
+                indices=array_of(saved_indices),
+            )
         return min_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
+            indices=saved_indices,
         )
 
     def release_variables(self) -> None:
@@ -7967,6 +11160,34 @@ def min_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def min_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MinBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, dim, indices, self_sym_sizes, keepdim
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -8526,12 +11747,23 @@ class SortBackward0(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_indices = unpack_saved(self.indices_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_indices,)):
+            return sort_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                self_sym_sizes=self.self_sym_sizes,
+                indices=array_of(saved_indices),
+            )
         return sort_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
+            indices=saved_indices,
         )
 
     def release_variables(self) -> None:
@@ -8573,6 +11805,33 @@ def sort_backward0_apply(
     return grad_inputs
 
 
+def sort_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_sym_sizes: tuple[int, ...],
+    indices: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SortBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, dim, indices, self_sym_sizes, True
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SortBackward1(Node):
     """Backward of ``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``.
 
@@ -8590,12 +11849,23 @@ class SortBackward1(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_indices = unpack_saved(self.indices_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_indices,)):
+            return sort_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                self_sym_sizes=self.self_sym_sizes,
+                indices=array_of(saved_indices),
+            )
         return sort_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
+            indices=saved_indices,
         )
 
     def release_variables(self) -> None:
@@ -8637,6 +11907,33 @@ def sort_backward1_apply(
     return grad_inputs
 
 
+def sort_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_sym_sizes: tuple[int, ...],
+    indices: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SortBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, dim, indices, self_sym_sizes, True
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class TopkBackward0(Node):
     """Backward of ``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``.
 
@@ -8654,12 +11951,23 @@ class TopkBackward0(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_indices = unpack_saved(self.indices_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_indices,)):
+            return topk_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                self_sym_sizes=self.self_sym_sizes,
+                indices=array_of(saved_indices),
+            )
         return topk_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
+            indices=saved_indices,
         )
 
     def release_variables(self) -> None:
@@ -8698,6 +12006,33 @@ def topk_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def topk_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_sym_sizes: tuple[int, ...],
+    indices: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of TopkBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, dim, indices, self_sym_sizes, True
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -8908,13 +12243,25 @@ class KthvalueBackward0(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_indices = unpack_saved(self.indices_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_indices,)):
+            return kthvalue_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                keepdim=self.keepdim,
+                self_sym_sizes=self.self_sym_sizes,
+                indices=array_of(saved_indices),
+            )
         return kthvalue_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
+            indices=saved_indices,
         )
 
     def release_variables(self) -> None:
@@ -8958,6 +12305,34 @@ def kthvalue_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def kthvalue_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of KthvalueBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, dim, indices, self_sym_sizes, keepdim
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -9035,13 +12410,25 @@ class MedianBackward1(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_indices = unpack_saved(self.indices_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_indices,)):
+            return median_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                keepdim=self.keepdim,
+                self_sym_sizes=self.self_sym_sizes,
+                indices=array_of(saved_indices),
+            )
         return median_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
+            indices=saved_indices,
         )
 
     def release_variables(self) -> None:
@@ -9085,6 +12472,34 @@ def median_backward1_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def median_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MedianBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, dim, indices, self_sym_sizes, keepdim
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -9162,13 +12577,25 @@ class NanmedianBackward1(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_indices = unpack_saved(self.indices_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_indices,)):
+            return nanmedian_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                keepdim=self.keepdim,
+                self_sym_sizes=self.self_sym_sizes,
+                indices=array_of(saved_indices),
+            )
         return nanmedian_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
+            indices=saved_indices,
         )
 
     def release_variables(self) -> None:
@@ -9215,6 +12642,34 @@ def nanmedian_backward1_apply(
     return grad_inputs
 
 
+def nanmedian_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of NanmedianBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, dim, indices, self_sym_sizes, keepdim
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ModeBackward0(Node):
     """Backward of ``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``.
 
@@ -9233,13 +12688,25 @@ class ModeBackward0(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_indices = unpack_saved(self.indices_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_indices,)):
+            return mode_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                keepdim=self.keepdim,
+                self_sym_sizes=self.self_sym_sizes,
+                indices=array_of(saved_indices),
+            )
         return mode_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
+            indices=saved_indices,
         )
 
     def release_variables(self) -> None:
@@ -9283,6 +12750,34 @@ def mode_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def mode_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ModeBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, dim, indices, self_sym_sizes, keepdim
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -9894,13 +13389,27 @@ class IndexAddBackward0(Node):
         self.source_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_index = unpack_saved(self.index_, self)
+        saved_source = unpack_saved(self.source_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_index, saved_source)):
+            return index_add_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                alpha=self.alpha,
+                dim=self.dim,
+                index=array_of(saved_index),
+                source=array_of(saved_source),
+                source_dim=self.source_dim,
+            )
         return index_add_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             alpha=self.alpha,
             dim=self.dim,
-            index=unpack_saved(self.index_, self),
-            source=unpack_saved(self.source_, self),
+            index=saved_index,
+            source=saved_source,
             source_dim=self.source_dim,
         )
 
@@ -9959,6 +13468,42 @@ def index_add_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def index_add_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    dim: int,
+    index: np.ndarray | None,
+    source: np.ndarray | None,
+    source_dim: int,
+) -> list[Any]:
+    """The formulas of IndexAddBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+    if needs_input_grad[1]:  # source
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.maybe_multiply(
+                    (
+                        arrays.expand_as(arrays.index_select(grad, dim, index), source)
+                        if source_dim > 0
+                        else arrays.index_select(grad, dim, arrays.squeeze(index, 0))
+                    ),
+                    alpha,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -10051,11 +13596,21 @@ class ScatterBackward0(Node):
         self.index_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_index = unpack_saved(self.index_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_index,)):
+            return scatter_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                index=array_of(saved_index),
+            )
         return scatter_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
-            index=unpack_saved(self.index_, self),
+            index=saved_index,
         )
 
     def release_variables(self) -> None:
@@ -10088,6 +13643,33 @@ def scatter_backward0_apply(
     return grad_inputs
 
 
+def scatter_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ScatterBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.scatter(grad, dim, index, 0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # src
+        grad_inputs[1] = (
+            as_tensor(arrays.gather(grad, dim, index), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ScatterBackward1(Node):
     """Backward of ``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``.
 
@@ -10104,11 +13686,21 @@ class ScatterBackward1(Node):
         self.index_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_index = unpack_saved(self.index_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_index,)):
+            return scatter_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                index=array_of(saved_index),
+            )
         return scatter_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
-            index=unpack_saved(self.index_, self),
+            index=saved_index,
         )
 
     def release_variables(self) -> None:
@@ -10139,6 +13731,27 @@ def scatter_backward1_apply(
     return grad_inputs
 
 
+def scatter_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ScatterBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.scatter(grad, dim, index, 0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ScatterAddBackward0(Node):
     """Backward of ``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``.
 
@@ -10156,11 +13769,21 @@ class ScatterAddBackward0(Node):
         self.index_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_index = unpack_saved(self.index_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_index,)):
+            return scatter_add_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                index=array_of(saved_index),
+            )
         return scatter_add_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
-            index=unpack_saved(self.index_, self),
+            index=saved_index,
         )
 
     def release_variables(self) -> None:
@@ -10193,6 +13816,29 @@ def scatter_add_backward0_apply(
     return grad_inputs
 
 
+def scatter_add_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ScatterAddBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+    if needs_input_grad[1]:  # src
+        grad_inputs[1] = (
+            as_tensor(arrays.gather(grad, dim, index), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class MaskedFillBackward0(Node):
     """Backward of ``masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor``.
 
@@ -10206,10 +13852,19 @@ class MaskedFillBackward0(Node):
         self.mask_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_mask = unpack_saved(self.mask_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_mask,)):
+            return masked_fill_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                mask=array_of(saved_mask),
+            )
         return masked_fill_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            mask=unpack_saved(self.mask_, self),
+            mask=saved_mask,
         )
 
     def release_variables(self) -> None:
@@ -10232,6 +13887,26 @@ def masked_fill_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.masked_fill(mask, 0) if any_grad_defined else None
+    return grad_inputs
+
+
+def masked_fill_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    mask: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MaskedFillBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.masked_fill(grad, mask, 0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -11467,13 +15142,28 @@ class MmBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_mat2 = unpack_saved(self.mat2_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_mat2, saved_self)):
+            return mm_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                mat2=array_of(saved_mat2),
+                mat2_sym_sizes=self.mat2_sym_sizes,
+                mat2_sym_strides=self.mat2_sym_strides,
+                self=array_of(saved_self),
+                self_sym_sizes=self.self_sym_sizes,
+                self_sym_strides=self.self_sym_strides,
+            )
         return mm_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            mat2=unpack_saved(self.mat2_, self),
+            mat2=saved_mat2,
             mat2_sym_sizes=self.mat2_sym_sizes,
             mat2_sym_strides=self.mat2_sym_strides,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             self_sym_sizes=self.self_sym_sizes,
             self_sym_strides=self.self_sym_strides,
         )
@@ -11538,6 +15228,47 @@ def mm_backward0_apply(
     return grad_inputs
 
 
+def mm_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    mat2: np.ndarray | None,
+    mat2_sym_sizes: tuple[int, ...],
+    mat2_sym_strides: tuple[int, ...],
+    self: np.ndarray | None,
+    self_sym_sizes: tuple[int, ...],
+    self_sym_strides: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of MmBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # mat2
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.mm_mat2_backward(
+                    grad, self, mat2_sym_sizes, mat2_sym_strides, "strided", 1
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mm_mat1_backward(
+                    grad, mat2, self_sym_sizes, self_sym_strides, "strided", 1
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class BmmBackward0(Node):
     """Backward of ``bmm(Tensor self, Tensor mat2) -> Tensor``.
 
@@ -11556,11 +15287,22 @@ class BmmBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_mat2 = unpack_saved(self.mat2_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_mat2, saved_self)):
+            return bmm_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                mat2=array_of(saved_mat2),
+                self=array_of(saved_self),
+            )
         return bmm_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            mat2=unpack_saved(self.mat2_, self),
-            self=unpack_saved(self.self_, self),
+            mat2=saved_mat2,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -11599,6 +15341,39 @@ def bmm_backward0_apply(
     return grad_inputs
 
 
+def bmm_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    mat2: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of BmmBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # mat2
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.bmm(arrays.conj(arrays.transpose(self, 1, 2)), grad),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.bmm(grad, arrays.conj(arrays.transpose(mat2, 1, 2))),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class DotBackward0(Node):
     """Backward of ``dot(Tensor self, Tensor tensor) -> Tensor``.
 
@@ -11617,11 +15392,22 @@ class DotBackward0(Node):
         self.tensor_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_tensor = unpack_saved(self.tensor_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_tensor)):
+            return dot_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+                tensor=array_of(saved_tensor),
+            )
         return dot_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-            tensor=unpack_saved(self.tensor_, self),
+            self=saved_self,
+            tensor=saved_tensor,
         )
 
     def release_variables(self) -> None:
@@ -11656,6 +15442,33 @@ def dot_backward0_apply(
     return grad_inputs
 
 
+def dot_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    tensor: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of DotBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(grad, arrays.conj(tensor)), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # tensor
+        grad_inputs[1] = (
+            as_tensor(arrays.mul(grad, arrays.conj(self)), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class VdotBackward0(Node):
     """Backward of ``vdot(Tensor self, Tensor other) -> Tensor``.
 
@@ -11674,11 +15487,22 @@ class VdotBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other, saved_self)):
+            return vdot_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=array_of(saved_self),
+            )
         return vdot_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            self=unpack_saved(self.self_, self),
+            other=saved_other,
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -11710,6 +15534,33 @@ def vdot_backward0_apply(
         grad_inputs[1] = grad * self if any_grad_defined else None
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.conj() * other if any_grad_defined else None
+    return grad_inputs
+
+
+def vdot_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of VdotBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            as_tensor(arrays.mul(grad, self), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.mul(arrays.conj(grad), other), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -11795,15 +15646,32 @@ class AddmmBackward0(Node):
         self.mat2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_mat1 = unpack_saved(self.mat1_, self)
+        saved_mat2 = unpack_saved(self.mat2_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_mat1, saved_mat2)):
+            return addmm_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                alpha=self.alpha,
+                beta=self.beta,
+                mat1=array_of(saved_mat1),
+                mat1_sym_sizes=self.mat1_sym_sizes,
+                mat1_sym_strides=self.mat1_sym_strides,
+                mat2=array_of(saved_mat2),
+                mat2_sym_sizes=self.mat2_sym_sizes,
+                mat2_sym_strides=self.mat2_sym_strides,
+            )
         return addmm_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             alpha=self.alpha,
             beta=self.beta,
-            mat1=unpack_saved(self.mat1_, self),
+            mat1=saved_mat1,
             mat1_sym_sizes=self.mat1_sym_sizes,
             mat1_sym_strides=self.mat1_sym_strides,
-            mat2=unpack_saved(self.mat2_, self),
+            mat2=saved_mat2,
             mat2_sym_sizes=self.mat2_sym_sizes,
             mat2_sym_strides=self.mat2_sym_strides,
         )
@@ -11883,6 +15751,57 @@ def addmm_backward0_apply(
         grad_inputs[0] = (
             maybe_multiply(grad, scalar_conj(beta)) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def addmm_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    beta: Number,
+    mat1: np.ndarray | None,
+    mat1_sym_sizes: tuple[int, ...],
+    mat1_sym_strides: tuple[int, ...],
+    mat2: np.ndarray | None,
+    mat2_sym_sizes: tuple[int, ...],
+    mat2_sym_strides: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of AddmmBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # mat1
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.mm_mat1_backward(
+                    grad, mat2, mat1_sym_sizes, mat1_sym_strides, "strided", alpha
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # mat2
+        grad_inputs[2] = (
+            as_tensor(
+                arrays.mm_mat2_backward(
+                    grad, mat1, mat2_sym_sizes, mat2_sym_strides, "strided", alpha
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.maybe_multiply(grad, arrays.scalar_conj(beta)), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -13914,13 +17833,28 @@ class AddbmmBackward0(Node):
         self.batch2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_batch1 = unpack_saved(self.batch1_, self)
+        saved_batch2 = unpack_saved(self.batch2_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_batch1, saved_batch2)):
+            return addbmm_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                alpha=self.alpha,
+                batch1=array_of(saved_batch1),
+                batch1_sym_sizes=self.batch1_sym_sizes,
+                batch2=array_of(saved_batch2),
+                batch2_sym_sizes=self.batch2_sym_sizes,
+                beta=self.beta,
+            )
         return addbmm_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             alpha=self.alpha,
-            batch1=unpack_saved(self.batch1_, self),
+            batch1=saved_batch1,
             batch1_sym_sizes=self.batch1_sym_sizes,
-            batch2=unpack_saved(self.batch2_, self),
+            batch2=saved_batch2,
             batch2_sym_sizes=self.batch2_sym_sizes,
             beta=self.beta,
         )
@@ -14003,6 +17937,77 @@ def addbmm_backward0_apply(
     return grad_inputs
 
 
+def addbmm_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    batch1: np.ndarray | None,
+    batch1_sym_sizes: tuple[int, ...],
+    batch2: np.ndarray | None,
+    batch2_sym_sizes: tuple[int, ...],
+    beta: Number,
+) -> list[Any]:
+    """The formulas of AddbmmBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # batch1
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.maybe_multiply(
+                    arrays.bmm(
+                        arrays.expand(
+                            arrays.unsqueeze(grad, 0),
+                            [
+                                batch1_sym_sizes[0],
+                                batch1_sym_sizes[1],
+                                batch2_sym_sizes[2],
+                            ],
+                        ),
+                        arrays.conj(arrays.transpose(batch2, 1, 2)),
+                    ),
+                    arrays.scalar_conj(alpha),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # batch2
+        grad_inputs[2] = (
+            as_tensor(
+                arrays.maybe_multiply(
+                    arrays.bmm(
+                        arrays.conj(arrays.transpose(batch1, 1, 2)),
+                        arrays.expand(
+                            arrays.unsqueeze(grad, 0),
+                            [
+                                batch1_sym_sizes[0],
+                                batch1_sym_sizes[1],
+                                batch2_sym_sizes[2],
+                            ],
+                        ),
+                    ),
+                    arrays.scalar_conj(alpha),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.maybe_multiply(grad, arrays.scalar_conj(beta)), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class BaddbmmBackward0(Node):
     """Backward of ``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``.
 
@@ -14024,12 +18029,25 @@ class BaddbmmBackward0(Node):
         self.batch2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_batch1 = unpack_saved(self.batch1_, self)
+        saved_batch2 = unpack_saved(self.batch2_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_batch1, saved_batch2)):
+            return baddbmm_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                alpha=self.alpha,
+                batch1=array_of(saved_batch1),
+                batch2=array_of(saved_batch2),
+                beta=self.beta,
+            )
         return baddbmm_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             alpha=self.alpha,
-            batch1=unpack_saved(self.batch1_, self),
-            batch2=unpack_saved(self.batch2_, self),
+            batch1=saved_batch1,
+            batch2=saved_batch2,
             beta=self.beta,
         )
 
@@ -14084,6 +18102,55 @@ def baddbmm_backward0_apply(
         grad_inputs[0] = (
             maybe_multiply(grad, scalar_conj(beta)) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def baddbmm_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    batch1: np.ndarray | None,
+    batch2: np.ndarray | None,
+    beta: Number,
+) -> list[Any]:
+    """The formulas of BaddbmmBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # batch1
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.maybe_multiply(
+                    arrays.bmm(grad, arrays.conj(arrays.transpose(batch2, 1, 2))),
+                    arrays.scalar_conj(alpha),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # batch2
+        grad_inputs[2] = (
+            as_tensor(
+                arrays.maybe_multiply(
+                    arrays.bmm(arrays.conj(arrays.transpose(batch1, 1, 2)), grad),
+                    arrays.scalar_conj(alpha),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.maybe_multiply(grad, arrays.scalar_conj(beta)), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -14852,10 +18919,19 @@ class ReluBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return relu_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                result=array_of(saved_result),
+            )
         return relu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -14883,6 +18959,26 @@ def relu_backward0_apply(
     return grad_inputs
 
 
+def relu_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ReluBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.threshold_backward(grad, result, 0), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class GeluBackward0(Node):
     """Backward of ``gelu(Tensor self, *, str approximate='none') -> Tensor``.
 
@@ -14899,11 +18995,21 @@ class GeluBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return gelu_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                approximate=self.approximate,
+                self=array_of(saved_self),
+            )
         return gelu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             approximate=self.approximate,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -14935,6 +19041,29 @@ def gelu_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def gelu_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    approximate: str,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of GeluBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.gelu_backward(grad, self, approximate=approximate), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -15005,10 +19134,20 @@ class ThresholdBackwardBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return threshold_backward_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+                threshold=self.threshold,
+            )
         return threshold_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             threshold=self.threshold,
         )
 
@@ -15041,6 +19180,33 @@ def threshold_backward_backward0_apply(
         )
     if needs_input_grad[1]:  # self
         grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+def threshold_backward_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    threshold: Number,
+) -> list[Any]:
+    """The formulas of ThresholdBackwardBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            as_tensor(arrays.threshold_backward(grad, self, threshold), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -15133,12 +19299,23 @@ class SoftmaxBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return softmax_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                self_scalar_type=self.self_scalar_type,
+                result=array_of(saved_result),
+            )
         return softmax_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             self_scalar_type=self.self_scalar_type,
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -15171,6 +19348,31 @@ def softmax_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def softmax_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_scalar_type: dtype,
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SoftmaxBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays._softmax_backward_data(grad, result, dim, self_scalar_type),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -15277,12 +19479,23 @@ class LogSoftmaxBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_result,)):
+            return log_softmax_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                self_scalar_type=self.self_scalar_type,
+                result=array_of(saved_result),
+            )
         return log_softmax_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             self_scalar_type=self.self_scalar_type,
-            result=unpack_saved(self.result_, self),
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -15318,6 +19531,31 @@ def log_softmax_backward0_apply(
     return grad_inputs
 
 
+def log_softmax_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_scalar_type: dtype,
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LogSoftmaxBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays._log_softmax_backward_data(grad, result, dim, self_scalar_type),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class LogSoftmaxBackwardDataBackward0(Node):
     """Backward of ``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``.
 
@@ -15338,12 +19576,25 @@ class LogSoftmaxBackwardDataBackward0(Node):
         self.output_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_grad_output = unpack_saved(self.grad_output_, self)
+        saved_output = unpack_saved(self.output_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_grad_output, saved_output)):
+            return log_softmax_backward_data_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                dim=self.dim,
+                grad_output=array_of(saved_grad_output),
+                output=array_of(saved_output),
+                output_scalar_type=self.output_scalar_type,
+            )
         return log_softmax_backward_data_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
-            grad_output=unpack_saved(self.grad_output_, self),
-            output=unpack_saved(self.output_, self),
+            grad_output=saved_grad_output,
+            output=saved_output,
             output_scalar_type=self.output_scalar_type,
         )
 
@@ -15396,6 +19647,59 @@ def log_softmax_backward_data_backward0_apply(
     return grad_inputs
 
 
+def log_softmax_backward_data_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    grad_output: np.ndarray | None,
+    output: np.ndarray | None,
+    output_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of LogSoftmaxBackwardDataBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.sub(
+                    arrays.to(grad, output_scalar_type),
+                    arrays.sum(
+                        arrays.mul(
+                            arrays.to(grad, output_scalar_type), arrays.exp(output)
+                        ),
+                        dim,
+                        True,
+                    ),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # output
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.to(
+                    arrays.mul(
+                        arrays.mul(
+                            arrays.neg(arrays.sum(grad_output, dim, True)),
+                            arrays.exp(output),
+                        ),
+                        arrays.to(grad, output_scalar_type),
+                    ),
+                    output_scalar_type,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class LeakyReluBackward0(Node):
     """Backward of ``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``.
 
@@ -15412,11 +19716,21 @@ class LeakyReluBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return leaky_relu_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                negative_slope=self.negative_slope,
+                self=array_of(saved_self),
+            )
         return leaky_relu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             negative_slope=self.negative_slope,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -15451,6 +19765,30 @@ def leaky_relu_backward0_apply(
     return grad_inputs
 
 
+def leaky_relu_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    negative_slope: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LeakyReluBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.leaky_relu_backward(grad, self, negative_slope, False),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class LeakyReluBackwardBackward0(Node):
     """Backward of ``leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor``.
 
@@ -15468,11 +19806,21 @@ class LeakyReluBackwardBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return leaky_relu_backward_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                negative_slope=self.negative_slope,
+                self=array_of(saved_self),
+            )
         return leaky_relu_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             negative_slope=self.negative_slope,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -15509,6 +19857,36 @@ def leaky_relu_backward_backward0_apply(
     return grad_inputs
 
 
+def leaky_relu_backward_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    negative_slope: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LeakyReluBackwardBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.leaky_relu_backward(grad, self, negative_slope, False),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class EluBackward0(Node):
     """Backward of ``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``.
 
@@ -15527,13 +19905,25 @@ class EluBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return elu_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                alpha=self.alpha,
+                input_scale=self.input_scale,
+                scale=self.scale,
+                self=array_of(saved_self),
+            )
         return elu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             alpha=self.alpha,
             input_scale=self.input_scale,
             scale=self.scale,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -15575,6 +19965,32 @@ def elu_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def elu_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    input_scale: Number,
+    scale: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of EluBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.elu_backward(grad, alpha, scale, input_scale, False, self),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -15690,11 +20106,22 @@ class SoftplusBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return softplus_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                beta=self.beta,
+                self=array_of(saved_self),
+                threshold=self.threshold,
+            )
         return softplus_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             beta=self.beta,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             threshold=self.threshold,
         )
 
@@ -15730,6 +20157,30 @@ def softplus_backward0_apply(
         grad_inputs[0] = (
             softplus_backward(grad, self, beta, threshold) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def softplus_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    beta: Number,
+    self: np.ndarray | None,
+    threshold: Number,
+) -> list[Any]:
+    """The formulas of SoftplusBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.softplus_backward(grad, self, beta, threshold), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -15827,11 +20278,22 @@ class LogSigmoidBackward0(Node):
         self.buffer_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_buffer = unpack_saved(self.buffer_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_buffer)):
+            return log_sigmoid_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+                buffer=array_of(saved_buffer),
+            )
         return log_sigmoid_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-            buffer=unpack_saved(self.buffer_, self),
+            self=saved_self,
+            buffer=saved_buffer,
         )
 
     def release_variables(self) -> None:
@@ -15863,6 +20325,27 @@ def log_sigmoid_backward0_apply(
         grad_inputs[0] = (
             log_sigmoid_backward(grad, self, buffer) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def log_sigmoid_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    buffer: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LogSigmoidBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.log_sigmoid_backward(grad, self, buffer), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -15956,12 +20439,23 @@ class HardtanhBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return hardtanh_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                max_val=self.max_val,
+                min_val=self.min_val,
+                self=array_of(saved_self),
+            )
         return hardtanh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             max_val=self.max_val,
             min_val=self.min_val,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -16001,6 +20495,30 @@ def hardtanh_backward0_apply(
     return grad_inputs
 
 
+def hardtanh_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    max_val: Number,
+    min_val: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of HardtanhBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.hardtanh_backward(grad, self, min_val, max_val), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class HardtanhBackwardBackward0(Node):
     """Backward of ``hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor``.
 
@@ -16019,12 +20537,23 @@ class HardtanhBackwardBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return hardtanh_backward_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                max_val=self.max_val,
+                min_val=self.min_val,
+                self=array_of(saved_self),
+            )
         return hardtanh_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             max_val=self.max_val,
             min_val=self.min_val,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -16063,6 +20592,36 @@ def hardtanh_backward_backward0_apply(
         )
     if needs_input_grad[1]:  # self
         grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+def hardtanh_backward_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    max_val: Number,
+    min_val: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of HardtanhBackwardBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.hardtanh_backward(grad, self, min_val, max_val), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            as_tensor(arrays.zeros_like(grad), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -16132,11 +20691,21 @@ class CeluBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return celu_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                alpha=self.alpha,
+                self=array_of(saved_self),
+            )
         return celu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             alpha=self.alpha,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -16168,6 +20737,30 @@ def celu_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def celu_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of CeluBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.elu_backward(grad, alpha, 1, 1.0 / alpha, False, self),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -16725,10 +21318,20 @@ class ThresholdBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return threshold_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+                threshold=self.threshold,
+            )
         return threshold_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             threshold=self.threshold,
         )
 
@@ -16759,6 +21362,27 @@ def threshold_backward0_apply(
         grad_inputs[0] = (
             threshold_backward(grad, self, threshold) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def threshold_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    threshold: Number,
+) -> list[Any]:
+    """The formulas of ThresholdBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(arrays.threshold_backward(grad, self, threshold), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -17267,12 +21891,24 @@ class MseLossBackward0(Node):
         self.target_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_target)):
+            return mse_loss_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                reduction=self.reduction,
+                self=array_of(saved_self),
+                target=array_of(saved_target),
+            )
         return mse_loss_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             reduction=self.reduction,
-            self=unpack_saved(self.self_, self),
-            target=unpack_saved(self.target_, self),
+            self=saved_self,
+            target=saved_target,
         )
 
     def release_variables(self) -> None:
@@ -17317,6 +21953,38 @@ def mse_loss_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def mse_loss_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    reduction: int,
+    self: np.ndarray | None,
+    target: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MseLossBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mse_loss_backward(grad, self, target, reduction), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # target
+        grad_inputs[1] = (
+            as_tensor(
+                arrays.mse_loss_backward(grad, target, self, reduction), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -26816,10 +31484,19 @@ class ErfcBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return erfc_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return erfc_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -26846,6 +31523,35 @@ def erfc_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def erfc_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ErfcBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(
+                    arrays.mul(
+                        -2.0 / 1.7724538509055159,
+                        arrays.exp(arrays.neg(arrays.pow(self, 2))),
+                    ),
+                    grad,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -26926,10 +31632,20 @@ class XlogyBackward1(Node):
         self.other_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other,)):
+            return xlogy_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=self.self,
+            )
         return xlogy_backward1_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
+            other=saved_other,
             self=self.self,
         )
 
@@ -26958,6 +31674,27 @@ def xlogy_backward1_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # other
         grad_inputs[0] = grad * self / other if any_grad_defined else None
+    return grad_inputs
+
+
+def xlogy_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: Number,
+) -> list[Any]:
+    """The formulas of XlogyBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # other
+        grad_inputs[0] = (
+            as_tensor(arrays.div(arrays.mul(grad, self), other), grad_tensors)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -27581,10 +32318,19 @@ class SpecialEntrBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return special_entr_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+            )
         return special_entr_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
         )
 
     def release_variables(self) -> None:
@@ -27607,6 +32353,29 @@ def special_entr_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad * -(1 + self.log()) if any_grad_defined else None
+    return grad_inputs
+
+
+def special_entr_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SpecialEntrBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(grad, arrays.neg(arrays.add(1, arrays.log(self)))),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -27673,11 +32442,22 @@ class SpecialLogNdtrBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_result)):
+            return special_log_ndtr_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+                result=array_of(saved_result),
+            )
         return special_log_ndtr_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-            result=unpack_saved(self.result_, self),
+            self=saved_self,
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -27714,6 +32494,37 @@ def special_log_ndtr_backward0_apply(
     return grad_inputs
 
 
+def special_log_ndtr_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SpecialLogNdtrBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(
+                    arrays.div(grad, 2.5066282746310002),
+                    arrays.exp(
+                        arrays.neg(
+                            arrays.add(result, arrays.div(arrays.pow(self, 2), 2))
+                        )
+                    ),
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SpecialErfcxBackward0(Node):
     """Backward of ``special_erfcx(Tensor self) -> Tensor``.
 
@@ -27731,11 +32542,22 @@ class SpecialErfcxBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_result)):
+            return special_erfcx_backward0_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                self=array_of(saved_self),
+                result=array_of(saved_result),
+            )
         return special_erfcx_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-            result=unpack_saved(self.result_, self),
+            self=saved_self,
+            result=saved_result,
         )
 
     def release_variables(self) -> None:
@@ -27769,6 +32591,36 @@ def special_erfcx_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def special_erfcx_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SpecialErfcxBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.mul(
+                    arrays.sub(
+                        arrays.mul(arrays.mul(2.0, self), result),
+                        2.0 / 1.7724538509055159,
+                    ),
+                    grad,
+                ),
+                grad_tensors,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -27851,10 +32703,20 @@ class SpecialXlog1PyBackward1(Node):
         self.other_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_other = unpack_saved(self.other_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_other,)):
+            return special_xlog1_py_backward1_arrays(
+                arrays_of(grads),
+                grads,
+                self.task_needs_input_grad(),
+                other=array_of(saved_other),
+                self=self.self,
+            )
         return special_xlog1_py_backward1_apply(
             grads,
             self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
+            other=saved_other,
             self=self.self,
         )
 
@@ -27883,6 +32745,29 @@ def special_xlog1_py_backward1_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # other
         grad_inputs[0] = grad * self / (other + 1) if any_grad_defined else None
+    return grad_inputs
+
+
+def special_xlog1_py_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    grad_tensors: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: np.ndarray | None,
+    self: Number,
+) -> list[Any]:
+    """The formulas of SpecialXlog1PyBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # other
+        grad_inputs[0] = (
+            as_tensor(
+                arrays.div(arrays.mul(grad, self), arrays.add(other, 1)), grad_tensors
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 

@@ -29,9 +29,11 @@ PACKAGES = sorted(OUTSIDE_FAMILIES)
 
 
 def _families(package: ModuleType) -> list[ModuleType]:
+    """The family modules (a subpackage, as helpers' array twins, is no family)."""
     return [
         importlib.import_module(f"{package.__name__}.{info.name}")
         for info in pkgutil.iter_modules(package.__path__)
+        if not info.ispkg
     ]
 
 

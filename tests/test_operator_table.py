@@ -19,6 +19,8 @@ import yaml
 
 import gradgen
 from gradgen.autograd import gradcheck, gradgradcheck
+from gradgen.generated import functions as generated_functions
+from gradgen.helpers.arrays import tensor_forms_only
 from operator_lines import FAMILIES, table
 from operator_lines.common import Line
 from torch_oracle import oracle
@@ -178,3 +180,72 @@ def test_forward_and_reverse_mode_agree(name: str) -> None:
         real_inner(g.numpy(), d) for g, d in zip(vjps, directions) if g is not None
     )
     assert forward == pytest.approx(reverse, rel=1e-9, abs=1e-9)
+
+
+def _has_array_form(node: Any) -> bool:
+    """Whether a Backward node of generated/functions.py has an array form."""
+    name = type(node).__name__
+    snake = name[0].lower() + "".join(
+        f"_{c.lower()}" if c.isupper() else c for c in name[1:]
+    )
+    return hasattr(generated_functions, f"{snake}_arrays")
+
+
+def _graph_nodes(out: Any) -> list[Any]:
+    seen: dict[int, Any] = {}
+    stack = [out.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen[id(node)] = node
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return list(seen.values())
+
+
+@pytest.mark.parametrize("name", sorted(TABLE))
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_array_form_equals_tensor_form(name: str, dtype: str) -> None:
+    """Where the graph of a line has a node with an array form, the gradients of
+    both forms are equal to the last bit: same dtype, same shape, same values (NaN
+    positions included)."""
+    line = TABLE[name]
+
+    def run() -> tuple[list[Any], bool]:
+        primals = inputs(line, gradgen, 8)
+        if dtype == "float32":
+            primals = [
+                p.detach().to(gradgen.complex64 if line.complex else gradgen.float32)
+                for p in primals
+            ]
+            for p in primals:
+                p.requires_grad_(True)
+        out = line.function(gradgen, *primals)
+        rng = np.random.default_rng(9)
+        shape = tuple(out.shape)
+        cotangent = rng.uniform(-1, 1, shape) + (
+            1j * rng.uniform(-1, 1, shape) if out.is_complex() else 0
+        )
+        used = any(_has_array_form(n) for n in _graph_nodes(out))
+        grads = gradgen.autograd.grad(
+            out, primals, gradgen.tensor(cotangent).to(out.dtype), allow_unused=True
+        )
+        return [None if g is None else g.numpy() for g in grads], used
+
+    try:
+        got, used = run()
+    except (RuntimeError, TypeError, NotImplementedError):
+        if dtype == "float64":
+            raise
+        return  # an operator without float32 support: float64 covers it
+    if not used:
+        return
+    with tensor_forms_only():
+        want, _ = run()
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert (g is None) == (w is None)
+        if g is None:
+            continue
+        assert g.dtype == w.dtype and g.shape == w.shape
+        assert np.array_equal(g, w, equal_nan=True), f"{name}: the forms differ"

@@ -1,0 +1,183 @@
+"""What every array twin shares: PyTorch's type promotion over arrays, and the switch
+that lets a Backward node run its formulas over arrays.
+
+An "array" here is an ndarray or a numpy scalar (what numpy returns for 0-d
+arithmetic): both count as a tensor of their dtype and ndim, never as a wrapped number;
+a Python number counts as a wrapped number, as in `gradgen.dtypes.result_type`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from ... import dispatch, dtypes, grad_mode
+from ...tensor import Tensor
+
+__all__ = [
+    "ARRAY_FORMS",
+    "tensor_forms_only",
+    "array_form_allowed",
+    "array_of",
+    "arrays_of",
+    "as_tensor",
+    "scalar_conj",
+]
+
+_NDARRAY = np.ndarray
+_ARRAY_TYPES = (np.ndarray, np.generic)
+_GRAD_MODE = grad_mode._state
+_FORWARD_AD = dispatch.forward_ad_levels
+
+
+class _ArrayForms:
+    """Whether nodes may use their array forms at all (tests turn them off to compare
+    both forms; `tensor_forms_only`)."""
+
+    enabled = True
+
+
+ARRAY_FORMS = _ArrayForms()
+
+
+@contextmanager
+def tensor_forms_only() -> Iterator[None]:
+    """Every node runs its tensor form inside (in every thread): the reference the
+    array forms are checked against."""
+    previous = ARRAY_FORMS.enabled
+    ARRAY_FORMS.enabled = False
+    try:
+        yield
+    finally:
+        ARRAY_FORMS.enabled = previous
+
+
+def array_form_allowed(
+    grads: Sequence[Tensor | None], saved: Sequence[Tensor | None]
+) -> bool:
+    """Whether a node may run its array form: no graph of the backward is recorded
+    (grad mode off), no forward-AD level is open, no dispatch detour (profiler, vmap)
+    would see the calls, and every gradient and saved tensor is a plain Tensor."""
+    if (
+        _GRAD_MODE.enabled
+        or _FORWARD_AD.open
+        or dispatch._detour is not None
+        or not ARRAY_FORMS.enabled
+    ):
+        return False
+    for grad in grads:
+        if grad is not None and grad.__class__ is not Tensor:
+            return False
+    for tensor in saved:
+        if tensor is not None and tensor.__class__ is not Tensor:
+            return False
+    return True
+
+
+def array_of(tensor: Tensor | None) -> Any:
+    """A saved tensor's array; a wrapped number (`x * 2`'s 2) as the Python number it
+    stands for, so that it keeps ranking lowest in type promotion."""
+    if tensor is None:
+        return None
+    if tensor._is_wrapped_number:
+        return tensor._data.item()
+    return tensor._data
+
+
+def arrays_of(grads: Sequence[Tensor | None]) -> list[np.ndarray | None]:
+    return [None if grad is None else grad._data for grad in grads]
+
+
+def as_tensor(value: Any, grads: Sequence[Tensor | None]) -> Tensor | None:
+    """A formula's array result as the gradient Tensor (None stays None). An incoming
+    gradient's own array (`handle_r_to_c(..., grad)`) is that gradient, the very
+    object the tensor form returns."""
+    if value is None:
+        return None
+    if value.__class__ is not _NDARRAY:
+        return Tensor(np.asarray(value))
+    for grad in grads:
+        if grad is not None and grad._data is value:
+            return grad
+    return Tensor(value)
+
+
+def scalar_conj(scalar: Any) -> Any:
+    """The conjugate of a Scalar argument (PyTorch's ``Scalar::conj``)."""
+    return scalar.conjugate() if isinstance(scalar, complex) else scalar
+
+
+def is_array(value: object) -> bool:
+    return isinstance(value, _ARRAY_TYPES)
+
+
+def as_array(value: Any) -> np.ndarray:
+    return value if value.__class__ is _NDARRAY else np.asarray(value)
+
+
+def result_dtype(*operands: Any) -> np.dtype:
+    """PyTorch's result_type of arrays and Python numbers, as a numpy dtype."""
+    common = None
+    for operand in operands:
+        if isinstance(operand, _ARRAY_TYPES):
+            if common is None:
+                common = operand.dtype
+            elif operand.dtype != common:
+                common = None
+                break
+    if common is not None:
+        kind = common.kind
+        for operand in operands:
+            if not isinstance(operand, _ARRAY_TYPES) and not _number_fits(
+                operand, kind
+            ):
+                common = None
+                break
+    if common is not None:
+        return common
+    # The general rule: the runtime's own, on tensors wrapping the arrays.
+    tensors = [
+        Tensor(as_array(o)) if isinstance(o, _ARRAY_TYPES) else o for o in operands
+    ]
+    return dtypes.result_type(*tensors).numpy
+
+
+# Which Python numbers an array of a numpy kind takes without changing category.
+_FITS = {
+    "b": (bool,),
+    "i": (bool, int),
+    "u": (bool, int),
+    "f": (bool, int, float),
+    "V": (bool, int, float),  # ml_dtypes' bfloat16
+    "c": (bool, int, float, complex),
+}
+
+
+def _number_fits(number: object, kind: str) -> bool:
+    return type(number) in _FITS.get(kind, ())
+
+
+def promoted(operand: Any, common: np.dtype) -> Any:
+    """An array operand in `common` (as the kernels' promoted_array); a Python number
+    stays a number (numpy takes it in the array's dtype, as the 0-d tensor would be)."""
+    if isinstance(operand, _ARRAY_TYPES) and operand.dtype != common:
+        return operand.astype(common)
+    return operand
+
+
+def in_dtype(value: Any, common: np.dtype) -> np.ndarray:
+    """A kernel's result in the operator's common dtype (as wrap_result)."""
+    array = as_array(value)
+    if array.dtype != common:
+        array = array.astype(common)
+    return array
+
+
+def float_dtype(common: np.dtype) -> np.dtype:
+    """PyTorch's integer_to_float on a numpy dtype."""
+    if common.kind in "fcV":
+        return common
+    return dtypes.get_default_dtype().numpy

@@ -1,0 +1,160 @@
+"""Array twins of the activation backward operators."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...numpy_kernels import (
+    elu_backward as _elu_backward,
+    gelu_backward as _gelu_backward,
+    hardtanh_backward as _hardtanh_backward,
+    leaky_relu_backward as _leaky_relu_backward,
+    log_sigmoid_backward as _log_sigmoid_backward,
+    silu_backward as _silu_backward,
+    softmax_backward_data,
+    softplus_backward as _softplus_backward,
+    threshold_backward as _threshold_backward,
+)
+from ._common import as_array, in_dtype, promoted, result_dtype
+
+__all__ = [
+    "threshold_backward",
+    "_softmax_backward_data",
+    "_log_softmax_backward_data",
+    "gelu_backward",
+    "silu_backward",
+    "leaky_relu_backward",
+    "elu_backward",
+    "softplus_backward",
+    "log_sigmoid_backward",
+    "hardtanh_backward",
+]
+
+
+def threshold_backward(
+    grad_output: np.ndarray, self: np.ndarray, threshold: Any
+) -> np.ndarray:
+    common = result_dtype(grad_output, self)
+    return in_dtype(
+        _threshold_backward(
+            promoted(grad_output, common), promoted(self, common), threshold
+        ),
+        common,
+    )
+
+
+def _softmax_backward_data(
+    grad_output: np.ndarray, output: np.ndarray, dim: int, input_dtype: Any
+) -> np.ndarray:
+    return as_array(
+        softmax_backward_data(as_array(grad_output), as_array(output), dim, False)
+    )
+
+
+def _log_softmax_backward_data(
+    grad_output: np.ndarray, output: np.ndarray, dim: int, input_dtype: Any
+) -> np.ndarray:
+    return as_array(
+        softmax_backward_data(as_array(grad_output), as_array(output), dim, True)
+    )
+
+
+# The activations' backward operators promote (grad_output, the saved tensor) to their
+# common dtype and run their kernel there, as their generated kernels do.
+
+
+def gelu_backward(
+    grad_output: np.ndarray, self: np.ndarray, approximate: str = "none"
+) -> np.ndarray:
+    common = result_dtype(grad_output, self)
+    return in_dtype(
+        _gelu_backward(
+            promoted(grad_output, common), promoted(self, common), approximate
+        ),
+        common,
+    )
+
+
+def silu_backward(grad_output: np.ndarray, self: np.ndarray) -> np.ndarray:
+    common = result_dtype(grad_output, self)
+    return in_dtype(
+        _silu_backward(promoted(grad_output, common), promoted(self, common)), common
+    )
+
+
+def leaky_relu_backward(
+    grad_output: np.ndarray,
+    self: np.ndarray,
+    negative_slope: Any,
+    self_is_result: bool,
+) -> np.ndarray:
+    common = result_dtype(grad_output, self)
+    return in_dtype(
+        _leaky_relu_backward(
+            promoted(grad_output, common),
+            promoted(self, common),
+            negative_slope,
+            self_is_result,
+        ),
+        common,
+    )
+
+
+def elu_backward(
+    grad_output: np.ndarray,
+    alpha: Any,
+    scale: Any,
+    input_scale: Any,
+    is_result: bool,
+    self_or_result: np.ndarray,
+) -> np.ndarray:
+    common = result_dtype(grad_output, self_or_result)
+    return in_dtype(
+        _elu_backward(
+            promoted(grad_output, common),
+            alpha,
+            scale,
+            input_scale,
+            is_result,
+            promoted(self_or_result, common),
+        ),
+        common,
+    )
+
+
+def softplus_backward(
+    grad_output: np.ndarray, self: np.ndarray, beta: Any, threshold: Any
+) -> np.ndarray:
+    common = result_dtype(grad_output, self)
+    return in_dtype(
+        _softplus_backward(
+            promoted(grad_output, common), promoted(self, common), beta, threshold
+        ),
+        common,
+    )
+
+
+def log_sigmoid_backward(
+    grad_output: np.ndarray, self: np.ndarray, buffer: np.ndarray
+) -> np.ndarray:
+    common = result_dtype(grad_output, self)
+    return in_dtype(
+        _log_sigmoid_backward(
+            promoted(grad_output, common), promoted(self, common), as_array(buffer)
+        ),
+        common,
+    )
+
+
+def hardtanh_backward(
+    grad_output: np.ndarray, self: np.ndarray, min_val: Any, max_val: Any
+) -> np.ndarray:
+    common = result_dtype(grad_output, self)
+    return in_dtype(
+        _hardtanh_backward(
+            promoted(grad_output, common), promoted(self, common), min_val, max_val
+        ),
+        common,
+    )

@@ -1,0 +1,46 @@
+"""Array twins of the matrix products and their backward helpers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...numpy_kernels import bmm as _bmm, mm as _mm
+from ._common import as_array, scalar_conj
+from .elementwise import conj, maybe_multiply
+from .shape import t
+
+__all__ = ["mm", "bmm", "mm_mat1_backward", "mm_mat2_backward"]
+
+
+def mm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
+    return as_array(_mm(as_array(self), as_array(mat2)))
+
+
+def bmm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
+    return as_array(_bmm(as_array(self), as_array(mat2)))
+
+
+def mm_mat1_backward(
+    grad: np.ndarray,
+    mat2: np.ndarray,
+    mat1_sizes: Any,
+    mat1_strides: Any,
+    mat1_layout: Any,
+    alpha: Any,
+) -> np.ndarray:
+    """grad @ mat2^H * conj(alpha) (sizes, strides and layout as PyTorch's signature)."""
+    return maybe_multiply(mm(grad, conj(t(mat2))), scalar_conj(alpha))
+
+
+def mm_mat2_backward(
+    grad: np.ndarray,
+    mat1: np.ndarray,
+    mat2_sizes: Any,
+    mat2_strides: Any,
+    mat2_layout: Any,
+    alpha: Any,
+) -> np.ndarray:
+    """mat1^H @ grad * conj(alpha)."""
+    return maybe_multiply(mm(conj(t(mat1)), grad), scalar_conj(alpha))
