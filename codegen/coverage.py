@@ -234,6 +234,7 @@ def batching_report(native_functions: Path) -> str:
         "the per-example loop"
     ]
     lines += [f"  {n:>4}  {kind}" for kind, n in sorted(kinds.items())]
+    return "\n".join(lines)
 
 
 # -- the array forms -------------------------------------------------------------------

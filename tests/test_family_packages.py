@@ -21,7 +21,14 @@ RUNTIME = ROOT / "src" / "gradgen"
 
 # Names a package's `__all__` takes from outside its family modules.
 OUTSIDE_FAMILIES = {
-    "numpy_kernels": {"cat_arrays", "stack_arrays", "negative", "subtract", "power"},
+    "numpy_kernels": {
+        "cat_arrays",
+        "stack_arrays",
+        "negative",
+        "subtract",
+        "power",
+        "random_generator",
+    },
     "helpers": {"is_grad_enabled"},
     "composites": set(),
 }
