@@ -7,6 +7,7 @@ errors, all against torch."""
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -99,8 +100,16 @@ def test_cdist_batches_and_compute_modes_match_torch() -> None:
         compare(lambda lib, a, b: lib.cdist(a, b, compute_mode=mode), X, X[:2])
 
 
+def _cdist_operator(lib: Any) -> Any:
+    """The cdist operator under torch.functional's wrapper (torch._VF.cdist)."""
+    if lib.__name__ == "torch":
+        return lib._VF.cdist
+    return lib.generated.ops.cdist
+
+
 def test_distance_errors_match_torch() -> None:
     same_error(lambda lib: lib.cdist(lib.ones(2, 3), lib.ones(2, 3), compute_mode="x"))
+    same_error(lambda lib: _cdist_operator(lib)(lib.ones(2, 3), lib.ones(2, 3), 2.0, 5))
     same_error(lambda lib: lib.cdist(lib.ones(2, 3), lib.ones(2, 3), p=-1.0))
     same_error(lambda lib: lib.cdist(lib.ones(2, 3), lib.ones(3)))
     same_error(lambda lib: lib.cdist(lib.ones(2, 3), lib.ones(2, 4)))

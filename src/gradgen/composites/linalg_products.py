@@ -325,7 +325,7 @@ def cdist(
 ) -> Tensor:
     """The p-norm distance between each row of x1 and each row of x2 (batched)."""
     if compute_mode not in _COMPUTE_MODES:
-        raise RuntimeError(f"{compute_mode} is not a valid value for compute_mode")
+        raise RuntimeError(f"possible modes: 0, 1, 2, but was: {compute_mode}")
     return ops._cdist_forward(x1, x2, p, compute_mode)
 
 
