@@ -272,9 +272,11 @@ def check_kernel_expression(
     tree = parse_expression(text, "numpy expression")
     check_node_types(tree, "a numpy expression")
     allowed = frozenset(arguments)
-    # An argument of the operator hides a helper of the same name, as in Python.
+    # An argument of the operator hides a helper of the same name, as in Python: the
+    # generated kernel would call the argument's value, so such a call is refused.
+    hidden = (kernel_helpers | user) & allowed
     user = frozenset(user - allowed)
-    checker = _KernelChecker(allowed, kernel_helpers | user, user_file)
+    checker = _KernelChecker(allowed, kernel_helpers | user, user_file, hidden)
     checker.visit(tree)
     checker.unknowns.raise_if_any()
     if user:
@@ -287,10 +289,15 @@ class _KernelChecker(ast.NodeVisitor):
     """Walks a kernel expression: names, np.NAME chains, methods and attributes."""
 
     def __init__(
-        self, arguments: frozenset[str], helpers: frozenset[str], user_file: str
+        self,
+        arguments: frozenset[str],
+        helpers: frozenset[str],
+        user_file: str,
+        hidden: frozenset[str] = frozenset(),
     ) -> None:
         self.arguments = arguments
         self.helpers = helpers
+        self.hidden = hidden
         where = "gradgen.numpy_kernels.__all__"
         if user_file:
             where += f" and {user_file}'s __all__"
@@ -327,6 +334,11 @@ class _KernelChecker(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         function = node.func
         if isinstance(function, ast.Name):
+            if function.id in self.hidden:
+                raise CodegenError(
+                    f"the argument {function.id!r} hides the kernel helper of the same "
+                    "name that the numpy expression calls; rename the helper"
+                )
             if function.id not in self.helpers:
                 self.unknowns.add("helper", function.id, self.helpers, function)
         elif isinstance(function, ast.Attribute):

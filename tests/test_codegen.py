@@ -223,6 +223,15 @@ BROKEN = [
         "gradgen.numpy_kernels.__all__",
     ),
     (
+        "kernel helper hidden by an argument",
+        NATIVE_OK.replace("other", "negative").replace(
+            "self * negative", "negative(self)"
+        ),
+        DERIVATIVES_OK.replace("other", "negative"),
+        "native_functions.yaml:1: mul.Tensor: the argument 'negative' hides the kernel "
+        "helper of the same name that the numpy expression calls; rename the helper",
+    ),
+    (
         "no implementation",
         NATIVE_OK.replace("  numpy: self * other\n", ""),
         DERIVATIVES_OK,
