@@ -69,14 +69,27 @@ def test_the_profiler_sees_the_tensor_form(array_calls: list[str]) -> None:
     assert x.grad is not None and x.grad.tolist() == [2.0, 2.0, 2.0]
 
 
-def test_vmap_runs_the_tensor_form(array_calls: list[str]) -> None:
+def test_vmap_of_grad_runs_the_array_form_on_the_batches(
+    array_calls: list[str],
+) -> None:
     def f(x: Tensor) -> Tensor:
         return (x * x * x).sum()
 
     batch = gradgen.tensor([[1.0, 2.0], [3.0, 4.0]])
     result = gradgen.func.vmap(gradgen.func.grad(f))(batch)
-    assert array_calls == []
+    # grad's backward inside vmap runs on the batches as plain tensors: both muls'
+    # array forms, though vmap's dispatch detour is on.
+    assert array_calls == ["mul_backward0_arrays"] * 2
     np.testing.assert_array_equal(result.numpy(), 3 * batch.numpy() ** 2)
+
+
+def test_batched_grad_outputs_run_the_tensor_form(array_calls: list[str]) -> None:
+    x = gradgen.tensor([1.0, 2.0], requires_grad=True)
+    (rows,) = gradgen.autograd.grad(
+        x * x, [x], grad_outputs=[gradgen.eye(2)], is_grads_batched=True
+    )
+    assert array_calls == []  # the gradients are BatchedTensors: the batching rules
+    np.testing.assert_array_equal(rows.numpy(), [[2.0, 0.0], [0.0, 4.0]])
 
 
 def test_an_open_forward_ad_level_runs_the_tensor_form(array_calls: list[str]) -> None:

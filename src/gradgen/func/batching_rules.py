@@ -349,6 +349,16 @@ def _matmul_rule(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> A
         # Outer products (per-example weight gradients): numpy's matmul has no fast
         # path for a contraction of length 1, its broadcasting multiply does.
         return wrap(ops.mul(a, b), level)
+    if (
+        a.dim() == 3
+        and b.dim() == 3
+        and a.shape[0] == b.shape[0]
+        and a.shape[2] == b.shape[1]
+        and a.dtype == b.dtype
+    ):
+        # mm with both sides batched: bmm itself, without matmul's expand and view
+        # steps (and their nodes); bmm reads a weight repeated over the batch once.
+        return wrap(HANDLES["bmm"].call(a, b), level)
     return wrap(ops.matmul(a, b), level)
 
 

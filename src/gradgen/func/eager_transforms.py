@@ -35,7 +35,14 @@ from ..generated import ops
 from ..grad_mode import enable_grad, is_grad_enabled
 from ..tensor import Tensor
 from . import autograd_function
-from .batching import BatchedTensor, batch_at, open_levels, physical, rewrap
+from .batching import (
+    BatchedTensor,
+    batch_at,
+    batch_size,
+    open_levels,
+    physical,
+    rewrap,
+)
 from .randomness import Randomness as _Randomness
 from .pytree import tree_flatten, tree_map, tree_unflatten, treespec_pprint
 
@@ -86,6 +93,8 @@ def _differentiable(x: Any) -> Tensor:
     if not isinstance(x, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
     levels = open_levels()
+    if len(levels) == 1 and x.__class__ is Tensor and _plain(x):
+        return rewrap(_repeated_alias(x, batch_size(levels[0])), levels)
     value = physical(batch_at(x, levels))
     if value.requires_grad:
         alias = value.view_as(value)
@@ -94,6 +103,21 @@ def _differentiable(x: Any) -> Tensor:
         if value._fw_grad is not None:
             forward_ad.set_fw_grad(alias, value._fw_grad)
     return rewrap(alias, levels)
+
+
+def _plain(x: Tensor) -> bool:
+    return not x.requires_grad and x._fw_grad is None
+
+
+def _repeated_alias(x: Tensor, size: int) -> Tensor:
+    """`x` repeated `size` times along a new first dimension, as a leaf that requires
+    grad: what unsqueeze, expand and detach give (a read-only view sharing x's
+    version counter and base), without recording the two views."""
+    alias = Tensor(
+        np.broadcast_to(x._data, (size, *x._data.shape)), version_counter=x._counter()
+    )
+    alias._base = x if x._base is None else x._base
+    return alias.requires_grad_()
 
 
 def _physical(x: Tensor) -> Tensor:

@@ -142,6 +142,15 @@ def _loop(
     return results, out_spec
 
 
+def _batch_first(arg: Tensor, dim: int) -> Tensor:
+    """`arg` with dimension `dim` first: itself when it is already (no permute to
+    record), unless it requires grad (in-place changes inside then meet a view, as
+    they would with the permute)."""
+    if dim == 0 and not arg.requires_grad:
+        return arg
+    return ops.movedim(arg, dim, 0)
+
+
 def _batched(
     func: Callable[..., Any],
     batch_size: int,
@@ -154,7 +163,7 @@ def _batched(
     first (whether each was batched), and the output structure."""
     with batching.vmap_level(batch_size) as level:
         inputs = [
-            a if d is None else batching.BatchedTensor(ops.movedim(a, d, 0), level)
+            a if d is None else batching.BatchedTensor(_batch_first(a, d), level)
             for a, d in zip(flat_args, dims)
         ]
         output = func(*tree_unflatten(inputs, spec), **kwargs)
@@ -200,7 +209,7 @@ def _place_outputs(
                 f"vmap({name}, ...): `{name}` must only return Tensors, got type "
                 f"{type(value)}. Did you mean to set out_dims= to None for output?"
             )
-        placed.append(ops.movedim(value, 0, dim))
+        placed.append(value if dim == 0 else ops.movedim(value, 0, dim))
     return placed
 
 

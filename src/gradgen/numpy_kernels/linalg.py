@@ -78,8 +78,8 @@ def bmm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
     _check_not_bool("bmm", self)
     if self.shape[2] == 1:
         # Outer products (vmap's per-example weight gradients): numpy's matmul over a
-        # contraction of length one is far slower than the product it equals.
-        return self * mat2
+        # contraction of length one is far slower than the products it equals.
+        return _outer(self, mat2)
     batch, rows, inner = self.shape
     columns = mat2.shape[2]
     if batch > 1 and mat2.strides[0] == 0:
@@ -94,6 +94,14 @@ def bmm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
         product = np.matmul(flat, self[0].T).reshape(batch, columns, rows)
         return np.ascontiguousarray(product.transpose(0, 2, 1))
     return np.matmul(self, mat2)
+
+
+def _outer(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
+    """bmm of (b, n, 1) by (b, 1, m): each batch's outer product. Written in the
+    memory order (b, m, n) and returned transposed, so that the transpose a caller
+    takes next (vmap's per-example weight gradients: the backward of weight.t()) is
+    contiguous; einsum's products run faster than a broadcast multiply here."""
+    return np.einsum("bi,bj->bji", self[:, :, 0], mat2[:, 0, :]).transpose(0, 2, 1)
 
 
 def _check_dot(self: np.ndarray, other: np.ndarray) -> None:

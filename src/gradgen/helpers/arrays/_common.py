@@ -59,12 +59,14 @@ def array_form_allowed(
     grads: Sequence[Tensor | None], saved: Sequence[Tensor | None]
 ) -> bool:
     """Whether a node may run its array form: no graph of the backward is recorded
-    (grad mode off), no forward-AD level is open, no dispatch detour (profiler, vmap)
-    would see the calls, and every gradient and saved tensor is a plain Tensor."""
+    (grad mode off), no forward-AD level is open, no dispatch detour (profiler, compile
+    trace) would see the calls, and every gradient and saved tensor is a plain Tensor.
+    vmap's detour alone does not count: on plain tensors its Batched kernel only
+    redispatches (vmap(grad)'s backward runs on the batches, as plain tensors)."""
     if (
         _GRAD_MODE.enabled
         or _FORWARD_AD.open
-        or dispatch._detour is not None
+        or dispatch._detour not in (None, dispatch._unobserved)
         or not ARRAY_FORMS.enabled
     ):
         return False
