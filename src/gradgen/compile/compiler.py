@@ -34,6 +34,7 @@ from ..tensor import Tensor, make_edge
 from .backward import trace_backward
 from .graph import Trace, build_program
 from .runtime import NEW, SAME, Entry, lifted_meta
+from .split import Replay, SplitEntry, SplitRecorder, build_pieces
 from .trace import GraphBreak, Recorder, Value
 
 __all__ = ["BreakRecord", "CompiledFunction", "RECOMPILE_LIMIT", "Unsupported"]
@@ -203,12 +204,13 @@ def _output_sources(outputs: list[Value], position: dict[int, int]) -> list[int]
 class _Tracer:
     """Trace one call and make its Entry (or raise GraphBreak)."""
 
-    def __init__(self, fn: Callable[..., Any], reach: _Reach) -> None:
+    def __init__(self, fn: Callable[..., Any], reach: _Reach, split: bool) -> None:
         self.fn = fn
         self.reach = reach
         self.lifted: list[tuple[Any, Any, Tensor]] = []
         self.lifted_grads: list[Any] = []
-        self.recorder = Recorder(self._lift)
+        self.lifted_values: list[Value] = []
+        self.recorder = SplitRecorder(self._lift) if split else Recorder(self._lift)
 
     def _lift(self, tensor: Tensor) -> Value | None:
         found = self.reach.tensors.get(id(tensor._data))
@@ -224,6 +226,7 @@ class _Tracer:
         self.lifted_grads.append(original._grad)
         value = self.recorder.new_value(original, "lifted")
         self.recorder.values[id(tensor._data)] = value
+        self.lifted_values.append(value)
         return value
 
     def _check_module_hooks(self) -> None:
@@ -243,7 +246,9 @@ class _Tracer:
                 "",
             )
 
-    def trace(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Entry:
+    def trace(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Entry | SplitEntry:
         self._check_module_hooks()
         flat: list[Tensor] = []
         structure = _flatten((args, kwargs), flat)
@@ -256,6 +261,11 @@ class _Tracer:
             result = self.fn(*call_args, **call_kwargs)
         if recorder.state.broken is not None:
             raise recorder.state.broken
+        if isinstance(recorder, SplitRecorder) and recorder.breaks:
+            self._check_effects(copies)
+            return build_pieces(
+                recorder, inputs, list(self.lifted), list(self.lifted_values)
+            )
         out_tensors: list[Tensor] = []
         spec = _output_spec(result, out_tensors)
         with recorder.active():
@@ -388,7 +398,7 @@ class CompiledFunction:
         self.fullgraph = fullgraph
         self.dynamic = dynamic
         self.debug = debug or os.environ.get("GRADGEN_COMPILE_DEBUG", "") == "1"
-        self.cache: dict[Any, Entry | _Eager] = {}
+        self.cache: dict[Any, Entry | SplitEntry | _Eager] = {}
         self.breaks: list[BreakRecord] = []
         self.compiles = 0
         self._reach = _reach(fn)
@@ -433,25 +443,33 @@ class CompiledFunction:
                 return _build_output(entry.output_spec, results)
             del self.cache[key]
             entry = None
+        elif isinstance(entry, SplitEntry):
+            lifted = _split_lifted(entry)
+            if lifted is not None:
+                return Replay(entry, tensors + lifted).run(self._orig_mod, args, kwargs)
+            del self.cache[key]
+            entry = None
         if entry is None:
             entry = self._compile(key, args, kwargs)
             if isinstance(entry, Entry):
                 results = entry.run(tensors + [t for _, _, t in entry.lifted])
                 return _build_output(entry.output_spec, results)
+            if isinstance(entry, SplitEntry):
+                lifted = [t for _, _, t in entry.lifted]
+                return Replay(entry, tensors + lifted).run(self._orig_mod, args, kwargs)
         return self._orig_mod(*args, **kwargs)
 
     def _compile(
         self, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Entry | _Eager:
+    ) -> Entry | SplitEntry | _Eager:
         if self.compiles >= RECOMPILE_LIMIT:
             return _Eager(BreakRecord("the recompile limit was reached", ""))
         self.compiles += 1
         reach = _reach(self._orig_mod)  # parameters may have been added since
         self._reach.tensors, self._reach.modules = reach.tensors, reach.modules
         try:
-            entry: Entry | _Eager = _Tracer(self._orig_mod, self._reach).trace(
-                args, kwargs
-            )
+            tracer = _Tracer(self._orig_mod, self._reach, split=not self.fullgraph)
+            entry: Entry | SplitEntry | _Eager = tracer.trace(args, kwargs)
         except GraphBreak as error:
             record = BreakRecord(error.reason, error.line)
             if self.fullgraph:
@@ -462,6 +480,29 @@ class CompiledFunction:
             self.breaks.append(record)
             entry = _Eager(record)
         self.cache[key] = entry
-        if self.debug and isinstance(entry, Entry):
-            print(entry.program.source, file=sys.stderr)
+        if isinstance(entry, SplitEntry):
+            self.breaks += [BreakRecord(e.reason, e.line) for e in entry.breaks]
+        if self.debug:
+            for program in _programs(entry):
+                print(program.source, file=sys.stderr)
         return entry
+
+
+def _programs(entry: Entry | SplitEntry | _Eager) -> list[Any]:
+    """The compiled programs of one signature (one per piece of a split one)."""
+    if isinstance(entry, Entry):
+        return [entry.program]
+    if isinstance(entry, SplitEntry):
+        return [p.entry.program for p in entry.pieces if p.entry is not None]
+    return []
+
+
+def _split_lifted(entry: SplitEntry) -> list[Tensor] | None:
+    """The lifted tensors of a split signature, or None when one was replaced."""
+    tensors = []
+    for (owner, key, tensor), meta in zip(entry.lifted, entry.lifted_meta):
+        current = _read(owner, key)
+        if current is not tensor or lifted_meta([tensor])[0] != meta:
+            return None
+        tensors.append(tensor)
+    return tensors
