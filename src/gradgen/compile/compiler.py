@@ -11,8 +11,11 @@ the function reaches without arguments (closures, globals, module parameters and
 buffers) are lifted to inputs read by reference at every call, and a call checks they
 are still the same objects.
 
-A graph break makes the signature run eagerly (its reason and the user's line are kept
-for `explain`); with fullgraph=True it is an error naming the line.
+A read of a tensor's value in Python (`.item()`, `if t.sum() > 0:`, printing) splits
+the signature into compiled pieces around the Python code that reads it (split.py);
+any other graph break makes the signature run eagerly. Each break's reason and the
+user's line are kept for `explain`; with fullgraph=True the first is an error naming
+the line.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import numpy as np
 
 from .. import dispatch, dtypes, grad_mode
 from ..graph import AccumulateGrad
+from ..numpy_kernels._common import DEFAULT_GENERATOR
 from ..nn.modules.hooks import any_global_hooks
 from ..nn.modules.module import Module
 from ..tensor import Tensor, make_edge
@@ -37,7 +41,13 @@ from .runtime import NEW, SAME, Entry, lifted_meta
 from .split import Replay, SplitEntry, SplitRecorder, build_pieces
 from .trace import GraphBreak, Recorder, Value
 
-__all__ = ["BreakRecord", "CompiledFunction", "RECOMPILE_LIMIT", "Unsupported"]
+__all__ = [
+    "BreakRecord",
+    "CompiledFunction",
+    "RECOMPILE_LIMIT",
+    "Unsupported",
+    "programs_of",
+]
 
 RECOMPILE_LIMIT = 8
 
@@ -247,8 +257,9 @@ class _Tracer:
             )
 
     def trace(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], state: Any
     ) -> Entry | SplitEntry:
+        """Trace one call; `state` is the default generator's state before it."""
         self._check_module_hooks()
         flat: list[Tensor] = []
         structure = _flatten((args, kwargs), flat)
@@ -264,7 +275,7 @@ class _Tracer:
         if isinstance(recorder, SplitRecorder) and recorder.breaks:
             self._check_effects(copies)
             return build_pieces(
-                recorder, inputs, list(self.lifted), list(self.lifted_values)
+                recorder, inputs, list(self.lifted), list(self.lifted_values), state
             )
         out_tensors: list[Tensor] = []
         spec = _output_spec(result, out_tensors)
@@ -277,6 +288,7 @@ class _Tracer:
         trace = Trace(all_inputs, recorder.ops, outputs)
         recorder.ops = []
         differentiable = self._backward(trace, out_tensors, originals)
+        DEFAULT_GENERATOR[0]._generator.bit_generator.state = state  # for the check
         program = build_program(trace)
         position = {id(v): i for i, v in enumerate(all_inputs)}
         return Entry(
@@ -467,9 +479,13 @@ class CompiledFunction:
         self.compiles += 1
         reach = _reach(self._orig_mod)  # parameters may have been added since
         self._reach.tensors, self._reach.modules = reach.tensors, reach.modules
+        # The trace and the check against eager draw from the default generator; the
+        # call that follows must draw what eager would: its state is put back.
+        stream = DEFAULT_GENERATOR[0]._generator.bit_generator
+        state = stream.state
         try:
             tracer = _Tracer(self._orig_mod, self._reach, split=not self.fullgraph)
-            entry: Entry | SplitEntry | _Eager = tracer.trace(args, kwargs)
+            entry: Entry | SplitEntry | _Eager = tracer.trace(args, kwargs, state)
         except GraphBreak as error:
             record = BreakRecord(error.reason, error.line)
             if self.fullgraph:
@@ -479,16 +495,18 @@ class CompiledFunction:
                 ) from None
             self.breaks.append(record)
             entry = _Eager(record)
+        finally:
+            stream.state = state
         self.cache[key] = entry
         if isinstance(entry, SplitEntry):
             self.breaks += [BreakRecord(e.reason, e.line) for e in entry.breaks]
         if self.debug:
-            for program in _programs(entry):
+            for program in programs_of(entry):
                 print(program.source, file=sys.stderr)
         return entry
 
 
-def _programs(entry: Entry | SplitEntry | _Eager) -> list[Any]:
+def programs_of(entry: Entry | SplitEntry | _Eager) -> list[Any]:
     """The compiled programs of one signature (one per piece of a split one)."""
     if isinstance(entry, Entry):
         return [entry.program]

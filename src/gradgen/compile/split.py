@@ -35,9 +35,19 @@ from .backward import trace_backward
 from .graph import Trace, build_program
 from .runtime import NEW, SAME, Entry, lifted_meta
 from ..generated.kernel_sources import KERNEL_SOURCES
+from ..numpy_kernels._common import DEFAULT_GENERATOR
 from .trace import GraphBreak, Op, Recorder, Value, _functional_name, user_line
 
 __all__ = ["Piece", "Replay", "SplitEntry", "SplitRecorder", "build_pieces"]
+
+
+def _meta(tensor: Tensor) -> tuple[Any, ...]:
+    return (type(tensor), tensor._data.shape, tensor._data.dtype, tensor.requires_grad)
+
+
+def _stream() -> Any:
+    """The default generator's numpy bit generator (random operators draw from it)."""
+    return DEFAULT_GENERATOR[0]._generator.bit_generator
 
 
 def _boundary() -> int:
@@ -55,23 +65,45 @@ class SplitRecorder(Recorder):
     result_types: dict[int, type] = field(default_factory=dict)
     start: int = field(default_factory=_boundary)
     unsplittable: GraphBreak | None = None
+    externals: dict[int, tuple[Any, ...]] = field(default_factory=dict)
+    stream_states: list[Any] = field(default_factory=list)  # per break
 
     def new_value(self, tensor: Tensor, kind: str) -> Value:
         value = super().new_value(tensor, kind)
         self.tensors[value.index] = tensor
         return value
 
+    def value_of(self, tensor: Tensor) -> Value:
+        """A tensor no recorded operator made (a factory, a random draw, numpy) is an
+        input of a new piece, bound to what the same call hands over at a replay."""
+        key = id(tensor._data)
+        if self.phase != "forward" or key in self.values or key in self.constants:
+            return super().value_of(tensor)
+        lifted = self.lift(tensor)
+        if lifted is not None:
+            return lifted
+        value = self.new_value(tensor, "external")
+        self.externals[value.index] = _meta(tensor)
+        self._cut(
+            "a tensor that no recorded operator made (a factory, a random draw or "
+            "numpy) is used: it is an input of the next piece"
+        )
+        return value
+
+    def _cut(self, reason: str) -> None:
+        position = len(self.ops)
+        if self.breaks and self.breaks[-1][0] == position:
+            return  # a second break with no operator between: the same cut
+        self.breaks.append((position, _boundary(), GraphBreak(reason, user_line())))
+        self.stream_states.append(_stream().state)
+
     def value_read(self, name: str) -> None:
         if self.phase != "forward":
             super().value_read(name)
-        position = len(self.ops)
-        if self.breaks and self.breaks[-1][0] == position:
-            return  # a second read with no operator between: the same break
-        reason = (
+        self._cut(
             f"Tensor.{name} reads a tensor's value in Python (data-dependent control "
             "flow or printing)"
         )
-        self.breaks.append((position, _boundary(), GraphBreak(reason, user_line())))
 
     def __call__(self, handle: OperatorHandle, args: tuple[Any, ...]) -> Any:
         count = len(self.ops)
@@ -110,6 +142,7 @@ class SplitEntry:
     result_types: dict[int, type]
     breaks: list[GraphBreak]
     lifted_meta: list[Any]
+    externals: dict[int, tuple[Any, ...]]  # value index -> its tensor's class, meta
     replays: int = 0
     diverged: int = 0  # replays that left the recording (ran on eagerly)
 
@@ -243,8 +276,10 @@ def build_pieces(
     inputs: list[Value],
     lifted: list[tuple[Any, Any, Tensor]],
     lifted_values: list[Value],
+    state: Any,
 ) -> SplitEntry:
-    """Cut the recorded forward at its breaks and compile each piece."""
+    """Cut the recorded forward at its breaks and compile each piece (each checked
+    against eager from the generator state its operators started from)."""
     ops = recorder.ops
     if recorder.unsplittable is not None:
         raise recorder.unsplittable
@@ -255,9 +290,14 @@ def build_pieces(
                 "graph break (its tensor is Python's)",
                 op.line,
             )
-    cuts = [(0, recorder.start)] + [(p, b) for p, b, _ in recorder.breaks]
+    cuts = [(0, recorder.start, state)] + [
+        (p, b, s) for (p, b, _), s in zip(recorder.breaks, recorder.stream_states)
+    ]
     pieces = []
-    for (begin, boundary), (end, _) in zip(cuts, cuts[1:] + [(len(ops), 0)]):
+    for (begin, boundary, start), (end, _, _) in zip(
+        cuts, cuts[1:] + [(len(ops), 0, None)]
+    ):
+        _stream().state = start
         piece_ops = ops[begin:end]
         if not piece_ops:
             continue
@@ -274,6 +314,7 @@ def build_pieces(
         dict(recorder.result_types),
         [error for _, _, error in recorder.breaks],
         lifted_meta([t for _, _, t in lifted]),
+        dict(recorder.externals),
     )
 
 
@@ -374,6 +415,11 @@ class Replay:
             if recorded.kind == "const":
                 return _same_constant(recorded.array, actual)
             bound = self.bound.get(recorded.index)
+            if bound is None and recorded.kind == "external":
+                if _meta(actual) != self.split.externals[recorded.index]:
+                    return False
+                self.bound[recorded.index] = actual  # its piece runs after the match
+                return True
             return bound is not None and bound._data is actual._data
         if type(recorded) is np.ndarray:  # a wrapped Python number
             return (
