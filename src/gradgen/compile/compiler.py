@@ -214,8 +214,11 @@ def _output_sources(outputs: list[Value], position: dict[int, int]) -> list[int]
 class _Tracer:
     """Trace one call and make its Entry (or raise GraphBreak)."""
 
-    def __init__(self, fn: Callable[..., Any], reach: _Reach, split: bool) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], reach: _Reach, split: bool, fuse: bool
+    ) -> None:
         self.fn = fn
+        self.fuse = fuse
         self.reach = reach
         self.lifted: list[tuple[Any, Any, Tensor]] = []
         self.lifted_grads: list[Any] = []
@@ -275,7 +278,12 @@ class _Tracer:
         if isinstance(recorder, SplitRecorder) and recorder.breaks:
             self._check_effects(copies)
             return build_pieces(
-                recorder, inputs, list(self.lifted), list(self.lifted_values), state
+                recorder,
+                inputs,
+                list(self.lifted),
+                list(self.lifted_values),
+                state,
+                self.fuse,
             )
         out_tensors: list[Tensor] = []
         spec = _output_spec(result, out_tensors)
@@ -289,7 +297,7 @@ class _Tracer:
         recorder.ops = []
         differentiable = self._backward(trace, out_tensors, originals)
         DEFAULT_GENERATOR[0]._generator.bit_generator.state = state  # for the check
-        program = build_program(trace)
+        program = build_program(trace, self.fuse)
         position = {id(v): i for i, v in enumerate(all_inputs)}
         return Entry(
             program,
@@ -405,8 +413,10 @@ class CompiledFunction:
         fullgraph: bool,
         dynamic: bool | None,
         debug: bool,
+        fuse: bool = False,
     ) -> None:
         self._orig_mod = fn
+        self.fuse = fuse
         self.fullgraph = fullgraph
         self.dynamic = dynamic
         self.debug = debug or os.environ.get("GRADGEN_COMPILE_DEBUG", "") == "1"
@@ -484,7 +494,9 @@ class CompiledFunction:
         stream = DEFAULT_GENERATOR[0]._generator.bit_generator
         state = stream.state
         try:
-            tracer = _Tracer(self._orig_mod, self._reach, split=not self.fullgraph)
+            tracer = _Tracer(
+                self._orig_mod, self._reach, split=not self.fullgraph, fuse=self.fuse
+            )
             entry: Entry | SplitEntry | _Eager = tracer.trace(args, kwargs, state)
         except GraphBreak as error:
             record = BreakRecord(error.reason, error.line)

@@ -26,6 +26,7 @@ from .emit import Renderer
 from .passes import (
     eliminate_common_subexpressions,
     eliminate_dead_code,
+    fuse_broadcast_reductions,
     replace_values,
     reuse_buffers,
 )
@@ -276,8 +277,10 @@ def _run_checked(
     return checker.fixes, source, namespace
 
 
-def build_program(trace: Trace) -> Program:
-    """Optimise, render, check against eager and compile the trace."""
+def build_program(trace: Trace, fuse: bool = False) -> Program:
+    """Optimise, render, check against eager and compile the trace. With `fuse`,
+    the final code computes a broadcast-reduction as one einsum (a reassociated sum:
+    within its rounding bound of eager's, not to the last bit)."""
     forward, backward, saved = _optimise(trace)
     renderer = Renderer()
     leaving: list[Value | None] = [*trace.outputs, *trace.grad_outputs]
@@ -290,6 +293,9 @@ def build_program(trace: Trace) -> Program:
     renderer.reuse.update(reuse_buffers(backward, renderer.binary, kept))
     fixes, source, namespace = _run_checked(trace, forward, backward, saved, renderer)
     if len(forward) + len(backward) < RECOMPILE_BELOW:
+        if fuse:
+            forward = fuse_broadcast_reductions(forward, kept)
+            backward = fuse_broadcast_reductions(backward, kept)
         source = _source(trace, forward, backward, saved, renderer, fixes)
         namespace = _namespace(renderer, {})
         exec(compile(source, "<gradgen.compile>", "exec"), namespace)

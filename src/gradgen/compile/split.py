@@ -248,13 +248,15 @@ def _saved_source(value: Value, inputs: list[Value], outputs: dict[int, int]) ->
     return -1
 
 
-def _piece_entry(recorder: SplitRecorder, trace: Trace, boundary: int) -> Entry:
+def _piece_entry(
+    recorder: SplitRecorder, trace: Trace, boundary: int, fuse: bool
+) -> Entry:
     differentiable = _piece_backward(recorder, trace, boundary)
     tensors = recorder.tensors
     needs_grad = [
         i for i, v in enumerate(trace.inputs) if tensors[v.index].requires_grad
     ]
-    program = build_program(trace)
+    program = build_program(trace, fuse)
     position = {id(v): i for i, v in enumerate(trace.inputs)}
     outputs = {id(v): i for i, v in enumerate(program.outputs)}
     sources = []
@@ -277,6 +279,7 @@ def build_pieces(
     lifted: list[tuple[Any, Any, Tensor]],
     lifted_values: list[Value],
     state: Any,
+    fuse: bool,
 ) -> SplitEntry:
     """Cut the recorded forward at its breaks and compile each piece (each checked
     against eager from the generator state its operators started from)."""
@@ -303,7 +306,7 @@ def build_pieces(
             continue
         eager = {id(op) for op in piece_ops if _is_view(op)}
         trace, made = _piece_trace(recorder, piece_ops, eager)
-        entry = _piece_entry(recorder, trace, boundary) if trace.outputs else None
+        entry = _piece_entry(recorder, trace, boundary, fuse) if trace.outputs else None
         pieces.append(Piece(piece_ops, entry, trace.inputs, trace.outputs, eager))
         recorder.phase = "forward"
     return SplitEntry(
