@@ -200,7 +200,10 @@ class Recorder:
         array stands for the new value. The old value keeps a copy of what it was, so
         the check against eager sees a view taken before the change go stale."""
         target = self.value_of(args[0])
-        if target.kind not in ("op", "const"):
+        # A lifted tensor that needs no gradient (a module's buffer: BatchNorm's
+        # num_batches_tracked) is written back by the program (compile/graph.py).
+        buffer = target.kind == "lifted" and not args[0].requires_grad
+        if target.kind not in ("op", "const") and not buffer:
             raise self.stop(
                 f"the in-place operator {handle.name!r} changes an input of the "
                 "compiled function"
