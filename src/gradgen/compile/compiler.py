@@ -37,6 +37,7 @@ from ..nn.modules.module import Module
 from ..tensor import Tensor, make_edge
 from .backward import trace_backward
 from .graph import Trace, build_program
+from .passes import is_random
 from .runtime import NEW, SAME, Entry, lifted_meta
 from .split import Replay, SplitEntry, SplitRecorder, build_pieces
 from .trace import GraphBreak, Recorder, Value
@@ -223,6 +224,7 @@ class _Tracer:
         self.lifted: list[tuple[Any, Any, Tensor]] = []
         self.lifted_grads: list[Any] = []
         self.lifted_values: list[Value] = []
+        self.buffers: list[tuple[np.ndarray, np.ndarray]] = []  # (array, its value)
         self.recorder = SplitRecorder(self._lift) if split else Recorder(self._lift)
 
     def _lift(self, tensor: Tensor) -> Value | None:
@@ -240,6 +242,8 @@ class _Tracer:
         value = self.recorder.new_value(original, "lifted")
         self.recorder.values[id(tensor._data)] = value
         self.lifted_values.append(value)
+        if not original.requires_grad:  # a buffer: kernels may write into it
+            self.buffers.append((original._data, original._data.copy()))
         return value
 
     def _check_module_hooks(self) -> None:
@@ -275,6 +279,7 @@ class _Tracer:
             result = self.fn(*call_args, **call_kwargs)
         if recorder.state.broken is not None:
             raise recorder.state.broken
+        _check_generators(recorder.ops)
         if isinstance(recorder, SplitRecorder) and recorder.breaks:
             self._check_effects(copies)
             return build_pieces(
@@ -290,13 +295,15 @@ class _Tracer:
         with recorder.active():
             outputs = [recorder.value_of(t) for t in out_tensors]
         self._check_effects(copies)
-        all_inputs = inputs + [recorder.values[id(t._data)] for _, _, t in self.lifted]
+        all_inputs = inputs + self.lifted_values
         originals = copies + [t for _, _, t in self.lifted]
         self._check_aliasing(outputs, all_inputs)
         trace = Trace(all_inputs, recorder.ops, outputs)
+        trace.writes = self._writes()
         recorder.ops = []
         differentiable = self._backward(trace, out_tensors, originals)
         DEFAULT_GENERATOR[0]._generator.bit_generator.state = state  # for the check
+        self.restore_buffers()
         program = build_program(trace, self.fuse)
         position = {id(v): i for i, v in enumerate(all_inputs)}
         return Entry(
@@ -309,6 +316,23 @@ class _Tracer:
             self._saved_sources(program, all_inputs, position),
             lifted_meta([t for _, _, t in self.lifted]),
         )
+
+    def _writes(self) -> list[tuple[Value, Value, Any]]:
+        """The lifted buffers the function changed in place, with their last values."""
+        writes = []
+        for value, (_, _, tensor) in zip(self.lifted_values, self.lifted):
+            last = self.recorder.values.get(id(tensor._data))
+            if last is not None and last is not value:
+                if last.array is tensor._data:  # eager's result, before the restore
+                    last.array = last.array.copy()
+                writes.append((value, last, tensor._counter()))
+        return writes
+
+    def restore_buffers(self) -> None:
+        """Put back the lifted buffers' values from before the trace (its eager run,
+        and the check against eager, may have moved BatchNorm's running statistics)."""
+        for array, value in self.buffers:
+            np.copyto(array, value)
 
     @staticmethod
     def _saved_sources(
@@ -509,6 +533,7 @@ class CompiledFunction:
             entry = _Eager(record)
         finally:
             stream.state = state
+            tracer.restore_buffers()
         self.cache[key] = entry
         if isinstance(entry, SplitEntry):
             self.breaks += [BreakRecord(e.reason, e.line) for e in entry.breaks]
@@ -516,6 +541,20 @@ class CompiledFunction:
             for program in programs_of(entry):
                 print(program.source, file=sys.stderr)
         return entry
+
+
+def _check_generators(ops: list[Any]) -> None:
+    """Random operators draw from the default generator, whose state the compile
+    puts back after the trace; one given its own generator breaks the graph."""
+    for op in ops:
+        if not is_random(op) or "generator" not in op.source.arguments:
+            continue
+        if op.args[op.source.arguments.index("generator")] is not None:
+            raise GraphBreak(
+                f"the random operator {op.name!r} draws from a generator of its own "
+                "(gradgen.compile replays the default generator's draws only)",
+                op.line,
+            )
 
 
 def programs_of(entry: Entry | SplitEntry | _Eager) -> list[Any]:

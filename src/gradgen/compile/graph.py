@@ -45,6 +45,9 @@ class Trace:
     grad_inputs: list[Value] = field(default_factory=list)  # one per diff output
     backward_ops: list[Op] = field(default_factory=list)
     grad_outputs: list[Value | None] = field(default_factory=list)  # per input
+    # In-place writes into lifted buffers: (the buffer's input value, its last value,
+    # its version counter); the forward copies the value in and bumps the counter.
+    writes: list[tuple[Value, Value, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -96,7 +99,10 @@ def _optimise(trace: Trace) -> tuple[list[Op], list[Op], list[Value]]:
     for value in used:
         if id(value) not in made_in_backward and value.kind != "const":
             saved.setdefault(id(value), value)
-    forward = eliminate_dead_code(forward, trace.outputs + list(saved.values()))
+    written = [w[1] for w in trace.writes]
+    forward = eliminate_dead_code(
+        forward, trace.outputs + list(saved.values()) + written
+    )
     return forward, backward, list(saved.values())
 
 
@@ -157,6 +163,12 @@ def _source(
         renderer,
         fixes,
     )
+    for target, value, counter in trace.writes:  # before the return
+        lines[-1:-1] = [
+            f"    # {target.name} <- {value.name}: the in-place write into a buffer",
+            f"    np.copyto({target.name}, {value.name})",
+            f"    {renderer.constant(counter)}.version += 1",
+        ]
     if trace.grad_inputs:
         lines += [""]
         lines += _function(
@@ -287,7 +299,7 @@ def build_program(trace: Trace, fuse: bool = False) -> Program:
     renderer.values = _constants(forward + backward, leaving)
     for op in forward + backward:
         renderer.expression(op)  # finds the binary ufuncs
-    kept = {id(v) for v in trace.outputs + saved}
+    kept = {id(v) for v in trace.outputs + saved + [w[1] for w in trace.writes]}
     kept |= {id(v) for v in trace.grad_outputs if v is not None}
     renderer.reuse.update(reuse_buffers(forward, renderer.binary, kept))
     renderer.reuse.update(reuse_buffers(backward, renderer.binary, kept))

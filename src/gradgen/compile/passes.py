@@ -21,6 +21,7 @@ __all__ = [
     "FUSED_SUM_TO",
     "fold_constants",
     "fuse_broadcast_reductions",
+    "is_random",
     "replace_values",
     "reuse_buffers",
 ]
@@ -122,12 +123,19 @@ def _values_in(argument: Any) -> Iterable[Value]:
             yield from _values_in(item)
 
 
+def is_random(op: Op) -> bool:
+    """Whether the operator draws from a generator (its one effect: the draws that
+    follow depend on it, so it is neither dropped nor merged with another)."""
+    return "random_generator(" in op.source.expression
+
+
 def eliminate_dead_code(ops: list[Op], live: Iterable[Value]) -> list[Op]:
-    """The operators some live value depends on, in order (kernels have no effects)."""
+    """The operators some live value depends on, in order (kernels have no effects
+    but random draws, which are kept)."""
     needed = {id(v) for v in live}
     kept: list[Op] = []
     for op in reversed(ops):
-        if any(id(v) in needed for v in op.outputs):
+        if is_random(op) or any(id(v) in needed for v in op.outputs):
             kept.append(op)
             needed.update(id(v) for a in op.args for v in _values_in(a))
     kept.reverse()
@@ -154,6 +162,8 @@ def eliminate_common_subexpressions(ops: list[Op]) -> tuple[list[Op], dict[int, 
         if replaced:
             op.args = [_replace(a, replaced) for a in op.args]
         key = (op.name, tuple(_key(a) for a in op.args))
+        if is_random(op):
+            key = (key, id(op))  # two draws are two draws
         earlier = seen.get(key)
         if earlier is not None and len(earlier.outputs) == len(op.outputs):
             for mine, theirs in zip(op.outputs, earlier.outputs):
