@@ -224,7 +224,8 @@ class _Tracer:
         self.lifted: list[tuple[Any, Any, Tensor]] = []
         self.lifted_grads: list[Any] = []
         self.lifted_values: list[Value] = []
-        self.buffers: list[tuple[np.ndarray, np.ndarray]] = []  # (array, its value)
+        # (array, its value, its version counter, its version) before the trace
+        self.buffers: list[tuple[np.ndarray, np.ndarray, Any, int]] = []
         self.recorder = SplitRecorder(self._lift) if split else Recorder(self._lift)
 
     def _lift(self, tensor: Tensor) -> Value | None:
@@ -243,7 +244,10 @@ class _Tracer:
         self.recorder.values[id(tensor._data)] = value
         self.lifted_values.append(value)
         if not original.requires_grad:  # a buffer: kernels may write into it
-            self.buffers.append((original._data, original._data.copy()))
+            counter = original._counter()
+            self.buffers.append(
+                (original._data, original._data.copy(), counter, counter.version)
+            )
         return value
 
     def _check_module_hooks(self) -> None:
@@ -331,8 +335,12 @@ class _Tracer:
     def restore_buffers(self) -> None:
         """Put back the lifted buffers' values from before the trace (its eager run,
         and the check against eager, may have moved BatchNorm's running statistics)."""
-        for array, value in self.buffers:
+        for array, value, counter, version in self.buffers:
             np.copyto(array, value)
+            counter.version = version
+        if isinstance(self.recorder, SplitRecorder):
+            for generator, state in self.recorder.generators.values():
+                generator.bit_generator.state = state
 
     @staticmethod
     def _saved_sources(

@@ -67,6 +67,8 @@ class SplitRecorder(Recorder):
     unsplittable: GraphBreak | None = None
     externals: dict[int, tuple[Any, ...]] = field(default_factory=dict)
     stream_states: list[Any] = field(default_factory=list)  # per break
+    # The generators given to random operators: their states before the trace.
+    generators: dict[int, tuple[np.random.Generator, Any]] = field(default_factory=dict)
 
     def new_value(self, tensor: Tensor, kind: str) -> Value:
         value = super().new_value(tensor, kind)
@@ -106,6 +108,15 @@ class SplitRecorder(Recorder):
         )
 
     def __call__(self, handle: OperatorHandle, args: tuple[Any, ...]) -> Any:
+        source = KERNEL_SOURCES.get(handle.name)
+        if source is not None and "generator" in source.arguments:
+            index = source.arguments.index("generator")
+            generator = args[index] if index < len(args) else None
+            inner = getattr(generator, "_generator", None)
+            if isinstance(inner, np.random.Generator):  # its state before the trace
+                self.generators.setdefault(
+                    id(inner), (inner, inner.bit_generator.state)
+                )
         count = len(self.ops)
         result = super().__call__(handle, args)
         if self.phase == "forward" and len(self.ops) > count:
