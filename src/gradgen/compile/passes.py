@@ -161,7 +161,7 @@ def eliminate_common_subexpressions(ops: list[Op]) -> tuple[list[Op], dict[int, 
     for op in ops:
         if replaced:
             op.args = [_replace(a, replaced) for a in op.args]
-        key = (op.name, tuple(_key(a) for a in op.args))
+        key: Any = (op.name, tuple(_key(a) for a in op.args))
         if is_random(op):
             key = (key, id(op))  # two draws are two draws
         earlier = seen.get(key)

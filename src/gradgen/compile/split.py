@@ -218,9 +218,9 @@ def _piece_backward(recorder: SplitRecorder, trace: Trace, boundary: int) -> lis
         differentiable.append(wanted)
         if wanted:
             roots.append(make_edge(tensor))
-            grad = Tensor(np.ones_like(tensor._data))
-            grads.append(grad)
-            trace.grad_inputs.append(recorder.new_value(grad, "grad"))
+            seed = Tensor(np.ones_like(tensor._data))
+            grads.append(seed)
+            trace.grad_inputs.append(recorder.new_value(seed, "grad"))
     if not roots:
         return differentiable
     recorder.ops = []
@@ -233,11 +233,11 @@ def _piece_backward(recorder: SplitRecorder, trace: Trace, boundary: int) -> lis
             if not tensor.requires_grad:
                 continue
             node, number = make_edge(tensor)
+            grad: Tensor | None = None
             if isinstance(node, AccumulateGrad):
                 grad = leaves.get(node)
-            else:
-                arrived = outside.get(node) if node is not None else None
-                grad = None if arrived is None else arrived[number]
+            elif node is not None and node in outside:
+                grad = outside[node][number]
             trace.grad_outputs.append(None if grad is None else recorder.value_of(grad))
     if recorder.state.broken is not None:
         raise recorder.state.broken
@@ -268,7 +268,6 @@ def _piece_entry(
         i for i, v in enumerate(trace.inputs) if tensors[v.index].requires_grad
     ]
     program = build_program(trace, fuse)
-    position = {id(v): i for i, v in enumerate(trace.inputs)}
     outputs = {id(v): i for i, v in enumerate(program.outputs)}
     sources = []
     first: dict[int, int] = {}

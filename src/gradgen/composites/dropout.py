@@ -34,4 +34,4 @@ def _dropout_noise(input: Tensor, p: float) -> Tensor:
     mask by bernoulli, in float64 as gradgen.rand() < 1 - p would), so gradgen.compile
     records the draw and its compiled code draws from the generator in eager's order."""
     keep = ops.bernoulli(zeros(tuple(input.shape), dtype=float64), 1 - p)
-    return ops._to_copy(ops.div(keep, 1 - p), dtype=input.dtype)
+    return ops._to_copy(keep / (1 - p), dtype=input.dtype)
