@@ -148,8 +148,12 @@ def test_module_training_flag_is_a_guard() -> None:
     x = torch.ones(4)
     assert compiled(x).tolist() == [1.0] * 4
     layer.train()
-    compiled(x)  # the random mask breaks the graph: runs eagerly
-    assert compiled.compiles == 2 and len(compiled.breaks) == 1
+    torch.manual_seed(1)
+    expected = layer(x)
+    torch.manual_seed(1)
+    got = compiled(x)  # a second program, its mask drawn as eager draws it
+    assert compiled.compiles == 2 and compiled.breaks == []
+    assert got.tolist() == expected.tolist() and 0.0 in got.tolist()
 
 
 def test_parameters_are_read_by_reference() -> None:
@@ -180,7 +184,7 @@ def test_parameters_are_read_by_reference() -> None:
         (lambda x: x * torch.rand(3), "no recorded operator made"),
     ],
 )
-def test_graph_breaks_run_eagerly_and_are_explained(body, reason: str) -> None:
+def test_graph_breaks_are_explained(body, reason: str) -> None:
     x = torch.tensor([1.0, 2.0, 3.0])
     expected = body(x.clone())
     compiled = torch.compile(body)
@@ -191,7 +195,11 @@ def test_graph_breaks_run_eagerly_and_are_explained(body, reason: str) -> None:
     (record,) = compiled.breaks
     assert reason in record.reason
     explanation = torch._dynamo.explain(body)(x.clone())
-    assert explanation.graph_break_count == 1 and explanation.graph_count == 0
+    # A value read, or a tensor no operator made, splits the function into compiled
+    # pieces; the others run eagerly.
+    pieces = 1 if reason.startswith("Tensor.") or "recorded" in reason else 0
+    assert explanation.graph_break_count == 1
+    assert explanation.graph_count >= pieces and explanation.graph_count <= 2 * pieces
     assert reason in str(explanation)
 
 

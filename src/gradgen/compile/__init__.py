@@ -35,16 +35,21 @@ def compile(
 ) -> Any:
     """Compile `model` (a function or an nn.Module); without it, a decorator.
 
-    `backend`, `mode` and `options` are accepted for torch.compile's callers and
-    ignored (there is one backend, numpy); `disable=True` returns `model` itself.
+    `backend` and `mode` are accepted for torch.compile's callers and ignored (there
+    is one backend, numpy); of `options`, `{"fuse_broadcast_reductions": True}` turns
+    on the fusion of `sum_to_size(a * b)` into one einsum (a reassociated sum, not
+    bitwise eager's); `disable=True` returns `model` itself.
     Shapes are always specialised: `dynamic` is accepted, and a new shape recompiles.
     `debug=True` (or GRADGEN_COMPILE_DEBUG=1) prints each generated source to stderr.
     """
-    del backend, mode, options
+    del backend, mode
+    fuse = bool((options or {}).get("fuse_broadcast_reductions", False))
 
     def wrap(fn: Callable[..., Any]) -> Any:
         if disable:
             return fn
-        return CompiledFunction(fn, fullgraph=fullgraph, dynamic=dynamic, debug=debug)
+        return CompiledFunction(
+            fn, fullgraph=fullgraph, dynamic=dynamic, debug=debug, fuse=fuse
+        )
 
     return wrap if model is None else wrap(model)

@@ -1,6 +1,7 @@
 """gradgen._dynamo.explain: what gradgen.compile makes of a function (torch._dynamo's
-spelling): `explain(fn)(*args)` compiles and runs it once and reports the graphs, the
-graph breaks with their reasons and source lines, and the operators compiled."""
+spelling): `explain(fn)(*args)` compiles and runs it once and reports the graphs (a
+function split by graph breaks has one per piece), the graph breaks with their reasons
+and source lines, and the operators compiled."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .compiler import BreakRecord, CompiledFunction
-from .runtime import Entry
+from .compiler import BreakRecord, CompiledFunction, programs_of
 
 __all__ = ["ExplainOutput", "explain", "reset"]
 
@@ -42,13 +42,13 @@ def explain(fn: Callable[..., Any]) -> Callable[..., ExplainOutput]:
     def run(*args: Any, **kwargs: Any) -> ExplainOutput:
         compiled = CompiledFunction(fn, fullgraph=False, dynamic=None, debug=False)
         compiled(*args, **kwargs)
-        entries = [e for e in compiled.cache.values() if isinstance(e, Entry)]
+        programs = [p for e in compiled.cache.values() for p in programs_of(e)]
         return ExplainOutput(
-            graph_count=len(entries),
+            graph_count=len(programs),
             graph_break_count=len(compiled.breaks),
-            op_count=sum(e.program.op_count for e in entries),
+            op_count=sum(p.op_count for p in programs),
             break_reasons=list(compiled.breaks),
-            sources=[e.program.source for e in entries],
+            sources=[p.source for p in programs],
         )
 
     return run

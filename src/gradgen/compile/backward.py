@@ -28,14 +28,15 @@ __all__ = ["trace_backward"]
 _FORMULAS_MODULE = "gradgen.generated.functions"
 
 
-def _dependencies(roots: list[Node]) -> dict[Node, int]:
-    """How many edges lead into each node reachable from the roots."""
+def _dependencies(roots: list[Node], boundary: int) -> dict[Node, int]:
+    """How many edges lead into each node reachable from the roots (not past a node
+    made before `boundary`)."""
     dependencies: dict[Node, int] = {}
     seen = set(roots)
-    stack = list(roots)
+    stack = list(seen)  # a node that roots two outputs is counted once
     while stack:
         node = stack.pop()
-        if isinstance(node, AccumulateGrad):
+        if isinstance(node, AccumulateGrad) or node._sequence_number < boundary:
             continue
         for function, _ in node._next_edges:
             if function is None:
@@ -79,11 +80,17 @@ def _add(buffers: dict[Node, list[Any]], edge: EdgeTuple, grad: Tensor | None) -
 
 
 def trace_backward(
-    recorder: Recorder, roots: Sequence[EdgeTuple], grads: list[Tensor]
+    recorder: Recorder,
+    roots: Sequence[EdgeTuple],
+    grads: list[Tensor],
+    boundary: int = -1,
+    outside: dict[Node, list[Any]] | None = None,
 ) -> dict[AccumulateGrad, Tensor]:
     """Run the backward from `roots` (seeded with `grads`) under `recorder`; the
-    gradient arriving at each leaf's AccumulateGrad (summed, validated)."""
-    dependencies = _dependencies([e[0] for e in roots if e[0] is not None])
+    gradient arriving at each leaf's AccumulateGrad (summed, validated). A node made
+    before `boundary` (a sequence number: an earlier piece of a split graph) is a
+    leaf too: the gradients arriving at its inputs go to `outside`."""
+    dependencies = _dependencies([e[0] for e in roots if e[0] is not None], boundary)
     buffers: dict[Node, list[Any]] = {}
     ready: list[tuple[int, int, Node]] = []
     leaves: dict[AccumulateGrad, Tensor] = {}
@@ -101,6 +108,10 @@ def trace_backward(
             if isinstance(node, AccumulateGrad):
                 if inputs[0] is not None:
                     leaves[node] = inputs[0]
+                continue
+            if node._sequence_number < boundary:
+                assert outside is not None
+                outside[node] = inputs
                 continue
             _check_node(recorder, node)
             recorder.node_name = f"{node.name()} (derivatives.yaml)"

@@ -11,8 +11,11 @@ the function reaches without arguments (closures, globals, module parameters and
 buffers) are lifted to inputs read by reference at every call, and a call checks they
 are still the same objects.
 
-A graph break makes the signature run eagerly (its reason and the user's line are kept
-for `explain`); with fullgraph=True it is an error naming the line.
+A read of a tensor's value in Python (`.item()`, `if t.sum() > 0:`, printing) splits
+the signature into compiled pieces around the Python code that reads it (split.py);
+any other graph break makes the signature run eagerly. Each break's reason and the
+user's line are kept for `explain`; with fullgraph=True the first is an error naming
+the line.
 """
 
 from __future__ import annotations
@@ -28,15 +31,24 @@ import numpy as np
 
 from .. import dispatch, dtypes, grad_mode
 from ..graph import AccumulateGrad
+from ..numpy_kernels._common import DEFAULT_GENERATOR
 from ..nn.modules.hooks import any_global_hooks
 from ..nn.modules.module import Module
 from ..tensor import Tensor, make_edge
 from .backward import trace_backward
 from .graph import Trace, build_program
+from .passes import is_random
 from .runtime import NEW, SAME, Entry, lifted_meta
+from .split import Replay, SplitEntry, SplitRecorder, build_pieces
 from .trace import GraphBreak, Recorder, Value
 
-__all__ = ["BreakRecord", "CompiledFunction", "RECOMPILE_LIMIT", "Unsupported"]
+__all__ = [
+    "BreakRecord",
+    "CompiledFunction",
+    "RECOMPILE_LIMIT",
+    "Unsupported",
+    "programs_of",
+]
 
 RECOMPILE_LIMIT = 8
 
@@ -203,12 +215,18 @@ def _output_sources(outputs: list[Value], position: dict[int, int]) -> list[int]
 class _Tracer:
     """Trace one call and make its Entry (or raise GraphBreak)."""
 
-    def __init__(self, fn: Callable[..., Any], reach: _Reach) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], reach: _Reach, split: bool, fuse: bool
+    ) -> None:
         self.fn = fn
+        self.fuse = fuse
         self.reach = reach
         self.lifted: list[tuple[Any, Any, Tensor]] = []
         self.lifted_grads: list[Any] = []
-        self.recorder = Recorder(self._lift)
+        self.lifted_values: list[Value] = []
+        # (array, its value, its version counter, its version) before the trace
+        self.buffers: list[tuple[np.ndarray, np.ndarray, Any, int]] = []
+        self.recorder = SplitRecorder(self._lift) if split else Recorder(self._lift)
 
     def _lift(self, tensor: Tensor) -> Value | None:
         found = self.reach.tensors.get(id(tensor._data))
@@ -224,6 +242,12 @@ class _Tracer:
         self.lifted_grads.append(original._grad)
         value = self.recorder.new_value(original, "lifted")
         self.recorder.values[id(tensor._data)] = value
+        self.lifted_values.append(value)
+        if not original.requires_grad:  # a buffer: kernels may write into it
+            counter = original._counter()
+            self.buffers.append(
+                (original._data, original._data.copy(), counter, counter.version)
+            )
         return value
 
     def _check_module_hooks(self) -> None:
@@ -243,7 +267,10 @@ class _Tracer:
                 "",
             )
 
-    def trace(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Entry:
+    def trace(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], state: Any
+    ) -> Entry | SplitEntry:
+        """Trace one call; `state` is the default generator's state before it."""
         self._check_module_hooks()
         flat: list[Tensor] = []
         structure = _flatten((args, kwargs), flat)
@@ -256,18 +283,32 @@ class _Tracer:
             result = self.fn(*call_args, **call_kwargs)
         if recorder.state.broken is not None:
             raise recorder.state.broken
+        _check_generators(recorder.ops)
+        if isinstance(recorder, SplitRecorder) and recorder.breaks:
+            self._check_effects(copies)
+            return build_pieces(
+                recorder,
+                inputs,
+                list(self.lifted),
+                list(self.lifted_values),
+                state,
+                self.fuse,
+            )
         out_tensors: list[Tensor] = []
         spec = _output_spec(result, out_tensors)
         with recorder.active():
             outputs = [recorder.value_of(t) for t in out_tensors]
         self._check_effects(copies)
-        all_inputs = inputs + [recorder.values[id(t._data)] for _, _, t in self.lifted]
+        all_inputs = inputs + self.lifted_values
         originals = copies + [t for _, _, t in self.lifted]
         self._check_aliasing(outputs, all_inputs)
         trace = Trace(all_inputs, recorder.ops, outputs)
+        trace.writes = self._writes()
         recorder.ops = []
         differentiable = self._backward(trace, out_tensors, originals)
-        program = build_program(trace)
+        DEFAULT_GENERATOR[0]._generator.bit_generator.state = state  # for the check
+        self.restore_buffers()
+        program = build_program(trace, self.fuse)
         position = {id(v): i for i, v in enumerate(all_inputs)}
         return Entry(
             program,
@@ -279,6 +320,27 @@ class _Tracer:
             self._saved_sources(program, all_inputs, position),
             lifted_meta([t for _, _, t in self.lifted]),
         )
+
+    def _writes(self) -> list[tuple[Value, Value, Any]]:
+        """The lifted buffers the function changed in place, with their last values."""
+        writes = []
+        for value, (_, _, tensor) in zip(self.lifted_values, self.lifted):
+            last = self.recorder.values.get(id(tensor._data))
+            if last is not None and last is not value:
+                if last.array is tensor._data:  # eager's result, before the restore
+                    last.array = last.array.copy()
+                writes.append((value, last, tensor._counter()))
+        return writes
+
+    def restore_buffers(self) -> None:
+        """Put back the lifted buffers' values from before the trace (its eager run,
+        and the check against eager, may have moved BatchNorm's running statistics)."""
+        for array, value, counter, version in self.buffers:
+            np.copyto(array, value)
+            counter.version = version
+        if isinstance(self.recorder, SplitRecorder):
+            for generator, state in self.recorder.generators.values():
+                generator.bit_generator.state = state
 
     @staticmethod
     def _saved_sources(
@@ -383,12 +445,14 @@ class CompiledFunction:
         fullgraph: bool,
         dynamic: bool | None,
         debug: bool,
+        fuse: bool = False,
     ) -> None:
         self._orig_mod = fn
+        self.fuse = fuse
         self.fullgraph = fullgraph
         self.dynamic = dynamic
         self.debug = debug or os.environ.get("GRADGEN_COMPILE_DEBUG", "") == "1"
-        self.cache: dict[Any, Entry | _Eager] = {}
+        self.cache: dict[Any, Entry | SplitEntry | _Eager] = {}
         self.breaks: list[BreakRecord] = []
         self.compiles = 0
         self._reach = _reach(fn)
@@ -433,25 +497,39 @@ class CompiledFunction:
                 return _build_output(entry.output_spec, results)
             del self.cache[key]
             entry = None
+        elif isinstance(entry, SplitEntry):
+            lifted = _split_lifted(entry)
+            if lifted is not None:
+                return Replay(entry, tensors + lifted).run(self._orig_mod, args, kwargs)
+            del self.cache[key]
+            entry = None
         if entry is None:
             entry = self._compile(key, args, kwargs)
             if isinstance(entry, Entry):
                 results = entry.run(tensors + [t for _, _, t in entry.lifted])
                 return _build_output(entry.output_spec, results)
+            if isinstance(entry, SplitEntry):
+                lifted = [t for _, _, t in entry.lifted]
+                return Replay(entry, tensors + lifted).run(self._orig_mod, args, kwargs)
         return self._orig_mod(*args, **kwargs)
 
     def _compile(
         self, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Entry | _Eager:
+    ) -> Entry | SplitEntry | _Eager:
         if self.compiles >= RECOMPILE_LIMIT:
             return _Eager(BreakRecord("the recompile limit was reached", ""))
         self.compiles += 1
         reach = _reach(self._orig_mod)  # parameters may have been added since
         self._reach.tensors, self._reach.modules = reach.tensors, reach.modules
+        # The trace and the check against eager draw from the default generator; the
+        # call that follows must draw what eager would: its state is put back.
+        stream = DEFAULT_GENERATOR[0]._generator.bit_generator
+        state = stream.state
         try:
-            entry: Entry | _Eager = _Tracer(self._orig_mod, self._reach).trace(
-                args, kwargs
+            tracer = _Tracer(
+                self._orig_mod, self._reach, split=not self.fullgraph, fuse=self.fuse
             )
+            entry: Entry | SplitEntry | _Eager = tracer.trace(args, kwargs, state)
         except GraphBreak as error:
             record = BreakRecord(error.reason, error.line)
             if self.fullgraph:
@@ -461,7 +539,47 @@ class CompiledFunction:
                 ) from None
             self.breaks.append(record)
             entry = _Eager(record)
+        finally:
+            stream.state = state
+            tracer.restore_buffers()
         self.cache[key] = entry
-        if self.debug and isinstance(entry, Entry):
-            print(entry.program.source, file=sys.stderr)
+        if isinstance(entry, SplitEntry):
+            self.breaks += [BreakRecord(e.reason, e.line) for e in entry.breaks]
+        if self.debug:
+            for program in programs_of(entry):
+                print(program.source, file=sys.stderr)
         return entry
+
+
+def _check_generators(ops: list[Any]) -> None:
+    """Random operators draw from the default generator, whose state the compile
+    puts back after the trace; one given its own generator breaks the graph."""
+    for op in ops:
+        if not is_random(op) or "generator" not in op.source.arguments:
+            continue
+        if op.args[op.source.arguments.index("generator")] is not None:
+            raise GraphBreak(
+                f"the random operator {op.name!r} draws from a generator of its own "
+                "(gradgen.compile replays the default generator's draws only)",
+                op.line,
+            )
+
+
+def programs_of(entry: Entry | SplitEntry | _Eager) -> list[Any]:
+    """The compiled programs of one signature (one per piece of a split one)."""
+    if isinstance(entry, Entry):
+        return [entry.program]
+    if isinstance(entry, SplitEntry):
+        return [p.entry.program for p in entry.pieces if p.entry is not None]
+    return []
+
+
+def _split_lifted(entry: SplitEntry) -> list[Tensor] | None:
+    """The lifted tensors of a split signature, or None when one was replaced."""
+    tensors = []
+    for (owner, key, tensor), meta in zip(entry.lifted, entry.lifted_meta):
+        current = _read(owner, key)
+        if current is not tensor or lifted_meta([tensor])[0] != meta:
+            return None
+        tensors.append(tensor)
+    return tensors

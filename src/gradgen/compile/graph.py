@@ -26,6 +26,7 @@ from .emit import Renderer
 from .passes import (
     eliminate_common_subexpressions,
     eliminate_dead_code,
+    fuse_broadcast_reductions,
     replace_values,
     reuse_buffers,
 )
@@ -44,6 +45,9 @@ class Trace:
     grad_inputs: list[Value] = field(default_factory=list)  # one per diff output
     backward_ops: list[Op] = field(default_factory=list)
     grad_outputs: list[Value | None] = field(default_factory=list)  # per input
+    # In-place writes into lifted buffers: (the buffer's input value, its last value,
+    # its version counter); the forward copies the value in and bumps the counter.
+    writes: list[tuple[Value, Value, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -95,7 +99,10 @@ def _optimise(trace: Trace) -> tuple[list[Op], list[Op], list[Value]]:
     for value in used:
         if id(value) not in made_in_backward and value.kind != "const":
             saved.setdefault(id(value), value)
-    forward = eliminate_dead_code(forward, trace.outputs + list(saved.values()))
+    written = [w[1] for w in trace.writes]
+    forward = eliminate_dead_code(
+        forward, trace.outputs + list(saved.values()) + written
+    )
     return forward, backward, list(saved.values())
 
 
@@ -156,6 +163,12 @@ def _source(
         renderer,
         fixes,
     )
+    for target, value, counter in trace.writes:  # before the return
+        lines[-1:-1] = [
+            f"    # {target.name} <- {value.name}: the in-place write into a buffer",
+            f"    np.copyto({target.name}, {value.name})",
+            f"    {renderer.constant(counter)}.version += 1",
+        ]
     if trace.grad_inputs:
         lines += [""]
         lines += _function(
@@ -276,20 +289,25 @@ def _run_checked(
     return checker.fixes, source, namespace
 
 
-def build_program(trace: Trace) -> Program:
-    """Optimise, render, check against eager and compile the trace."""
+def build_program(trace: Trace, fuse: bool = False) -> Program:
+    """Optimise, render, check against eager and compile the trace. With `fuse`,
+    the final code computes a broadcast-reduction as one einsum (a reassociated sum:
+    within its rounding bound of eager's, not to the last bit)."""
     forward, backward, saved = _optimise(trace)
     renderer = Renderer()
     leaving: list[Value | None] = [*trace.outputs, *trace.grad_outputs]
     renderer.values = _constants(forward + backward, leaving)
     for op in forward + backward:
         renderer.expression(op)  # finds the binary ufuncs
-    kept = {id(v) for v in trace.outputs + saved}
+    kept = {id(v) for v in trace.outputs + saved + [w[1] for w in trace.writes]}
     kept |= {id(v) for v in trace.grad_outputs if v is not None}
     renderer.reuse.update(reuse_buffers(forward, renderer.binary, kept))
     renderer.reuse.update(reuse_buffers(backward, renderer.binary, kept))
     fixes, source, namespace = _run_checked(trace, forward, backward, saved, renderer)
     if len(forward) + len(backward) < RECOMPILE_BELOW:
+        if fuse:
+            forward = fuse_broadcast_reductions(forward, kept)
+            backward = fuse_broadcast_reductions(backward, kept)
         source = _source(trace, forward, backward, saved, renderer, fixes)
         namespace = _namespace(renderer, {})
         exec(compile(source, "<gradgen.compile>", "exec"), namespace)

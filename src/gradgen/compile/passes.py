@@ -1,6 +1,7 @@
 """Passes over the captured graph, each small: constant folding of Python scalars (on
 a rendered expression), dead-code elimination and common-subexpression elimination
-(on the recorded operators)."""
+(on the recorded operators), reuse of dead temporaries (`out=`), and fusion of a
+broadcast-reduction (`sum_to_size` of a product) into one einsum."""
 
 from __future__ import annotations
 
@@ -11,12 +12,16 @@ from typing import Any
 
 import numpy as np
 
+from ..generated.kernel_sources import KernelSource
 from .trace import Op, Value
 
 __all__ = [
     "eliminate_common_subexpressions",
     "eliminate_dead_code",
+    "FUSED_SUM_TO",
     "fold_constants",
+    "fuse_broadcast_reductions",
+    "is_random",
     "replace_values",
     "reuse_buffers",
 ]
@@ -118,12 +123,19 @@ def _values_in(argument: Any) -> Iterable[Value]:
             yield from _values_in(item)
 
 
+def is_random(op: Op) -> bool:
+    """Whether the operator draws from a generator (its one effect: the draws that
+    follow depend on it, so it is neither dropped nor merged with another)."""
+    return "random_generator(" in op.source.expression
+
+
 def eliminate_dead_code(ops: list[Op], live: Iterable[Value]) -> list[Op]:
-    """The operators some live value depends on, in order (kernels have no effects)."""
+    """The operators some live value depends on, in order (kernels have no effects
+    but random draws, which are kept)."""
     needed = {id(v) for v in live}
     kept: list[Op] = []
     for op in reversed(ops):
-        if any(id(v) in needed for v in op.outputs):
+        if is_random(op) or any(id(v) in needed for v in op.outputs):
             kept.append(op)
             needed.update(id(v) for a in op.args for v in _values_in(a))
     kept.reverse()
@@ -149,7 +161,9 @@ def eliminate_common_subexpressions(ops: list[Op]) -> tuple[list[Op], dict[int, 
     for op in ops:
         if replaced:
             op.args = [_replace(a, replaced) for a in op.args]
-        key = (op.name, tuple(_key(a) for a in op.args))
+        key: Any = (op.name, tuple(_key(a) for a in op.args))
+        if is_random(op):
+            key = (key, id(op))  # two draws are two draws
         earlier = seen.get(key)
         if earlier is not None and len(earlier.outputs) == len(op.outputs):
             for mine, theirs in zip(op.outputs, earlier.outputs):
@@ -219,3 +233,103 @@ def reuse_buffers(
                 reuse[id(op)] = candidate
                 break
     return reuse
+
+
+# `sum_to_size(self * other, size)` as one reduction: the product is never made.
+FUSED_SUM_TO = KernelSource(
+    expression="np.asarray(np.einsum(subscripts, self, other)).reshape(size)",
+    arguments=("subscripts", "self", "other", "size"),
+    kinds=("value", "Tensor", "Tensor", "value"),
+    promoted=(),
+    integer_to_float=False,
+    returns=("Tensor",),
+)
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _reduction_subscripts(shape: tuple[int, ...], size: tuple[int, ...]) -> str:
+    """einsum's subscripts for summing two operands of `shape`'s product to `size`
+    (the dimensions of size 1 come back with the reshape)."""
+    letters = _LETTERS[: len(shape)]
+    leading = len(shape) - len(size)
+    kept = "".join(
+        letters[leading + i]
+        for i, extent in enumerate(size)
+        if extent == shape[leading + i]
+    )
+    return f"{letters},{letters}->{kept}"
+
+
+def _fusable_product(op: Op, made: dict[int, Op], uses: dict[int, int]) -> Op | None:
+    """The `mul` whose product this `sum_to_size` reduces, when only it uses it and
+    both factors have the product's shape and (floating) dtype."""
+    if op.name != "sum_to_size" or not isinstance(op.args[0], Value):
+        return None
+    product = op.args[0]
+    mul = made.get(id(product))
+    if mul is None or mul.name != "mul.Tensor" or uses.get(id(product)) != 1:
+        return None
+    left, right = mul.args
+    if not (isinstance(left, Value) and isinstance(right, Value)):
+        return None
+    array = product.array
+    return (
+        mul
+        if type(array) is np.ndarray
+        and array.dtype.kind == "f"
+        and len(_LETTERS) >= array.ndim > 0
+        and all(
+            v.array.shape == array.shape and v.array.dtype == array.dtype
+            for v in (left, right)
+        )
+        else None
+    )
+
+
+def _within_reassociation(op: Op, left: Value, right: Value, subscripts: str) -> bool:
+    """Whether the einsum, on the trace's values, is within the bound of a
+    reassociated sum of the eager result: n * eps * sum(|terms|)."""
+    size = tuple(op.args[1])
+    fused = np.einsum(subscripts, left.array, right.array).reshape(size)
+    exact = op.outputs[0].array
+    terms = left.array.size // max(exact.size, 1)
+    bound = np.einsum(subscripts, np.abs(left.array), np.abs(right.array))
+    bound = bound.reshape(size) * (terms * np.finfo(exact.dtype).eps)
+    return bool(np.all(np.abs(fused - exact) <= bound))
+
+
+def fuse_broadcast_reductions(ops: list[Op], kept: set[int]) -> list[Op]:
+    """`v = a * b; r = sum_to_size(v, size)` (the backward of a broadcast factor: a
+    scalar's or a per-channel scale's gradient) becomes one einsum over `a` and `b`
+    when nothing else uses (or keeps) `v`. The sum is reassociated: each fusion is
+    checked on the trace's values against the rounding bound of a reordered sum.
+    Run after the check against eager (which is to the last bit), on the final code."""
+    made = {id(v): op for op in ops for v in op.outputs}
+    uses: dict[int, int] = {}
+    for op in ops:
+        for argument in op.args:
+            for value in _values_in(argument):
+                uses[id(value)] = uses.get(id(value), 0) + 1
+    dropped: set[int] = set()
+    fused_ops: dict[int, Op] = {}  # by the mul's id: the fusion takes its place
+    for op in ops:
+        mul = _fusable_product(op, made, uses)
+        if mul is None or id(op.args[0]) in kept:
+            continue
+        left, right = mul.args
+        subscripts = _reduction_subscripts(op.args[0].array.shape, tuple(op.args[1]))
+        if not _within_reassociation(op, left, right, subscripts):
+            continue
+        fused_ops[id(mul)] = Op(
+            "fused_sum_to_size",
+            FUSED_SUM_TO,
+            [subscripts, left, right, tuple(op.args[1])],
+            (),
+            op.outputs,
+            op.line,
+            op.phase,
+        )
+        dropped.add(id(op))
+    # At the product's place, its factors are read where they were (so the reuse of
+    # dead temporaries decided for the unfused operators stays right).
+    return [fused_ops.get(id(op), op) for op in ops if id(op) not in dropped]

@@ -137,6 +137,14 @@ class Recorder:
             )
         return lifted
 
+    def value_read(self, name: str) -> None:
+        """A tensor's value is read in Python: a graph break (a recorder that splits
+        the graph there overrides this to resume instead)."""
+        raise self.stop(
+            f"Tensor.{name} reads a tensor's value in Python (data-dependent "
+            "control flow or printing)"
+        )
+
     def stop(self, reason: str) -> GraphBreak:
         error = GraphBreak(reason, user_line())
         if self.state.broken is None:
@@ -192,7 +200,10 @@ class Recorder:
         array stands for the new value. The old value keeps a copy of what it was, so
         the check against eager sees a view taken before the change go stale."""
         target = self.value_of(args[0])
-        if target.kind not in ("op", "const"):
+        # A lifted tensor that needs no gradient (a module's buffer: BatchNorm's
+        # num_batches_tracked) is written back by the program (compile/graph.py).
+        buffer = target.kind == "lifted" and not args[0].requires_grad
+        if target.kind not in ("op", "const") and not buffer:
             raise self.stop(
                 f"the in-place operator {handle.name!r} changes an input of the "
                 "compiled function"
@@ -363,10 +374,12 @@ def _value_reader(
 ) -> Callable[..., Any]:
     def reader(self: Tensor, *args: Any, **kwargs: Any) -> Any:
         if recorder.state.depth == 0:
-            raise recorder.stop(
-                f"Tensor.{name} reads a tensor's value in Python (data-dependent "
-                "control flow or printing)"
-            )
+            recorder.value_read(name)
+            recorder.state.depth += 1  # what the method calls is not a new read
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                recorder.state.depth -= 1
         return method(self, *args, **kwargs)
 
     reader.__name__ = name

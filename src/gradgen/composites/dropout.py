@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..random import rand
+from ..dtypes import float64
+from ..factories import zeros
+from ..generated import ops  # functions read at call time (the generated tie)
 from ..tensor import Tensor
 
 __all__ = ["dropout"]
@@ -28,6 +30,8 @@ def dropout(input: Tensor, p: float, train: bool) -> Tensor:
 
 def _dropout_noise(input: Tensor, p: float) -> Tensor:
     """A tensor of input's shape and dtype: 1 / (1 - p) with probability 1 - p, else 0,
-    from gradgen's generator (gradgen.rand, so gradgen.manual_seed applies)."""
-    keep = rand(*input.shape, dtype="float64")._data < 1 - p
-    return Tensor((keep / (1 - p)).astype(input._data.dtype))
+    from gradgen's generator (gradgen.manual_seed applies). Drawn by operators (the
+    mask by bernoulli, in float64 as gradgen.rand() < 1 - p would), so gradgen.compile
+    records the draw and its compiled code draws from the generator in eager's order."""
+    keep = ops.bernoulli(zeros(tuple(input.shape), dtype=float64), 1 - p)
+    return ops._to_copy(keep / (1 - p), dtype=input.dtype)
