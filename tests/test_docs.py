@@ -648,6 +648,7 @@ RUNTIME_SOURCES = [
         "func/randomness.py",
         "func/functional_call.py",
         "func/pytree.py",
+        "func/einops.py",
         "compile/runtime.py",
         "compile/compiler.py",
     )
@@ -662,6 +663,7 @@ RUNTIME_EXCEPTIONS = {
     "AssertionError",
     "GradcheckError",
     "CheckpointError",
+    "DimensionBindError",
 }
 
 
