@@ -178,9 +178,9 @@ def set_device_states(
     if device_type == "meta" or not devices:
         return
     raise RuntimeError(
-        f"gradgen.utils.checkpoint.set_device_states: gradgen runs on the CPU only "
-        f"and has no random state per {device_type} device (got devices "
-        f"{list(devices)}); the CPU's is gradgen.set_rng_state"
+        "gradgen.utils.checkpoint.set_device_states: gradgen runs on the CPU only and "
+        f"has no random state per device (got {device_type} devices {list(devices)}); "
+        "set the CPU's with gradgen.set_rng_state"
     )
 
 

@@ -14,9 +14,7 @@ from .checkpoint_selective import _Observing
 __all__ = ["debug_context_and_callback"]
 
 TEMPLATE = """\
-An error happened while unpacking tensors; the operators of the latest computation
-follow because `debug=True` was passed to `gradgen.utils.checkpoint.checkpoint()`
-(or set_checkpoint_debug_enabled(True) is on).
+An error happened while unpacking tensors; debug mode lists the operators of both runs.
 
 Operations executed during the original forward:
 
@@ -26,10 +24,8 @@ Operations executed during recomputation:
 
 {recompute_ops}
 
-ERROR: Detected non-determinism while running activation checkpointing: the tensors
-saved during the original forward differ from those saved during the recomputation,
-which happens when other operators ran. Compare the two lists above to find where
-they part.
+ERROR: Detected non-determinism while running activation checkpointing; compare the
+two lists to find where the runs part.
 """
 
 
