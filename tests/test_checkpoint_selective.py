@@ -67,26 +67,25 @@ def _counting_backward(lib: Any, out: Any) -> Counter[str]:
     return counter.counts
 
 
+def _policy(lib: Any, ops: list[Any], kind: str) -> Any:
+    """The same choice three ways: an operator list, a function returning a
+    CheckpointPolicy, a function returning a bool."""
+    policies = lib.utils.checkpoint.CheckpointPolicy
+
+    def by_enum(ctx: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
+        return policies.PREFER_SAVE if op in ops else policies.MUST_RECOMPUTE
+
+    def by_bool(ctx: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
+        return op in ops
+
+    return {"list": ops, "function": by_enum, "bool": by_bool}[kind]
+
+
 def _run(lib: Any, kept: tuple[str, ...], kind: str = "list") -> dict[str, Any]:
     x = lib.tensor(X, requires_grad=True)
     y = lib.tensor(Y, requires_grad=True)
     ops = [_op(lib, name) for name in kept]
-    policy: Any = ops
-    if kind == "function":
-
-        def policy(ctx: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
-            saved = op in ops
-            return (
-                lib.utils.checkpoint.CheckpointPolicy.PREFER_SAVE
-                if saved
-                else lib.utils.checkpoint.CheckpointPolicy.MUST_RECOMPUTE
-            )
-
-    elif kind == "bool":
-
-        def policy(ctx: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
-            return op in ops
-
+    policy = _policy(lib, ops, kind)
     pairs: list[Any] = []
 
     def context_fn() -> Any:
