@@ -299,7 +299,7 @@ def gradgradcheck(
     _check_gradgradcheck_flags(
         check_fwd_over_rev, check_rev_over_rev, check_undefined_grad, check_batched_grad
     )
-    _refuse_unsupported(check_batched_forward_grad=False, masked=masked)
+    _refuse_unsupported(masked=masked)
     tupled_inputs = _as_tuple(inputs)
     if grad_outputs is None:
         tupled_grad_outputs = _random_grad_outputs(
