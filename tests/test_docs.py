@@ -638,6 +638,7 @@ RUNTIME_SOURCES = [
         "autograd/_gradcheck_batched.py",
         "autograd/graph.py",
         "autograd/_mutation_on_saved.py",
+        "autograd/_engine_switches.py",
         "utils/checkpoint.py",
         "utils/checkpoint_frame.py",
         "utils/checkpoint_selective.py",
