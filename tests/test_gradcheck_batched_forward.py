@@ -110,3 +110,25 @@ def test_a_batched_mismatch_names_output_and_input() -> None:
     ]
     got = str(caught.value).split("Got:\n")[1].split("\n\nExpected:")[0]
     assert "dtype=gradgen.float64" in got and calls[0] == 3
+
+
+def _forward_mismatch(lib: Any) -> list[str]:
+    """`.item()` hides the sum from forward AD: the forward-mode Jacobian misses it.
+    PyTorch prints the whole numerical Jacobian (input elements by output elements)."""
+    x = lib.tensor(X, requires_grad=True)
+    try:
+        lib.autograd.gradcheck(
+            lambda a: a * a.sum().item(),
+            (x,),
+            check_forward_ad=True,
+            check_backward_ad=False,
+        )
+    except Exception as error:  # noqa: BLE001 - the error is the answer
+        text = str(error).replace("torch.", "gradgen.")
+        return [type(error).__name__, text.split("analytical:")[0]]
+    return []
+
+
+def test_forward_mode_mismatch_prints_torchs_jacobian() -> None:
+    theirs = oracle("forward mismatch", lambda torch: _forward_mismatch(torch))
+    assert _forward_mismatch(gradgen) == theirs
