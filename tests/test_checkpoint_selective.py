@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import tracemalloc
 import weakref
 from collections import Counter
 from typing import Any
@@ -237,3 +238,51 @@ def test_errors_are_torchs() -> None:
 def test_an_op_list_takes_operator_handles() -> None:
     with pytest.raises(ValueError, match="to be an OperatorHandle .* but got: mm"):
         cp.create_selective_checkpoint_contexts(["mm"])  # type: ignore[list-item]
+
+
+def _kept_after_forward(kind: str) -> float:
+    """Bytes the forward leaves alive (numpy allocations, traced), in activations."""
+    rng = np.random.default_rng(0)
+    weights = [
+        gradgen.tensor(rng.standard_normal((256, 256)) * 0.05, requires_grad=True)
+        for _ in range(4)
+    ]
+    x = gradgen.tensor(rng.standard_normal((128, 256)), requires_grad=True)
+    activation = 128 * 256 * 8
+
+    def block(h: Any) -> Any:
+        for w in weights:
+            h = gradgen.tanh(h @ w)
+        return h
+
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    if kind == "plain":
+        out = block(x)
+    elif kind == "checkpoint":
+        out = cp.checkpoint(block, x, use_reentrant=False)
+    else:
+        kept = [getattr(gradgen.generated.operators, kind)]
+        context_fn = functools.partial(cp.create_selective_checkpoint_contexts, kept)
+        out = cp.checkpoint(block, x, use_reentrant=False, context_fn=context_fn)
+    gc.collect()
+    used = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    out.sum().backward()
+    return used / activation
+
+
+@pytest.mark.parametrize(
+    "kind, activations",
+    [
+        ("plain", 4),  # tanh saves its output: 4 outputs (the last is `out`)
+        ("checkpoint", 1),  # only `out`: holders instead of activations
+        ("mm", 5),  # the 4 cached mm outputs, and `out`
+        ("tanh", 4),  # the 4 cached tanh outputs (the last is `out`)
+    ],
+)
+def test_memory_kept_by_the_forward(kind: str, activations: int) -> None:
+    """Four layers tanh(h @ w): what each variant keeps after the forward, counted in
+    activations of 128 x 256 doubles (hand count in the parameters)."""
+    assert _kept_after_forward(kind) == pytest.approx(activations, abs=0.15)
