@@ -638,7 +638,11 @@ RUNTIME_SOURCES = [
         "autograd/_gradcheck_batched.py",
         "autograd/graph.py",
         "autograd/_mutation_on_saved.py",
+        "autograd/_engine_switches.py",
         "utils/checkpoint.py",
+        "utils/checkpoint_frame.py",
+        "utils/checkpoint_selective.py",
+        "utils/checkpoint_debug.py",
         "autograd/functional.py",
         "func/eager_transforms.py",
         "func/vmap.py",
@@ -648,6 +652,7 @@ RUNTIME_SOURCES = [
         "func/randomness.py",
         "func/functional_call.py",
         "func/pytree.py",
+        "func/einops.py",
         "compile/runtime.py",
         "compile/compiler.py",
     )
@@ -662,6 +667,7 @@ RUNTIME_EXCEPTIONS = {
     "AssertionError",
     "GradcheckError",
     "CheckpointError",
+    "DimensionBindError",
 }
 
 

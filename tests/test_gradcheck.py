@@ -512,7 +512,6 @@ def test_non_tensor_output_is_a_type_error() -> None:
 @pytest.mark.parametrize(
     "option, pattern",
     [
-        ({"check_batched_forward_grad": True, "check_forward_ad": True}, "forward"),
         ({"masked": True}, "masked"),
     ],
 )

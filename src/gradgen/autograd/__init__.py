@@ -21,6 +21,12 @@ from ..anomaly_mode import (
     set_detect_anomaly as set_detect_anomaly,
 )
 from . import forward_ad as forward_ad
+from .. import anomaly_mode as anomaly_mode, grad_mode as grad_mode
+from ._engine_switches import (
+    enforce_grad_layout_policy as enforce_grad_layout_policy,
+    is_multithreading_enabled as is_multithreading_enabled,
+    set_multithreading_enabled as set_multithreading_enabled,
+)
 from ..grad_mode import (
     enable_grad as enable_grad,
     inference_mode as inference_mode,
@@ -38,6 +44,7 @@ from .gradcheck import (
     gradgradcheck as gradgradcheck,
 )
 from . import profiler as profiler
+from . import graph as graph
 from .variable import Variable as Variable
 from ._transform_slots import require_vmap
 from ..graph import Edge

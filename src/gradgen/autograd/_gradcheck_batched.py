@@ -17,11 +17,14 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
+from . import forward_ad
 from ._gradcheck_inputs import (
     GradcheckError,
     _as_gradgen,
+    _as_tuple,
     _autograd_grad,
     _diff_inputs,
+    _is_float_or_complex,
 )
 from ._transform_slots import require_vmap
 
@@ -53,6 +56,14 @@ in the codebase for an explanation of how to fix this.
 """.strip()
 
 
+FAILED_BATCHED_GRAD_MSG_FWD_AD = """
+gradcheck failed while testing batched gradient computation with forward-mode AD.
+This test is enabled by `check_batched_forward_grad=True` (with
+`check_forward_ad=True`); to leave it out, call gradcheck with
+`check_batched_forward_grad=False` as a keyword argument.
+"""
+
+
 def _random_like(output: Tensor, generator: np.random.Generator) -> np.ndarray:
     shape, dtype = output._data.shape, output._data.dtype
     values = generator.standard_normal(shape)
@@ -61,11 +72,18 @@ def _random_like(output: Tensor, generator: np.random.Generator) -> np.ndarray:
     return np.asarray(values).astype(dtype)
 
 
-def failed_message(output_index: int, input_index: int, got: Any, expected: Any) -> str:
+def failed_message(
+    output_index: int,
+    input_index: int,
+    got: Any,
+    expected: Any,
+    forward_ad: bool = False,
+) -> str:
+    message = FAILED_BATCHED_GRAD_MSG_FWD_AD if forward_ad else FAILED_BATCHED_GRAD_MSG
     return (
         f"For output {output_index} and input {input_index}:\n\n"
-        f"{FAILED_BATCHED_GRAD_MSG}\n\nGot:\n{got!r}\n\nExpected:\n{expected!r}"
-    )
+        f"{message}\n\nGot:\n{got!r}\n\nExpected:\n{expected!r}"
+    ).strip()
 
 
 def check_batched_grad(
@@ -103,3 +121,65 @@ def check_batched_grad(
         raise GradcheckError(
             failed_message(output_index, input_index, got, _as_gradgen(want))
         )
+
+
+# -- check_batched_forward_grad -------------------------------------------------------------
+
+
+def _jvp_of(func: Any, inputs: tuple[Any, ...], index: int) -> Any:
+    """tangent -> the tangents of `func`'s outputs when input `index` moves along it
+    (zeros for an output the input does not reach)."""
+
+    def jvp(tangent: Tensor) -> tuple[Tensor, ...]:
+        with forward_ad.dual_level():
+            dual = forward_ad.make_dual(inputs[index].detach(), tangent)
+            arguments = tuple(
+                dual if i == index else (x.detach() if isinstance(x, Tensor) else x)
+                for i, x in enumerate(inputs)
+            )
+            found = []
+            for output in _as_tuple(func(*arguments)):
+                if output is None:
+                    continue
+                primal, tangent_out = forward_ad.unpack_dual(output)
+                if tangent_out is None:
+                    tangent_out = Tensor(
+                        np.zeros(primal._data.shape, primal._data.dtype)
+                    )
+                found.append(tangent_out)
+            return tuple(found)
+
+    return jvp
+
+
+def check_batched_forward_grad(func: Any, inputs: tuple[Any, ...]) -> None:
+    """vmap over forward-mode AD (a batch of two tangents per input) against one JVP
+    per tangent."""
+    generator = np.random.default_rng(_GRAD_OUTPUTS_SEED)
+    for index, current in enumerate(inputs):
+        if not (isinstance(current, Tensor) and current.requires_grad):
+            continue
+        if not _is_float_or_complex(current):
+            continue
+        jvp = _jvp_of(func, inputs, index)
+        tangents = [_random_like(current, generator) for _ in range(BATCH)]
+        shards = [jvp(Tensor(t)) for t in tangents]
+        expected = [np.stack([s._data for s in outs]) for outs in zip(*shards)]
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="vmap: .* has no batching rule")
+            try:
+                result = require_vmap()(jvp)(Tensor(np.stack(tangents)))
+            except RuntimeError as error:
+                raise GradcheckError(
+                    f"While computing batched gradients, got: {error}\n\n"
+                    f"{FAILED_BATCHED_GRAD_MSG_FWD_AD}"
+                ) from error
+        # As PyTorch, the message names the output's position as both indices.
+        for position, (got, want) in enumerate(zip(result, expected)):
+            if got._data.shape == want.shape and np.allclose(got._data, want):
+                continue
+            raise GradcheckError(
+                failed_message(
+                    position, position, got, _as_gradgen(want), forward_ad=True
+                )
+            )

@@ -168,6 +168,41 @@ def _check_zero_jacobians(
                     )
 
 
+def _forward_columns(
+    func: Callable[..., Any],
+    inputs: tuple[Any, ...],
+    x: Tensor,
+    unit: complex,
+    expected: list[np.ndarray],
+) -> list[np.ndarray]:
+    """The forward-mode Jacobian of each float output with respect to `x` along `unit`
+    per element (rows: x's elements, as PyTorch prints it)."""
+    from . import forward_ad
+
+    rows: list[list[np.ndarray]] = [[] for _ in expected]
+    for column in range(x._data.size):
+        tangent = np.zeros(x._data.shape, dtype=x._data.dtype)
+        tangent.reshape(-1)[column] = unit
+        with forward_ad.dual_level():
+            dual = forward_ad.make_dual(x, Tensor(tangent))
+            args = tuple(dual if a is x else a for a in inputs)
+            outputs = [
+                o
+                for o in _check_func_outputs(_as_tuple(func(*args)))
+                if _is_float_or_complex(o)
+            ]
+            tangents = [forward_ad.unpack_dual(o).tangent for o in outputs]
+        for i, (out_tangent, want) in enumerate(zip(tangents, expected)):
+            rows[i].append(
+                np.zeros_like(want[column])
+                if out_tangent is None
+                else out_tangent._data.reshape(-1)
+            )
+    return [
+        np.stack(r) if r else np.zeros_like(want) for r, want in zip(rows, expected)
+    ]
+
+
 def _check_forward_jacobians(
     func: Callable[..., Any],
     inputs: tuple[Any, ...],
@@ -176,11 +211,9 @@ def _check_forward_jacobians(
     atol: float,
     rtol: float,
 ) -> None:
-    """Forward-mode Jacobian columns (a JVP per input element) against the central
+    """Forward-mode Jacobians (a JVP per input element) against the central
     differences: the tangent of `e_j` (and of `1j * e_j` for a complex input) is the
     derivative of every output along that direction."""
-    from . import forward_ad
-
     float_outputs = [o for o in func_out if _is_float_or_complex(o)]
     reference = [np.array(o._data, copy=True) for o in float_outputs]
     diff_inputs = _diff_inputs(inputs)
@@ -190,32 +223,16 @@ def _check_forward_jacobians(
         if differences.imag is not None:
             directions.append((1j, differences.imag))
         for unit, numerical in directions:
-            for column in range(x._data.size):
-                tangent = np.zeros(x._data.shape, dtype=x._data.dtype)
-                tangent.reshape(-1)[column] = unit
-                with forward_ad.dual_level():
-                    dual = forward_ad.make_dual(x, Tensor(tangent))
-                    args = tuple(dual if a is x else a for a in inputs)
-                    outputs = [
-                        o
-                        for o in _check_func_outputs(_as_tuple(func(*args)))
-                        if _is_float_or_complex(o)
-                    ]
-                    tangents = [forward_ad.unpack_dual(o).tangent for o in outputs]
-                for i, (out_tangent, diffs) in enumerate(zip(tangents, numerical)):
-                    expected = diffs[column] / (2 * eps)
-                    got = (
-                        np.zeros_like(expected)
-                        if out_tangent is None
-                        else out_tangent._data.reshape(-1)
+            expected = [np.asarray(d) / (2 * eps) for d in numerical]
+            analytical = _forward_columns(func, inputs, x, unit, expected)
+            for i, (got, want) in enumerate(zip(analytical, expected)):
+                if not _allclose(got.reshape(want.shape), want, rtol, atol):
+                    raise GradcheckError(
+                        f"Jacobian computed with forward mode mismatch for output {i} "
+                        f"with respect to input {j},\n"
+                        f"numerical:{_as_gradgen(want)!r}\n"
+                        f"analytical:{_as_gradgen(got.reshape(want.shape))!r}\n"
                     )
-                    if not _allclose(got, expected, rtol, atol):
-                        raise GradcheckError(
-                            f"Jacobian computed with forward mode mismatch for output {i} "
-                            f"with respect to input {j},\n"
-                            f"numerical:{_as_gradgen(expected)!r}\n"
-                            f"analytical:{_as_gradgen(got)!r}\n"
-                        )
 
 
 def _check_backward_mul_by_grad_output(

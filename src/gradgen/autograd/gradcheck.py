@@ -40,11 +40,13 @@ differences.
 ``fast_mode`` compares one number per (input, output) pair, ``v^T J u`` for random
 ``u`` and ``v``, instead of whole Jacobians (_gradcheck_fast.py; complex functions take
 the slow path). ``check_batched_grad`` runs the backward pass under vmap on a batch of
-grad_outputs and compares it with the pass per grad_output (_gradcheck_batched.py).
+grad_outputs and compares it with the pass per grad_output, and
+``check_batched_forward_grad`` runs forward-mode AD under vmap on a batch of tangents
+per input against one JVP per tangent (_gradcheck_batched.py; gradgradcheck has no such
+flag, as in PyTorch).
 
 Not implemented, and refused with ``NotImplementedError`` rather than ignored:
-``check_batched_forward_grad`` (forward-mode AD on batched tangents) and ``masked``
-(needs sparse tensors).
+``masked`` (needs sparse tensors).
 
 The pieces: _gradcheck_inputs.py (the function's inputs and outputs, GradcheckError),
 _gradcheck_jacobians.py (numerical and analytical Jacobians), _gradcheck_checks.py (the
@@ -60,6 +62,9 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
+from ._gradcheck_batched import (
+    check_batched_forward_grad as check_batched_forward_grad_of,
+)
 from ._gradcheck_batched import check_batched_grad as check_batched_grad_of
 from ._gradcheck_fast import check_fast, check_fast_forward, uses_complex
 from ._gradcheck_checks import (
@@ -86,16 +91,7 @@ __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 _GRAD_OUTPUTS_SEED = 0
 
 
-def _refuse_unsupported(
-    *,
-    check_batched_forward_grad: bool,
-    masked: bool | None,
-) -> None:
-    if check_batched_forward_grad:
-        raise NotImplementedError(
-            "gradcheck: check_batched_forward_grad=True is not supported: gradgen's vmap "
-            "does not run forward-mode AD on batched tangents"
-        )
+def _refuse_unsupported(*, masked: bool | None) -> None:
     if masked:
         raise NotImplementedError(
             "gradcheck: masked=True is not supported: gradgen has no sparse tensors"
@@ -135,8 +131,8 @@ def gradcheck(
     that requires grad gets a warning and will likely fail. `check_forward_ad` also
     checks the forward-mode Jacobian, `fast_mode` checks ``v^T J u`` for random
     vectors instead of whole Jacobians, `check_batched_grad` checks the backward pass
-    under vmap. `check_batched_forward_grad` and `masked` are not implemented in
-    gradgen and raise NotImplementedError when set.
+    under vmap and `check_batched_forward_grad` forward-mode AD under vmap. `masked`
+    is not implemented in gradgen and raises NotImplementedError when set.
     """
     _check_gradcheck_flags(
         check_forward_ad,
@@ -144,13 +140,13 @@ def gradcheck(
         check_batched_grad,
         check_batched_forward_grad,
     )
-    _refuse_unsupported(
-        check_batched_forward_grad=check_batched_forward_grad,
-        masked=masked,
-    )
+    _refuse_unsupported(masked=masked)
     try:
         if check_forward_ad:
             _forward_check(func, inputs, eps, atol, rtol, fast_mode)
+        if check_batched_forward_grad:
+            tupled = _as_tuple(inputs)
+            check_batched_forward_grad_of(func, tupled)
         if not check_backward_ad:
             return True
         return _gradcheck_helper(
@@ -303,7 +299,7 @@ def gradgradcheck(
     _check_gradgradcheck_flags(
         check_fwd_over_rev, check_rev_over_rev, check_undefined_grad, check_batched_grad
     )
-    _refuse_unsupported(check_batched_forward_grad=False, masked=masked)
+    _refuse_unsupported(masked=masked)
     tupled_inputs = _as_tuple(inputs)
     if grad_outputs is None:
         tupled_grad_outputs = _random_grad_outputs(

@@ -20,6 +20,11 @@ from ..grad_mode import DecoratorContext
 from ..graph import Node as Node
 from ..graph import RemovableHandle, task_state
 from ..tensor import Tensor
+from ._engine_switches import (
+    region_activation_memory_budget as region_activation_memory_budget,
+    set_override_stale_capture_stream as set_override_stale_capture_stream,
+    set_warn_on_accumulate_grad_stream_mismatch as set_warn_on_accumulate_grad_stream_mismatch,
+)
 from ._mutation_on_saved import (
     allow_mutation_on_saved_tensors as allow_mutation_on_saved_tensors,
 )
@@ -31,9 +36,12 @@ __all__ = [
     "disable_saved_tensors_hooks",
     "get_gradient_edge",
     "increment_version",
+    "region_activation_memory_budget",
     "register_multi_grad_hook",
     "save_on_cpu",
     "saved_tensors_hooks",
+    "set_override_stale_capture_stream",
+    "set_warn_on_accumulate_grad_stream_mismatch",
 ]
 
 

@@ -20,3 +20,4 @@ from .functional_call import (
     stack_module_state as stack_module_state,
 )
 from .vmap import vmap as vmap
+from .einops import rearrange as rearrange

@@ -3,33 +3,65 @@
 ``checkpoint(fn, *args, use_reentrant=False)`` runs ``fn`` without keeping the tensors
 its operations save for backward; backward runs ``fn`` again to get them back.
 
-- ``use_reentrant=False`` (recommended): built on saved-tensor hooks. The forward packs
-  each saved tensor into a placeholder that remembers only its position, shape and
-  dtype; the first unpack in backward re-runs ``fn`` (with the random state of the
-  forward when ``preserve_rng_state``) under hooks that collect the tensors it saves,
-  in order, and each placeholder unpacks to the tensor at its position. The graph of
-  the forward is recorded as usual, so ``autograd.grad`` and ``retain_graph`` work.
+- ``use_reentrant=False`` (recommended): built on saved-tensor hooks (see
+  checkpoint_frame.py: holders, early stop, one recomputation per backward pass). The
+  graph of the forward is recorded as usual, so ``autograd.grad`` and ``retain_graph``
+  work. ``context_fn`` gives the contexts the forward and the recomputation run in;
+  selective checkpointing (checkpoint_selective.py) is such a pair.
 - ``use_reentrant=True``: ``fn`` runs under no_grad inside a custom Function; its
   backward re-runs ``fn`` with grad enabled and calls ``autograd.backward`` on it
   (a backward inside the backward), so it cannot serve ``autograd.grad``.
+
+gradgen runs on the CPU only: the device functions (``get_device_states``,
+``set_device_states``, ``DefaultDeviceType``) know the ``"cpu"`` device, which has no
+per-device random state besides the global one checkpoint already keeps.
 """
 
 from __future__ import annotations
 
+import contextlib
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, ContextManager
 
 from .. import random as _random
 from ..autograd import backward as _backward
 from ..autograd.function import Function, FunctionCtx
-from ..autograd.graph import saved_tensors_hooks
-from ..grad_mode import enable_grad, no_grad
-from ..graph import task_state
+from ..grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..graph import pop_saved_tensors_hooks, push_saved_tensors_hooks, task_state
 from ..tensor import Tensor
+from .checkpoint_debug import debug_context_and_callback
+from .checkpoint_frame import METADATA_FNS, CheckpointFrame
+from .checkpoint_frame import CheckpointError as CheckpointError
+from .checkpoint_frame import GraphExecGroup as GraphExecGroup
+from .checkpoint_selective import SAC_IGNORED_OPS as SAC_IGNORED_OPS
+from .checkpoint_selective import CheckpointPolicy as CheckpointPolicy
+from .checkpoint_selective import (
+    SelectiveCheckpointContext as SelectiveCheckpointContext,
+)
+from .checkpoint_selective import (
+    create_selective_checkpoint_contexts as create_selective_checkpoint_contexts,
+)
 
-__all__ = ["CheckpointError", "checkpoint", "checkpoint_sequential"]
+__all__ = [
+    "checkpoint",
+    "checkpoint_sequential",
+    "CheckpointError",
+    "CheckpointFunction",
+    "check_backward_validity",
+    "detach_variable",
+    "get_device_states",
+    "set_device_states",
+    "noop_context_fn",
+    "set_checkpoint_early_stop",
+    "DefaultDeviceType",
+    "set_checkpoint_debug_enabled",
+    "CheckpointPolicy",
+    "SelectiveCheckpointContext",
+    "create_selective_checkpoint_contexts",
+    "SAC_IGNORED_OPS",
+    "GraphExecGroup",
+]
 
 USE_REENTRANT_WARNING = (
     "gradgen.utils.checkpoint: the use_reentrant parameter should be passed "
@@ -43,37 +75,221 @@ REENTRANT_GRAD_ERROR = (
     "either set use_reentrant=False, or call .backward() without passing the `inputs` "
     "argument."
 )
+SUPPRESSED_ERROR = (
+    "gradgen.utils.checkpoint: the forward context provided by context_fn suppressed "
+    "an exception raised during the checkpointed forward. This is not supported "
+    "because checkpoint cannot return a value for a failed forward."
+)
+
+ContextPair = tuple[ContextManager[Any], ContextManager[Any]]
 
 
-class CheckpointError(RuntimeError):
-    """The recomputation in backward did not save what the forward saved."""
+# -- global switches -------------------------------------------------------------------
+
+
+class _Switches:
+    """The process-wide overrides of checkpoint's `debug` and `early_stop` (None: the
+    call's own argument decides)."""
+
+    debug: bool | None = None
+    early_stop: bool | None = None
+
+
+_switches = _Switches()
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled: bool | None) -> Iterator[None]:
+    """Inside it, checkpoint's `debug` is `enabled` (None: each call's own)."""
+    previous = _switches.debug
+    _switches.debug = enabled
+    try:
+        yield
+    finally:
+        _switches.debug = previous
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool) -> Iterator[None]:
+    """Whether checkpoints whose forward runs inside it stop recomputing as soon as
+    backward has every tensor it needs (the default) or run the whole function."""
+    previous = _switches.early_stop
+    _switches.early_stop = enable
+    try:
+        yield
+    finally:
+        _switches.early_stop = previous
+
+
+# -- small public helpers ----------------------------------------------------------------
+
+
+def detach_variable(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`inputs` with each tensor detached, keeping its requires_grad."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(
+            "Only tuple of tensors is supported. Got Unsupported input type: "
+            f"{type(inputs).__name__}"
+        )
+    return tuple(
+        x.detach().requires_grad_(x.requires_grad) if isinstance(x, Tensor) else x
+        for x in inputs
+    )
+
+
+def check_backward_validity(inputs: Iterable[Any]) -> None:
+    """Warn when no tensor among `inputs` requires grad."""
+    if not any(x.requires_grad for x in inputs if isinstance(x, Tensor)):
+        warnings.warn(
+            "None of the inputs have requires_grad=True. Gradients will be None",
+            stacklevel=2,
+        )
+
+
+class DefaultDeviceType:
+    """The device type whose random states checkpoint keeps when no tensor argument
+    names one: "cpu" (gradgen's only device) unless set."""
+
+    _default_device_type: str | None = None
+
+    @staticmethod
+    def set_device_type(device: str = "cuda") -> None:
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type() -> str:
+        if not DefaultDeviceType._default_device_type:
+            DefaultDeviceType._default_device_type = "cpu"
+        return DefaultDeviceType._default_device_type
+
+
+def get_device_states(*args: Any) -> tuple[list[int], list[Tensor]]:
+    """The random states of the non-CPU devices of `args`' tensors: none in gradgen."""
+    return [], []
+
+
+def set_device_states(
+    devices: Sequence[int], states: Sequence[Tensor], *, device_type: str | None = None
+) -> None:
+    """Set the random states of `devices`; gradgen has no device but the CPU, whose
+    state is the global one (`gradgen.set_rng_state`)."""
+    if device_type is None:
+        device_type = DefaultDeviceType.get_device_type()
+    if device_type == "meta" or not devices:
+        return
+    raise RuntimeError(
+        "gradgen.utils.checkpoint.set_device_states: gradgen runs on the CPU only and "
+        f"has no random state per device (got {device_type} devices {list(devices)}); "
+        "set the CPU's with gradgen.set_rng_state"
+    )
+
+
+def noop_context_fn() -> ContextPair:
+    """checkpoint's default `context_fn`: nothing around the forward or recomputation."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _rng_state(state: Tensor | None) -> Iterator[None]:
+    """Run with the random state `state` (None: as it is), restoring it after."""
+    if state is None:
+        yield
+        return
+    current = _random.get_rng_state()
+    _random.set_rng_state(state)
+    try:
+        yield
+    finally:
+        _random.set_rng_state(current)
+
+
+# -- checkpoint ------------------------------------------------------------------------------
 
 
 def checkpoint(
     function: Callable[..., Any],
     *args: Any,
     use_reentrant: bool | None = None,
-    preserve_rng_state: bool = True,
+    context_fn: Callable[[], ContextPair] = noop_context_fn,
     determinism_check: str = "default",
     debug: bool = False,
+    early_stop: bool = True,
     **kwargs: Any,
 ) -> Any:
     """`function(*args, **kwargs)`, whose saved tensors are recomputed in backward."""
     if use_reentrant is None:
         warnings.warn(USE_REENTRANT_WARNING, stacklevel=2)
         use_reentrant = True
-    if determinism_check not in ("default", "none"):
-        raise ValueError(
-            "determinism_check should be one of ['default', 'none'], but got "
-            f"{determinism_check}"
-        )
+    preserve = kwargs.pop("preserve_rng_state", True)
     if use_reentrant:
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-        return CheckpointFunction.apply(function, preserve_rng_state, *args)
-    frame = _Frame(function, args, kwargs, preserve_rng_state, determinism_check)
-    with saved_tensors_hooks(frame.pack, frame.unpack):
+        if context_fn is not noop_context_fn or debug is not False:
+            raise ValueError(
+                "Passing `context_fn` or `debug` is only supported when "
+                "use_reentrant=False."
+            )
+        return CheckpointFunction.apply(function, preserve, *args)
+    return _checkpoint_without_reentrant(
+        function,
+        preserve,
+        context_fn,
+        determinism_check,
+        debug,
+        early_stop,
+        args,
+        kwargs,
+    )
+
+
+def _checkpoint_without_reentrant(
+    function: Callable[..., Any],
+    preserve_rng_state: bool,
+    context_fn: Callable[[], ContextPair],
+    determinism_check: str,
+    debug: bool,
+    early_stop: bool,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    unpack_error_cb = None
+    if _switches.debug if _switches.debug is not None else debug:
+        if context_fn is not noop_context_fn:
+            raise ValueError("debug=True is incompatible with non-default context_fn")
+        context_fn, unpack_error_cb = debug_context_and_callback()
+    if determinism_check not in METADATA_FNS:
+        raise ValueError(
+            f"determinism_check should be one of {list(METADATA_FNS)}, but got "
+            f"{determinism_check}"
+        )
+    forward_context, recompute_context = context_fn()
+    rng_state = _random.get_rng_state() if preserve_rng_state else None
+
+    def recompute_fn(*inputs: Any) -> None:
+        with _rng_state(rng_state), recompute_context:
+            function(*inputs, **kwargs)
+
+    frame = CheckpointFrame(
+        recompute_fn,
+        _switches.early_stop if _switches.early_stop is not None else early_stop,
+        METADATA_FNS[determinism_check],
+        unpack_error_cb,
+    )
+    if not is_grad_enabled():
         return function(*args, **kwargs)
+    frame.saved_args = list(args)
+    suppressed = True
+    push_saved_tensors_hooks(frame.pack, frame.unpack)
+    try:
+        with forward_context:
+            out = function(*args, **kwargs)
+            suppressed = False
+    finally:
+        pop_saved_tensors_hooks()
+    if suppressed:
+        raise RuntimeError(SUPPRESSED_ERROR)
+    frame.forward_completed = True
+    return out
 
 
 def checkpoint_sequential(
@@ -88,6 +304,9 @@ def checkpoint_sequential(
     if use_reentrant is None:
         warnings.warn(USE_REENTRANT_WARNING, stacklevel=2)
         use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     layers = (
         list(functions.children())
         if hasattr(functions, "children")
@@ -101,7 +320,7 @@ def checkpoint_sequential(
             _run_segment(layers[start : end + 1]),
             input,
             use_reentrant=use_reentrant,
-            **kwargs,
+            preserve_rng_state=preserve,
         )
     return _run_segment(layers[end + 1 :])(input)
 
@@ -113,95 +332,6 @@ def _run_segment(layers: Sequence[Callable[[Any], Any]]) -> Callable[[Any], Any]
         return input
 
     return run
-
-
-# -- use_reentrant=False -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Placeholder:
-    """What the forward keeps of a saved tensor: its position, shape and dtype."""
-
-    index: int
-    shape: tuple[int, ...]
-    dtype: Any
-
-
-@dataclass
-class _Frame:
-    """One checkpointed call: what backward needs to run it again."""
-
-    function: Callable[..., Any]
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-    preserve_rng_state: bool
-    determinism_check: str
-    rng_state: Any = None
-    placeholders: list[_Placeholder] = field(default_factory=list)
-    recomputed: list[Tensor] | None = None
-
-    def __post_init__(self) -> None:
-        if self.preserve_rng_state:
-            self.rng_state = _random.get_rng_state()
-
-    def pack(self, tensor: Tensor) -> _Placeholder:
-        placeholder = _Placeholder(
-            len(self.placeholders), tuple(tensor.shape), tensor.dtype
-        )
-        self.placeholders.append(placeholder)
-        return placeholder
-
-    def unpack(self, placeholder: _Placeholder) -> Tensor:
-        if self.recomputed is None:
-            self.recomputed = self._recompute()
-        return self.recomputed[placeholder.index]
-
-    def _recompute(self) -> list[Tensor]:
-        saved: list[Tensor] = []
-
-        def collect(tensor: Tensor) -> None:
-            saved.append(tensor.detach())
-
-        current = _random.get_rng_state() if self.preserve_rng_state else None
-        try:
-            if self.preserve_rng_state:
-                _random.set_rng_state(self.rng_state)
-            with enable_grad(), saved_tensors_hooks(collect, _never_unpacked):
-                self.function(*self.args, **self.kwargs)
-        finally:
-            if current is not None:
-                _random.set_rng_state(current)
-        self._check(saved)
-        return saved
-
-    def _check(self, saved: list[Tensor]) -> None:
-        if len(saved) < len(self.placeholders):
-            raise CheckpointError(
-                "gradgen.utils.checkpoint: the recomputation saved "
-                f"{len(saved)} tensors for backward, the forward {len(self.placeholders)}: "
-                "the checkpointed function must do the same operations each time"
-            )
-        if self.determinism_check == "none":
-            return
-        differing = [
-            f"tensor at position {p.index}:\n"
-            f"saved metadata: {{'shape': {list(p.shape)}, 'dtype': {p.dtype}}}\n"
-            f"recomputed metadata: {{'shape': {list(t.shape)}, 'dtype': {t.dtype}}}\n"
-            for p, t in zip(self.placeholders, saved)
-            if p.shape != tuple(t.shape) or p.dtype != t.dtype
-        ]
-        if differing:
-            raise CheckpointError(
-                "gradgen.utils.checkpoint: Recomputed values for the following tensors "
-                "have different metadata than during the forward pass.\n"
-                + "".join(differing)
-            )
-
-
-def _never_unpacked(packed: Any) -> Tensor:
-    raise RuntimeError(
-        "gradgen.utils.checkpoint: a tensor saved during recomputation was unpacked"
-    )
 
 
 # -- use_reentrant=True --------------------------------------------------------------------
@@ -218,11 +348,7 @@ class CheckpointFunction(Function):
         ctx.run_function = run_function  # type: ignore[attr-defined]
         ctx.rng_state = _random.get_rng_state() if preserve_rng_state else None  # type: ignore[attr-defined]
         ctx.arguments = args  # type: ignore[attr-defined]
-        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
-            warnings.warn(
-                "None of the inputs have requires_grad=True. Gradients will be None",
-                stacklevel=4,
-            )
+        check_backward_validity(args)
         with no_grad():
             return run_function(*args)
 
@@ -230,20 +356,9 @@ class CheckpointFunction(Function):
     def backward(ctx: FunctionCtx, *grads: Any) -> Any:
         if task_state.exec_info is not None:
             raise RuntimeError(REENTRANT_GRAD_ERROR)
-        inputs = [
-            a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a
-            for a in ctx.arguments  # type: ignore[attr-defined]
-        ]
-        state = ctx.rng_state  # type: ignore[attr-defined]
-        current = _random.get_rng_state() if state is not None else None
-        try:
-            if state is not None:
-                _random.set_rng_state(state)
-            with enable_grad():
-                outputs = ctx.run_function(*inputs)  # type: ignore[attr-defined]
-        finally:
-            if current is not None:
-                _random.set_rng_state(current)
+        inputs = detach_variable(tuple(ctx.arguments))  # type: ignore[attr-defined]
+        with _rng_state(ctx.rng_state), enable_grad():  # type: ignore[attr-defined]
+            outputs = ctx.run_function(*inputs)  # type: ignore[attr-defined]
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         pairs = [
             (o, g)
