@@ -630,6 +630,7 @@ RUNTIME_SOURCES = [
         "autograd/variable.py",
         "autograd/forward_ad.py",
         "autograd/function.py",
+        "autograd/_function_forward_ad.py",
         "autograd/gradcheck.py",
         "autograd/_gradcheck_inputs.py",
         "autograd/_gradcheck_jacobians.py",

@@ -38,6 +38,7 @@ import functools
 import inspect
 import warnings
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from typing import Any, TypeVar
 
 import numpy as np
@@ -45,6 +46,8 @@ import numpy as np
 from ..grad_mode import _state as _grad_mode_state
 from ..grad_mode import no_grad
 from ..graph import ERR_BACKWARD_TWICE, InputMetadata, Node, SavedVariable
+from .forward_ad import computing_jvp
+from ._function_forward_ad import forward_ad_open, has_tangent, run_jvp
 from ._transform_slots import slots
 from ..tensor import Tensor
 from ..variable_type_utils import as_view, collect_next_edges, set_history
@@ -102,7 +105,7 @@ class FunctionCtx:
         self.to_save = tensors
 
     def save_for_forward(self, *tensors: Tensor | None) -> None:
-        """Accepted for compatibility; gradgen has no custom-Function forward AD."""
+        """Save tensors for ``jvp``, read back there with ``saved_tensors``."""
         for tensor in tensors:
             if not (isinstance(tensor, Tensor) or tensor is None):
                 raise AssertionError(
@@ -146,6 +149,9 @@ class BackwardCFunction(Node, FunctionCtx):
     @property
     def saved_tensors(self) -> tuple[Tensor | None, ...]:
         """The tensors given to ``save_for_backward``, checked for in-place changes."""
+        forward_saved = self.__dict__.get("_forward_saved")
+        if forward_saved is not None:  # inside jvp: what save_for_forward saved
+            return forward_saved  # type: ignore[no-any-return]
         if self._has_freed_buffers:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         return tuple(
@@ -429,14 +435,18 @@ def _apply(cls: type[Function], args: tuple[Any, ...], uses_setup_context: bool)
     )
     if is_executable:
         node.set_next_edges(collect_next_edges(*input_vars))
-    with no_grad():
+    forward_ad = forward_ad_open()
+    with no_grad(), computing_jvp() if forward_ad else nullcontext():
         if uses_setup_context:
             output = cls.forward(*args)
             cls.setup_context(node, args, output)
         else:
             output = cls.forward(node, *args)
     try:
-        return _process_outputs(node, input_vars, output, is_executable)
+        result = _process_outputs(node, input_vars, output, is_executable)
+        if forward_ad and has_tangent(args):
+            _forward_mode_ad(node, args, output, result)
+        return result
     finally:
         # These may hold the outputs: keeping them would make node <-> output cycles.
         for attribute in (
@@ -446,6 +456,26 @@ def _apply(cls: type[Function], args: tuple[Any, ...], uses_setup_context: bool)
             "saved_for_forward",
         ):
             node.__dict__.pop(attribute, None)
+
+
+def _forward_mode_ad(
+    node: BackwardCFunction, args: tuple[Any, ...], output: Any, result: Any
+) -> None:
+    """Tangents of the outputs from the user's jvp (PyTorch's forward-mode AD of a
+    custom Function)."""
+    raw = output if isinstance(output, tuple) else (output,)
+    wrapped = result if isinstance(output, tuple) else (result,)
+    non_differentiable = _tensor_ids(
+        node, "non_differentiable", "mark_non_differentiable"
+    )
+    differentiable = tuple(
+        isinstance(value, Tensor)
+        and id(value) not in non_differentiable
+        and value._data.dtype.kind in "fc"
+        for value in raw
+    )
+    with no_grad():
+        run_jvp(node, args, wrapped, differentiable)
 
 
 def _tensor_ids(
