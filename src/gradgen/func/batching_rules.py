@@ -554,7 +554,8 @@ def _searchsorted(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> 
     """searchsorted: a batched sequence gives each example its own row (the values
     flattened after the batch when the sequence is 1-d)."""
     sequence, values = args[0], args[1]
-    if len(args) > 5 and is_batched(args[5], level) != is_batched(sequence, level):
+    sorter = args[5] if len(args) > 5 else None
+    if sorter is not None and is_batched(sorter, level) != is_batched(sequence, level):
         return NotImplemented  # a sorter batched apart from its sequence
     if not is_batched(sequence, level):
         if sequence.dim() != 1:

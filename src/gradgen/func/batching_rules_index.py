@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..dispatch import OperatorHandle
+from ..factories import zeros_like
 from ..generated import ops
 from ..tensor import Tensor
 from .batching import (
@@ -88,11 +89,11 @@ def _aminmax(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     size = batch_size(level)
     if dim is not None:
         return wrap(handle.call(value, wrap_dim(dim, self.dim()) + 1, keepdim), level)
-    low, high = handle.call(_rows(value, size), 1, False)
+    found = handle.call(_rows(value, size), 1, False)
     if keepdim:
         shape = [size] + [1] * self.dim()
-        low, high = ops.reshape(low, shape), ops.reshape(high, shape)
-    return wrap((low, high), level)
+        found = type(found)(*(ops.reshape(t, shape) for t in found))
+    return wrap(found, level)
 
 
 # -- flat indices ------------------------------------------------------------------------
@@ -156,9 +157,10 @@ def _embedding_backward(
 def _masked_select(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     """masked_select with one mask for the batch: the same count in every example."""
     self, mask = args
-    if is_batched(mask, level) or mask.dim() > self.dim():
+    if is_batched(mask, level):
         return NotImplemented
-    selected = handle.call(broadcast_value(self, level), mask)
+    rank = max(self.dim(), mask.dim())
+    selected = handle.call(pad(broadcast_value(self, level), self.dim(), rank), mask)
     size = batch_size(level)
     return wrap(ops.reshape(selected, [size, selected.numel() // size]), level)
 
@@ -212,17 +214,33 @@ def _index_dim(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any
     self, dim, index = args[0], args[1], args[2]
     if is_batched(index, level):
         return NotImplemented
-    if len(args) > 3 and isinstance(args[3], Tensor) and args[3].dim() == 0:
-        if is_batched(args[3], level):
-            return NotImplemented  # a 0-d fill value, one per example
     if mutates_self(handle) and not is_batched(self, level):
         inplace_error(self, level)
+    if handle.name.startswith("index_fill") and is_batched(args[3], level):
+        return _index_fill_each(handle, level, args)
     rest = list(args[3:])
     if rest and isinstance(rest[0], Tensor) and rest[0].dim() > 0:
         rest[0] = broadcast_value(rest[0], level)
     value = broadcast_value(self, level)
     result = handle.call(value, wrap_dim(dim, self.dim()) + 1, index, *rest)
     return self if mutates_self(handle) else wrap(result, level)
+
+
+def _index_fill_each(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """index_fill with a 0-d value per example: where(filled positions, value, self)."""
+    self, dim, index, fill = args[0], args[1], args[2], args[3]
+    value = broadcast_value(self, level)
+    shifted = wrap_dim(dim, self.dim()) + 1
+    marks = HANDLES["index_fill.int_Scalar"].call(zeros_like(value), shifted, index, 1)
+    filled = HANDLES["where.self"].call(
+        ops.ne(marks, 0),
+        pad(broadcast_value(fill, level), 0, self.dim()).to(self.dtype),
+        value,
+    )
+    if mutates_self(handle):
+        HANDLES["copy_"].call(value, filled, False)
+        return self
+    return wrap(filled, level)
 
 
 # -- contractions with an added term ----------------------------------------------------

@@ -8,7 +8,7 @@ batch folds into N, or into the channels when a per-channel argument is batched 
   first dim splits back into (B, N).
 - convolution: a batched weight folds into the groups (B * groups), the inputs' batch
   into their channels; the results split back the same way.
-- batch / group norm, prelu: the batch folds into the channels (B * C), so statistics
+- batch / group norm: the batch folds into the channels (B * C), so statistics
   and per-channel parameters stay per example.
 """
 
@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from ..dispatch import OperatorHandle
 from ..generated import ops
@@ -263,3 +265,134 @@ NN_CUSTOM: dict[str, Rule] = {
     "_nnpack_spatial_convolution": _nnpack,
     "conv_tbc": _conv_tbc,
 }
+
+
+# -- batch / group norm: the batch folded into the channels ------------------------
+
+# Arguments with a leading N and the channels second, (N, C, *S), or a group norm's
+# statistics, (N, groups); the per-channel (C,) arguments; the counts that grow B-fold.
+_CHANNELED = frozenset({"input", "grad_out", "grad_output", "self", "mean", "rstd"})
+_PER_CHANNEL = frozenset(
+    {"weight", "bias", "running_mean", "running_var", "save_mean", "save_invstd"}
+    | {"save_var"}
+)
+_COUNTS = frozenset({"C", "group"})
+
+
+def _fold_channels(
+    schema: Sequence[tuple[str, str]], level: int, args: tuple[Any, ...], skip: set[str]
+) -> list[Any] | None:
+    """The arguments with the batch folded into the channels (None: a call this
+    cannot fold). Per-channel arguments named in `skip` are left out (None)."""
+    size = batch_size(level)
+    folded = []
+    for (_, name), arg in zip(schema, args):
+        if name in skip:
+            arg = None
+        elif isinstance(arg, Tensor) and name in _CHANNELED:
+            if arg.dim() < 2:
+                return None
+            arg = _channels_first(broadcast_value(arg, level), True)
+        elif isinstance(arg, Tensor) and name in _PER_CHANNEL:
+            arg = ops.reshape(broadcast_value(arg, level), [-1])
+        elif isinstance(arg, Tensor) and is_batched(arg, level):
+            return None
+        elif name in _COUNTS:
+            arg = arg * size
+        folded.append(arg)
+    return folded
+
+
+def _unfold_channels(result: Any, size: int) -> Any:
+    """Results of a folded call: (N, B * C, ...) back to (B, N, C, ...), (B * C,) to
+    (B, C); empty placeholders (statistics not computed) stay as they are."""
+    if isinstance(result, (tuple, list)):
+        return type(result)(_unfold_channels(r, size) for r in result)
+    if not isinstance(result, Tensor) or result.numel() == 0:
+        return result
+    if result.dim() >= 2:
+        return BatchedMarker(_channels_back(result, size, True))
+    return BatchedMarker(ops.reshape(result, [size, -1]))
+
+
+class BatchedMarker:
+    """A folded result to be wrapped as batched (empty ones stay plain)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Tensor) -> None:
+        self.value = value
+
+
+def _wrap_marked(result: Any, level: int) -> Any:
+    if isinstance(result, (tuple, list)):
+        return type(result)(_wrap_marked(r, level) for r in result)
+    return wrap(result.value, level) if isinstance(result, BatchedMarker) else result
+
+
+def _update_running(
+    running: Tensor, batch_stat: Tensor, momentum: float, size: int
+) -> None:
+    """The running statistic after the per-example updates, one after the other:
+    r <- (1 - m) r + m s_b for b = 0 .. B - 1, summed in closed form."""
+    weights = momentum * (1.0 - momentum) ** np.arange(size - 1, -1, -1.0)
+    step = Tensor(weights.reshape(size, 1).astype(np.float64)).to(running.dtype)
+    total = HANDLES["sum.dim_IntList"].call(batch_stat * step, [0], False, None)
+    new = running * (1.0 - momentum) ** size + total
+    HANDLES["copy_"].call(running, new.detach(), False)
+
+
+def _batch_norm(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """Batch norm with the batch folded into the channels. Training with running
+    statistics that are one for the batch updates them as the examples one after
+    the other would."""
+    schema = arguments(handle.schema)
+    named = dict(zip((name for _, name in schema), args))
+    training = bool(named.get("training", False))
+    running = [named.get("running_mean"), named.get("running_var")]
+    update = training and any(
+        isinstance(r, Tensor) and not is_batched(r, level) for r in running
+    )
+    if update and any(is_batched(r, level) for r in running):
+        return NotImplemented
+    skip = {"running_mean", "running_var"} if update else set()
+    folded = _fold_channels(schema, level, args, skip)
+    if folded is None:
+        return NotImplemented
+    size = batch_size(level)
+    result = _unfold_channels(handle.call(*folded), size)
+    if update:
+        input = named["input"]
+        mean, invstd = result[1].value, result[2].value
+        count = input.numel() // max(input.shape[1], 1)
+        eps = named["eps"]
+        var = (1.0 / (invstd * invstd) - eps) * (count / max(count - 1, 1))
+        momentum = named["momentum"]
+        if running[0] is not None:
+            _update_running(running[0], mean.detach(), momentum, size)
+        if running[1] is not None:
+            _update_running(running[1], var.detach(), momentum, size)
+    return _wrap_marked(result, level)
+
+
+def _channels(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """Group norm, batch norm's backward: everything folded into the channels."""
+    folded = _fold_channels(arguments(handle.schema), level, args, set())
+    if folded is None:
+        return NotImplemented
+    result = _unfold_channels(handle.call(*folded), batch_size(level))
+    return _wrap_marked(result, level)
+
+
+NN_CUSTOM.update(
+    {
+        "native_batch_norm": _batch_norm,
+        "_native_batch_norm_legit.no_stats": _batch_norm,
+        "_native_batch_norm_legit_no_training": _batch_norm,
+        "_batch_norm_no_update": _batch_norm,
+        "native_batch_norm_backward": _channels,
+        "batch_norm_backward": _channels,
+        "native_group_norm": _channels,
+        "native_group_norm_backward": _channels,
+    }
+)
