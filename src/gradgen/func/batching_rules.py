@@ -54,6 +54,7 @@ from .batching import (
     wrap,
 )
 from .batching_rules_index import ADD_PRODUCTS, INDEX_CUSTOM
+from .batching_rules_more import MORE_CUSTOM
 from .batching_rules_nn import NN_CUSTOM, leading
 from .batching_schema import DIM_NAMES, arguments, pad, tensors_of, wrap_dim
 
@@ -620,6 +621,7 @@ CUSTOM: dict[str, Rule] = {
     "nll_loss_backward": _nll_loss_backward,
     **NN_CUSTOM,
     **INDEX_CUSTOM,
+    **MORE_CUSTOM,
     "diag_embed": functools.partial(dims, extra_rank=1),
     "select_scatter": _scatter_dims,
     "diagonal_scatter": _scatter_dims,

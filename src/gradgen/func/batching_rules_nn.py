@@ -23,7 +23,7 @@ from ..dispatch import OperatorHandle
 from ..generated import ops
 from ..tensor import Tensor
 from .batching import HANDLES, Rule, batch_size, broadcast_value, is_batched, wrap
-from .batching_schema import arguments
+from .batching_schema import arguments, same_kind
 
 # -- leading(NAME:RANK, ...) -------------------------------------------------------------
 
@@ -54,7 +54,7 @@ def _fold(value: Tensor, has_n: bool) -> Tensor:
 def _unfold(result: Any, size: int, has_n: bool) -> Any:
     """Every result's first dim (B * N) as (B, N)."""
     if isinstance(result, (tuple, list)):
-        return type(result)(_unfold(r, size, has_n) for r in result)
+        return same_kind(result, [_unfold(r, size, has_n) for r in result])
     if not isinstance(result, Tensor) or not has_n:
         return result
     shape = list(result.shape)
@@ -307,7 +307,7 @@ def _unfold_channels(result: Any, size: int) -> Any:
     """Results of a folded call: (N, B * C, ...) back to (B, N, C, ...), (B * C,) to
     (B, C); empty placeholders (statistics not computed) stay as they are."""
     if isinstance(result, (tuple, list)):
-        return type(result)(_unfold_channels(r, size) for r in result)
+        return same_kind(result, [_unfold_channels(r, size) for r in result])
     if not isinstance(result, Tensor) or result.numel() == 0:
         return result
     if result.dim() >= 2:
@@ -326,7 +326,7 @@ class BatchedMarker:
 
 def _wrap_marked(result: Any, level: int) -> Any:
     if isinstance(result, (tuple, list)):
-        return type(result)(_wrap_marked(r, level) for r in result)
+        return same_kind(result, [_wrap_marked(r, level) for r in result])
     return wrap(result.value, level) if isinstance(result, BatchedMarker) else result
 
 

@@ -58,3 +58,10 @@ def wrap_dim(dim: int, rank: int) -> int:
 
 def tensors_of(args: Sequence[Any]) -> list[Tensor]:
     return [a for a in args if isinstance(a, Tensor)]
+
+
+def same_kind(container: Any, items: Sequence[Any]) -> Any:
+    """`items` in a container of the type of `container` (namedtuples included)."""
+    if hasattr(container, "_fields"):
+        return type(container)(*items)
+    return type(container)(items)
