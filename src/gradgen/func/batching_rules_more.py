@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..dispatch import OperatorHandle
 from ..generated import ops
 from ..tensor import Tensor
@@ -256,7 +258,140 @@ def _nll_loss2d_backward(
     return HANDLES["permute"].call(ops.reshape(grads, moved), order)
 
 
+# -- fused RNN cells: the batch folded into the rows -------------------------------------
+
+
+def _rows_of(value: Tensor) -> Tensor:
+    shape = list(value.shape)
+    return ops.reshape(value, [shape[0] * shape[1]] + shape[2:])
+
+
+def _split_rows(value: Tensor, size: int) -> Tensor:
+    shape = list(value.shape)
+    return ops.reshape(value, [size, shape[0] // size] + shape[1:])
+
+
+def _fused_cell(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """_thnn_fused_lstm_cell / _thnn_fused_gru_cell: rows (B * N, ...); batched biases
+    are added to the gates first (the cells add them to the gates too)."""
+    input_gates, hidden_gates, state = args[0], args[1], args[2]
+    input_bias = args[3] if len(args) > 3 else None
+    hidden_bias = args[4] if len(args) > 4 else None
+    if is_batched(input_bias, level) or is_batched(hidden_bias, level):
+        if input_bias is not None:
+            input_gates = HANDLES["add.Tensor"].call(input_gates, input_bias, 1)
+        if hidden_bias is not None:
+            hidden_gates = HANDLES["add.Tensor"].call(hidden_gates, hidden_bias, 1)
+        return handle.call(input_gates, hidden_gates, state, None, None)
+    size = batch_size(level)
+    rows = [_rows_of(broadcast_value(t, level)) for t in (input_gates, hidden_gates)]
+    state_rows = _rows_of(broadcast_value(state, level))
+    result = handle.call(*rows, state_rows, input_bias, hidden_bias)
+    return wrap(same_kind(result, [_split_rows(r, size) for r in result]), level)
+
+
+def _fused_cell_backward(
+    handle: OperatorHandle, level: int, args: tuple[Any, ...]
+) -> Any:
+    """The fused cells' backwards: rows (B * N, ...); the bias gradients (sums over
+    the rows) summed per example instead."""
+    size = batch_size(level)
+    values = [
+        _rows_of(broadcast_value(a, level)) if isinstance(a, Tensor) else a
+        for a in args
+    ]
+    result = list(handle.call(*values))
+    biases = 1 if handle.name.startswith("_thnn_fused_lstm") else 2
+    grads = [_split_rows(r, size) for r in result[:-biases]]
+    has_bias = args[-1]
+    for k in range(biases):
+        gates = grads[k]
+        if has_bias:
+            bias = HANDLES["sum.dim_IntList"].call(gates, [1], False, None)
+        else:
+            bias = ops.reshape(gates[:, 0] * 0.0, [size, gates.shape[-1]])
+        grads.append(bias)
+    return wrap(tuple(grads), level)
+
+
+# -- scalars against a batched sequence -------------------------------------------------
+
+
+def _scalar_search(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """searchsorted.Scalar / bucketize.Scalar with a batched (1-d) sequence: the
+    Tensor overload with the scalar as a one-element row per example."""
+    bucketize = handle.name.startswith("bucketize")
+    sequence, value = (args[1], args[0]) if bucketize else (args[0], args[1])
+    if sequence.dim() != 1:
+        return NotImplemented
+    size = batch_size(level)
+    rows = broadcast_value(sequence, level)
+    values = Tensor(np.full((size, 1), value)).to(rows.dtype)
+    if bucketize:
+        out_int32 = args[2] if len(args) > 2 else False
+        right = args[3] if len(args) > 3 else False
+        found = HANDLES["searchsorted.Tensor"].call(
+            rows, values, out_int32, right, None, None
+        )
+    else:
+        found = HANDLES["searchsorted.Tensor"].call(rows, values, *args[2:])
+    return wrap(ops.reshape(found, [size]), level)
+
+
+def _per_channel_quantize(
+    handle: OperatorHandle, level: int, args: tuple[Any, ...]
+) -> Any:
+    """fake_quantize_per_channel_affine_cachemask with one scale and zero point for
+    the batch: the channel axis shifts."""
+    self, scale, zero_point, axis = args[0], args[1], args[2], args[3]
+    if is_batched(scale, level) or is_batched(zero_point, level):
+        return NotImplemented
+    value = broadcast_value(self, level)
+    shifted = wrap_dim(axis, self.dim()) + 1
+    return wrap(handle.call(value, scale, zero_point, shifted, *args[4:]), level)
+
+
+def _block_diag(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """block_diag: every block padded to the full width, the rows concatenated."""
+    blocks = [
+        t if t.dim() == 2 else ops.reshape(t, [1, -1] if t.dim() == 1 else [1, 1])
+        for t in args[0]
+    ]
+    width = sum(b.shape[1] for b in blocks)
+    rows, left = [], 0
+    for block in blocks:
+        right = width - left - block.shape[1]
+        rows.append(HANDLES["constant_pad_nd"].call(block, [left, right], 0))
+        left += block.shape[1]
+    return HANDLES["cat"].call(rows, 0)
+
+
+def _masked_scatter_backward(
+    handle: OperatorHandle, level: int, args: tuple[Any, ...]
+) -> Any:
+    """masked_scatter_backward with one mask for the batch: the selected gradients
+    (the same count in every example), zero-padded to `sizes`."""
+    grad, mask, sizes = args
+    if is_batched(mask, level):
+        return NotImplemented
+    selected = HANDLES["masked_select"].call(grad, mask)
+    total = int(np.prod(sizes))
+    padded = HANDLES["constant_pad_nd"].call(
+        selected, [0, total - selected.shape[0]], 0
+    )
+    return ops.reshape(padded, list(sizes))
+
+
 MORE_CUSTOM: dict[str, Rule] = {
+    "_thnn_fused_lstm_cell": _fused_cell,
+    "_thnn_fused_gru_cell": _fused_cell,
+    "_thnn_fused_lstm_cell_backward_impl": _fused_cell_backward,
+    "_thnn_fused_gru_cell_backward": _fused_cell_backward,
+    "searchsorted.Scalar": _scalar_search,
+    "bucketize.Scalar": _scalar_search,
+    "fake_quantize_per_channel_affine_cachemask": _per_channel_quantize,
+    "block_diag": _block_diag,
+    "masked_scatter_backward": _masked_scatter_backward,
     "lu_unpack": _broadcast_all,
     "linalg_lstsq": _broadcast_all,
     "_cdist_forward": _broadcast_all,
