@@ -17,17 +17,23 @@ by operator name, is built from it. The kinds:
 - `trailing`: operators that only look at their last dims (tril, constant_pad_nd,
   layer_norm, embedding's indices, ...) run on the values as they are, when only the
   named arguments are batched.
+- `leading(NAME:RANK, ...)`: pooling, padding, upsampling, im2col, grid sampling:
+  the named tensors' examples have RANK dims after an optional batch dim N, and the
+  vmap batch folds into N (batching_rules_nn.py).
 - `loss`: the unreduced loss (pointwise), reduced per example.
 - `contraction`: matrix products as numpy's batched matmul (`CONTRACTIONS`, by base
-  name).
+  name; addmv, addr, baddbmm, addbmm in batching_rules_index.py).
 - `custom`: one-off rules (`CUSTOM`: shape lists of view, reshape, expand, permute,
   ...; whole-tensor reductions as the `dim` overload over the logical dims; batched
-  extra arguments of fill, masked_fill, embedding, layer norm).
+  extra arguments of fill, masked_fill, embedding, layer norm). The families' own
+  are in batching_rules_nn.py (convolution by groups, batch and group norm by
+  channels), batching_rules_index.py (index, index_put, take, put, whole-tensor
+  reductions) and batching_rules_more.py (row losses, fused RNN cells, renorm, ...).
 
 A rule returns NotImplemented when a call falls outside what it handles (an unbatched
 `self` of an in-place operator, mixed ranks, ...): the fallback (batching.py) then
-runs that call per example. Operators without a rule always fall back; `rule_count()`
-says how many have one.
+runs that call per example. Operators without a rule always fall back (`LOOPED` says
+why for each); `rule_count()` says how many have one.
 """
 
 from __future__ import annotations
@@ -53,7 +59,7 @@ from .batching import (
     unwrap,
     wrap,
 )
-from .batching_rules_index import ADD_PRODUCTS, INDEX_CUSTOM
+from .batching_rules_index import ADD_PRODUCTS, INDEX_CUSTOM, offsets
 from .batching_rules_more import MORE_CUSTOM
 from .batching_rules_nn import NN_CUSTOM, leading
 from .batching_schema import DIM_NAMES, arguments, pad, tensors_of, wrap_dim
@@ -499,17 +505,22 @@ def _roll(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
 
 
 def _embedding(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
-    """embedding with a batched weight (and indices the same for every example):
-    each example's rows, by index_select along the weight's row dimension."""
+    """embedding with a batched weight: example b's rows are b * num_weights + index
+    of the batch's weights as one matrix; the padding index's rows are detached, as
+    the operator's backward leaves them without gradient."""
     weight, indices = args[0], args[1]
+    padding_idx = args[2] if len(args) > 2 else -1
     if not is_batched(weight, level):
         return trailing("indices")(handle, level, args)
-    if is_batched(indices, level):
-        return NotImplemented
-    flat = HANDLES["view"].call(HANDLES["clone"].call(indices, None), [-1])
-    rows = HANDLES["index_select"].call(weight._value, 1, flat)
-    shape = [batch_size(level)] + list(indices.shape) + [weight.shape[-1]]
-    return wrap(HANDLES["view"].call(rows, shape), level)
+    size, count = batch_size(level), weight.shape[0]
+    index = broadcast_value(indices, level)
+    shifted = index + offsets(size, count, indices.dim())
+    flat = ops.reshape(weight._value, [size * count, weight.shape[-1]])
+    rows = handle.call(flat, shifted, -1, *args[3:])
+    if padding_idx >= 0:
+        padding = HANDLES["unsqueeze"].call(ops.eq(index, padding_idx), -1)
+        rows = HANDLES["where.self"].call(padding, rows.detach(), rows)
+    return wrap(rows, level)
 
 
 def _layer_norm(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
@@ -665,6 +676,69 @@ def _build() -> dict[str, Rule]:
 RULES: dict[str, Rule] = _build()
 
 
+_DATA_SIZED = "the output's size depends on each example's values"
+_RANDOM = (
+    "draws random numbers: vmap's randomness= decides per call (the loop gives each "
+    "example its own draw)"
+)
+_FORMULA = (
+    "its backward formula reads numpy data outside the operators (linalg helpers), "
+    "so its batched gradients (test_batched_grad_table) disagree: the loop keeps it "
+    "correct until the helper is written with operators"
+)
+# The operators that keep the per-example loop, and why (tests/func/test_vmaprules.py
+# checks that this is every operator without a rule).
+LOOPED: dict[str, str] = {
+    **{
+        name: _DATA_SIZED
+        for name in (
+            "nonzero",
+            "_unique",
+            "_unique2",
+            "unique_consecutive",
+            "unique_dim",
+            "unique_dim_consecutive",
+            "bincount",
+            "repeat_interleave.Tensor",
+            "segment_reduce",
+        )
+    },
+    "masked_scatter": "each example consumes `source` from its start as far as its "
+    "mask's count, which differs per example",
+    "masked_scatter_": "in place, as masked_scatter: the mask counts differ per example",
+    "histc": "with min == max the range is each example's own; the bins of one call "
+    "cannot be told apart per example at the range's edges",
+    "allclose": "returns a Python bool (data-dependent control flow)",
+    "equal": "returns a Python bool (data-dependent control flow)",
+    "as_strided": "sizes and strides address one example's storage; the batch has "
+    "no stride in that storage to add",
+    "as_strided_scatter": "as as_strided: the strides address one example's storage",
+    **{
+        name: _RANDOM
+        for name in (
+            "bernoulli",
+            "bernoulli.p",
+            "poisson",
+            "native_dropout",
+            "rrelu_with_noise",
+        )
+    },
+    **{
+        name: _FORMULA
+        for name in (
+            "_linalg_det",
+            "_linalg_slogdet",
+            "_linalg_solve_ex",
+            "linalg_lu_solve",
+            "linalg_eig",
+        )
+    },
+    "_pdist_forward": "the kernel takes one (N, M) matrix; a rule through cdist "
+    "would change its backward (not done)",
+    "_pdist_backward": "as _pdist_forward: the kernel takes one (N, M) matrix",
+}
+
+
 def rule_count() -> tuple[int, int]:
     """(operators with a batching rule, operators in all)."""
     return len(RULES), len(HANDLES)
@@ -674,4 +748,4 @@ def operators_without_rule() -> list[str]:
     return sorted(set(HANDLES) - set(RULES))
 
 
-__all__ = ["RULES", "operators_without_rule", "rule_count"]
+__all__ = ["LOOPED", "RULES", "operators_without_rule", "rule_count"]

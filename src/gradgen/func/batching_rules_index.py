@@ -99,7 +99,7 @@ def _aminmax(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
 # -- flat indices ------------------------------------------------------------------------
 
 
-def _offsets(size: int, stride: int, rank: int) -> Tensor:
+def offsets(size: int, stride: int, rank: int) -> Tensor:
     """Each example's offset (b * stride) as a (B, 1, ..., 1) integer tensor."""
     return Tensor(np.arange(size, dtype=np.int64).reshape([size] + [1] * rank) * stride)
 
@@ -108,7 +108,7 @@ def _flat_index(index: Tensor, level: int, numel: int) -> Tensor:
     """An index into one flattened example as one into the flattened batch."""
     value = broadcast_value(index, level)
     wrapped = HANDLES["remainder.Scalar"].call(value, max(numel, 1))
-    return wrapped + _offsets(batch_size(level), numel, index.dim())
+    return wrapped + offsets(batch_size(level), numel, index.dim())
 
 
 def _take(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
@@ -145,7 +145,7 @@ def _embedding_backward(
     grad, indices, num_weights, padding_idx, scale = args
     size = batch_size(level)
     index = broadcast_value(indices, level)
-    shifted = index + _offsets(size, num_weights, indices.dim())
+    shifted = index + offsets(size, num_weights, indices.dim())
     if padding_idx >= 0:
         shifted = HANDLES["where.self"].call(ops.eq(index, padding_idx), index, shifted)
     grads = handle.call(
@@ -176,7 +176,7 @@ def _batched_indices(level: int, indices: list[Any]) -> list[Tensor] | None:
     rank = max(i.dim() for i in indices)
     size = batch_size(level)
     values = [pad(broadcast_value(i, level), i.dim(), rank) for i in indices]
-    return [_offsets(size, 1, rank), *values]
+    return [offsets(size, 1, rank), *values]
 
 
 def _index(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
