@@ -107,7 +107,7 @@ def offsets(size: int, stride: int, rank: int) -> Tensor:
 def _flat_index(index: Tensor, level: int, numel: int) -> Tensor:
     """An index into one flattened example as one into the flattened batch."""
     value = broadcast_value(index, level)
-    wrapped = HANDLES["remainder.Scalar"].call(value, max(numel, 1))
+    wrapped: Tensor = HANDLES["remainder.Scalar"].call(value, max(numel, 1))
     return wrapped + offsets(batch_size(level), numel, index.dim())
 
 

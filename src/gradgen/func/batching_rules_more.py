@@ -21,7 +21,6 @@ from .batching import (
     inplace_error,
     is_batched,
     mutates_self,
-    unwrap,
     wrap,
 )
 from .batching_schema import arguments, pad, same_kind, wrap_dim

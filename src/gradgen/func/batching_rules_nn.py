@@ -106,8 +106,10 @@ def _channels_back(value: Tensor, size: int, has_n: bool) -> Tensor:
     """(N, B * C, *S) back to (B, [N], C, *S)."""
     shape = list(value.shape)
     split = ops.reshape(value, [shape[0], size, shape[1] // size] + shape[2:])
-    moved = HANDLES["transpose.int"].call(split, 0, 1)
-    return moved if has_n else HANDLES["squeeze.dim"].call(moved, 1)
+    moved: Tensor = HANDLES["transpose.int"].call(split, 0, 1)
+    if not has_n:
+        moved = HANDLES["squeeze.dim"].call(moved, 1)
+    return moved
 
 
 def _flat(value: Tensor) -> Tensor:
