@@ -10,6 +10,10 @@ run time (which arguments are dims, which are tensors, where `reduction` is):
 - ``loss``: a loss with a ``reduction`` argument, run unreduced and reduced per example.
 - ``trailing(NAMES)``: works on the last dimensions only, so it runs on the batch as
   it is while only the named Tensor arguments are batched.
+- ``leading(NAME:RANK, ...)``: the named Tensor arguments have RANK dims per sample
+  and an optional leading batch dim N (pooling, padding, upsampling, im2col, grid
+  sampling): vmap's batch folds into N (an example without N gets the batch as N),
+  and a size argument ``input_size`` of RANK + 1 entries gets the folded N too.
 - ``contraction``: a matrix product (mm, bmm, mv, dot, addmm, ...) as numpy's batched
   matmul; needs two Tensor arguments.
 - ``custom``: a hand-written rule for this operator in gradgen.func.batching_rules
@@ -27,7 +31,9 @@ from typing import Any
 from .errors import CodegenError, did_you_mean, excerpt
 from .schema import FunctionSchema
 
-KINDS = ("pointwise", "dims", "loss", "trailing", "contraction", "custom")
+KINDS = ("pointwise", "dims", "loss", "trailing", "leading", "contraction", "custom")
+# The kinds that name Tensor arguments, and how.
+NAMED = {"trailing": "NAMES", "leading": "NAME:RANK, ..."}
 # The schema's dim arguments (gradgen.func.batching_rules.DIM_NAMES reads the same).
 DIM_NAMES = frozenset(
     {
@@ -61,7 +67,7 @@ def parse_batching(value: Any, schema: FunctionSchema) -> Batching | None:
     if match is None:
         raise CodegenError(
             "batching must be one of "
-            f"{', '.join(k + '(NAMES)' if k == 'trailing' else k for k in KINDS)}, "
+            f"{', '.join(f'{k}({NAMED[k]})' if k in NAMED else k for k in KINDS)}, "
             f"got {excerpt(value)}"
         )
     kind, names_text = match.group(1), match.group(2)
@@ -70,13 +76,27 @@ def parse_batching(value: Any, schema: FunctionSchema) -> Batching | None:
             f"unknown batching kind '{kind}'" + did_you_mean(kind, KINDS)
         )
     names = tuple(n.strip() for n in (names_text or "").split(",") if n.strip())
-    if (kind == "trailing") != bool(names):
+    if (kind in NAMED) != bool(names):
         raise CodegenError(
-            "batching: trailing(NAMES) names the Tensor arguments that may be batched; "
-            f"other kinds take no names, got '{value}'"
+            "batching: trailing(NAMES) names the Tensor arguments that may be batched "
+            "(leading(NAME:RANK, ...) too); other kinds take no names, got "
+            f"'{value}'"
         )
-    _check_against_schema(kind, names, schema)
+    if kind == "leading":
+        names = tuple(_leading_name(n, value) for n in names)
+    _check_against_schema(kind, tuple(n.split(":")[0] for n in names), schema)
     return Batching(kind, names)
+
+
+def _leading_name(text: str, value: str) -> str:
+    """One NAME:RANK of leading(...), as NAME:RANK with RANK a number 1 to 4."""
+    name, colon, rank = (part.strip() for part in text.partition(":"))
+    if not colon or not rank.isdigit() or not 1 <= int(rank) <= 4:
+        raise CodegenError(
+            f"batching: leading(...) takes NAME:RANK items (RANK the dims of one "
+            f"sample without the batch dim N, 1 to 4), got '{text}' in '{value}'"
+        )
+    return f"{name}:{int(rank)}"
 
 
 def _check_against_schema(
@@ -105,6 +125,6 @@ def _check_against_schema(
     for name in names:
         if name not in tensors:
             raise CodegenError(
-                f"batching: trailing({', '.join(names)}) names '{name}', which is not a "
+                f"batching: {kind}({', '.join(names)}) names '{name}', which is not a "
                 f"Tensor argument of '{schema.name}'" + did_you_mean(name, tensors)
             )

@@ -47,8 +47,8 @@ CASES = {
         "batching: pointwise needs a Tensor argument to batch; 'times' has none"
     ),
     "times(Tensor self) -> Tensor\n  batching: [pointwise]": (
-        "batching must be one of pointwise, dims, loss, trailing(NAMES), contraction, "
-        "custom, got"
+        "batching must be one of pointwise, dims, loss, trailing(NAMES), "
+        "leading(NAME:RANK, ...), contraction, custom, got"
     ),
 }
 

@@ -17,23 +17,28 @@ by operator name, is built from it. The kinds:
 - `trailing`: operators that only look at their last dims (tril, constant_pad_nd,
   layer_norm, embedding's indices, ...) run on the values as they are, when only the
   named arguments are batched.
+- `leading(NAME:RANK, ...)`: pooling, padding, upsampling, im2col, grid sampling:
+  the named tensors' examples have RANK dims after an optional batch dim N, and the
+  vmap batch folds into N (batching_rules_nn.py).
 - `loss`: the unreduced loss (pointwise), reduced per example.
 - `contraction`: matrix products as numpy's batched matmul (`CONTRACTIONS`, by base
-  name).
+  name; addmv, addr, baddbmm, addbmm in batching_rules_index.py).
 - `custom`: one-off rules (`CUSTOM`: shape lists of view, reshape, expand, permute,
   ...; whole-tensor reductions as the `dim` overload over the logical dims; batched
-  extra arguments of fill, masked_fill, embedding, layer norm).
+  extra arguments of fill, masked_fill, embedding, layer norm). The families' own
+  are in batching_rules_nn.py (convolution by groups, batch and group norm by
+  channels), batching_rules_index.py (index, index_put, take, put, whole-tensor
+  reductions) and batching_rules_more.py (row losses, fused RNN cells, renorm, ...).
 
 A rule returns NotImplemented when a call falls outside what it handles (an unbatched
 `self` of an in-place operator, mixed ranks, ...): the fallback (batching.py) then
-runs that call per example. Operators without a rule always fall back; `rule_count()`
-says how many have one.
+runs that call per example. Operators without a rule always fall back (`LOOPED` says
+why for each); `rule_count()` says how many have one.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
 from typing import Any
 
 from ..dispatch import OperatorHandle
@@ -54,58 +59,10 @@ from .batching import (
     unwrap,
     wrap,
 )
-
-# -- schema facts ------------------------------------------------------------------------
-
-
-@functools.cache
-def arguments(schema: str) -> tuple[tuple[str, str], ...]:
-    """(type, name) of each argument of a schema string, keyword-only ones included."""
-    inner = schema[schema.index("(") + 1 : schema.rindex(") ->")]
-    found = []
-    for part in inner.split(", "):
-        if part == "*" or not part:
-            continue
-        declaration = part.split("=")[0]
-        kind, _, name = declaration.rpartition(" ")
-        found.append((kind, name))
-    return tuple(found)
-
-
-DIM_NAMES = frozenset(
-    {
-        "dim",
-        "dim0",
-        "dim1",
-        "dim2",
-        "dims",
-        "start_dim",
-        "end_dim",
-        "source",
-        "destination",
-    }
-)
-
-
-def _pad(value: Tensor, logical_rank: int, rank: int) -> Tensor:
-    """`value` (batch first) with size-1 dims after the batch up to logical `rank`."""
-    for _ in range(rank - logical_rank):
-        value = HANDLES["unsqueeze"].call(value, 1)
-    return value
-
-
-def _wrap_dim(dim: int, rank: int) -> int:
-    if not -max(rank, 1) <= dim < max(rank, 1):
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-max(rank, 1)}, "
-            f"{max(rank, 1) - 1}], but got {dim})"
-        )
-    return dim % max(rank, 1)
-
-
-def _tensors(args: Sequence[Any]) -> list[Tensor]:
-    return [a for a in args if isinstance(a, Tensor)]
-
+from .batching_rules_index import ADD_PRODUCTS, INDEX_CUSTOM, offsets
+from .batching_rules_more import MORE_CUSTOM
+from .batching_rules_nn import NN_CUSTOM, leading
+from .batching_schema import DIM_NAMES, arguments, pad, tensors_of, wrap_dim
 
 # -- pointwise ---------------------------------------------------------------------------
 
@@ -124,7 +81,7 @@ def _promotes_alike(tensors: list[Tensor], level: int, rank: int) -> bool:
 
 
 def pointwise(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
-    tensors = _tensors(args)
+    tensors = tensors_of(args)
     rank = max(t.dim() for t in tensors)
     if not _promotes_alike(tensors, level, rank):
         return NotImplemented
@@ -141,7 +98,7 @@ def _pointwise_value(arg: Any, level: int, rank: int) -> Any:
     with 0-d examples, an unbatched 0-d tensor repeated too (0-d against 0-d, as in
     one example); anything else as it is."""
     if is_batched(arg, level):
-        return _pad(arg._value, arg.dim(), rank)
+        return pad(arg._value, arg.dim(), rank)
     if rank == 0 and isinstance(arg, Tensor) and not arg._is_wrapped_number:
         return broadcast_value(arg, level)
     return arg
@@ -158,8 +115,8 @@ def _shift(kind: str, value: Any, rank: int, reduce_all: bool) -> Any:
             return list(range(1, rank + 1))
         return value
     if isinstance(value, (list, tuple)):
-        return [_wrap_dim(d, rank) + 1 for d in value]
-    return _wrap_dim(value, rank) + 1
+        return [wrap_dim(d, rank) + 1 for d in value]
+    return wrap_dim(value, rank) + 1
 
 
 def dims(
@@ -172,7 +129,7 @@ def dims(
 ) -> Any:
     """Shift the schema's dim arguments past the batch dimension."""
     schema = arguments(handle.schema)
-    tensors = _tensors(args)
+    tensors = tensors_of(args)
     rank = tensors[0].dim()
     if rank + extra_rank == 0 or any(t.dim() != rank for t in tensors):
         return NotImplemented  # 0-d examples: "all dims" would take the batch too
@@ -186,7 +143,7 @@ def dims(
     for (kind, name), arg in zip(schema, args):
         if isinstance(arg, Tensor):
             arg = broadcast_value(arg, level)
-        elif name in DIM_NAMES and kind.startswith("int"):
+        elif name in DIM_NAMES and kind.startswith(("int", "SymInt")):
             arg = _shift(kind, arg, rank + extra_rank, reduce_all)
         new_args.append(arg)
     new_args += list(args[len(schema) :])
@@ -204,7 +161,7 @@ def _tensor_list_dims(
     rank = tensors[0].dim()
     values = [broadcast_value(t, level) for t in tensors]
     dim = args[1] if len(args) > 1 else 0
-    return wrap(handle.call(values, _wrap_dim(dim, rank + extra_rank) + 1), level)
+    return wrap(handle.call(values, wrap_dim(dim, rank + extra_rank) + 1), level)
 
 
 # -- shapes ------------------------------------------------------------------------------
@@ -223,7 +180,7 @@ def _expand(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     self, size = args[0], list(args[1])
     if not is_batched(self, level) or len(size) < self.dim():
         return NotImplemented
-    value = _pad(self._value, self.dim(), len(size))
+    value = pad(self._value, self.dim(), len(size))
     return wrap(handle.call(value, [batch_size(level)] + size, *args[2:]), level)
 
 
@@ -239,7 +196,7 @@ def _sum_to_size(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> A
 def _permute(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     self = args[0]
     rank = self.dim()
-    order = [0] + [_wrap_dim(d, rank) + 1 for d in args[1]]
+    order = [0] + [wrap_dim(d, rank) + 1 for d in args[1]]
     return wrap(handle.call(self._value, order), level)
 
 
@@ -260,7 +217,7 @@ def _repeat(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     self, repeats = args[0], list(args[1])
     if not is_batched(self, level) or len(repeats) < self.dim():
         return NotImplemented
-    value = _pad(self._value, self.dim(), len(repeats))
+    value = pad(self._value, self.dim(), len(repeats))
     return wrap(handle.call(value, [1] + repeats), level)
 
 
@@ -272,7 +229,7 @@ def _sizes_and_dims(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -
     rank = len(sizes)
     schema = arguments(handle.schema)
     rest = [
-        _wrap_dim(a, rank) + 1 if name in DIM_NAMES else a
+        wrap_dim(a, rank) + 1 if name in DIM_NAMES else a
         for (_, name), a in zip(schema[2:], args[2:])
     ]
     value = grad._value
@@ -283,7 +240,7 @@ def _index_select(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> 
     self, dim, index = args
     if is_batched(index, level) or not is_batched(self, level):
         return NotImplemented
-    return wrap(handle.call(self._value, _wrap_dim(dim, self.dim()) + 1, index), level)
+    return wrap(handle.call(self._value, wrap_dim(dim, self.dim()) + 1, index), level)
 
 
 def trailing(*batched_names: str) -> Rule:
@@ -408,7 +365,7 @@ def _loss(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
         # example's elements first, as the unreduced backward takes it.
         grad, self = full[0], full[1]
         shape = [batch_size(level)] + list(self.shape)
-        value = _pad(broadcast_value(grad, level), grad.dim(), self.dim())
+        value = pad(broadcast_value(grad, level), grad.dim(), self.dim())
         full[0] = BatchedTensor(HANDLES["expand"].call(value, shape, False), level)
         full[1] = BatchedTensor(broadcast_value(self, level), level)
     unreduced = pointwise(handle, level, tuple(full[: max(len(args), position + 1)]))
@@ -489,7 +446,7 @@ def _nll_loss_backward(
 
 def _padded(value: Any, level: int, rank: int) -> Tensor:
     """A tensor argument as a batch with size-1 dims up to logical `rank`."""
-    return _pad(broadcast_value(value, level), value.dim(), rank)
+    return pad(broadcast_value(value, level), value.dim(), rank)
 
 
 def _fill(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
@@ -558,17 +515,22 @@ def _roll(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
 
 
 def _embedding(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
-    """embedding with a batched weight (and indices the same for every example):
-    each example's rows, by index_select along the weight's row dimension."""
+    """embedding with a batched weight: example b's rows are b * num_weights + index
+    of the batch's weights as one matrix; the padding index's rows are detached, as
+    the operator's backward leaves them without gradient."""
     weight, indices = args[0], args[1]
+    padding_idx = args[2] if len(args) > 2 else -1
     if not is_batched(weight, level):
         return trailing("indices")(handle, level, args)
-    if is_batched(indices, level):
-        return NotImplemented
-    flat = HANDLES["view"].call(HANDLES["clone"].call(indices, None), [-1])
-    rows = HANDLES["index_select"].call(weight._value, 1, flat)
-    shape = [batch_size(level)] + list(indices.shape) + [weight.shape[-1]]
-    return wrap(HANDLES["view"].call(rows, shape), level)
+    size, count = batch_size(level), weight.shape[0]
+    index = broadcast_value(indices, level)
+    shifted = index + offsets(size, count, indices.dim())
+    flat = ops.reshape(weight._value, [size * count, weight.shape[-1]])
+    rows = handle.call(flat, shifted, -1, *args[3:])
+    if padding_idx >= 0:
+        padding = HANDLES["unsqueeze"].call(ops.eq(index, padding_idx), -1)
+        rows = HANDLES["where.self"].call(padding, rows.detach(), rows)
+    return wrap(rows, level)
 
 
 def _layer_norm(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
@@ -589,6 +551,48 @@ def _layer_norm(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> An
     return wrap((out, mean, rstd), level)
 
 
+def _scatter_dims(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """select_scatter / diagonal_scatter: `src` has fewer dims than `self`; the dims
+    shift by `self`'s rank."""
+    rank = args[0].dim()
+    new_args = [
+        (
+            broadcast_value(a, level)
+            if isinstance(a, Tensor)
+            else wrap_dim(a, rank) + 1 if name in DIM_NAMES else a
+        )
+        for (_, name), a in zip(arguments(handle.schema), args)
+    ]
+    return wrap(handle.call(*new_args), level)
+
+
+def _unfold(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    self, dimension = args[0], args[1]
+    shifted = wrap_dim(dimension, self.dim()) + 1
+    return wrap(handle.call(self._value, shifted, *args[2:]), level)
+
+
+def _searchsorted(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """searchsorted: a batched sequence gives each example its own row (the values
+    flattened after the batch when the sequence is 1-d)."""
+    sequence, values = args[0], args[1]
+    sorter = args[5] if len(args) > 5 else None
+    if sorter is not None and is_batched(sorter, level) != is_batched(sequence, level):
+        return NotImplemented  # a sorter batched apart from its sequence
+    if not is_batched(sequence, level):
+        if sequence.dim() != 1:
+            return NotImplemented
+        return wrap(handle.call(sequence, values._value, *args[2:]), level)
+    rows = broadcast_value(values, level)
+    if sequence.dim() == 1:
+        shape = list(rows.shape)
+        found = handle.call(
+            sequence._value, ops.reshape(rows, [shape[0], -1]), *args[2:]
+        )
+        return wrap(ops.reshape(found, shape), level)
+    return wrap(handle.call(sequence._value, rows, *args[2:]), level)
+
+
 # -- the table ---------------------------------------------------------------------------
 
 # Which kind of rule an operator has is declared in native_functions.yaml (`batching:`,
@@ -601,6 +605,7 @@ CONTRACTIONS: dict[str, Rule] = {
     "dot": _dot,
     "vdot": _dot,
     "addmm": _addmm,
+    **ADD_PRODUCTS,
 }
 
 CUSTOM: dict[str, Rule] = {
@@ -635,6 +640,15 @@ CUSTOM: dict[str, Rule] = {
     "min": reduce_all("amin", False),
     "nll_loss_forward": _nll_loss_forward,
     "nll_loss_backward": _nll_loss_backward,
+    **NN_CUSTOM,
+    **INDEX_CUSTOM,
+    **MORE_CUSTOM,
+    "diag_embed": functools.partial(dims, extra_rank=1),
+    "select_scatter": _scatter_dims,
+    "diagonal_scatter": _scatter_dims,
+    "unfold": _unfold,
+    "unfold_backward": _sizes_and_dims,
+    "searchsorted.Tensor": _searchsorted,
 }
 
 KINDS: dict[str, Rule] = {"pointwise": pointwise, "dims": dims, "loss": _loss}
@@ -646,6 +660,8 @@ def rule_of(name: str, kind: str, names: tuple[str, ...]) -> Rule:
         return KINDS[kind]
     if kind == "trailing":
         return trailing(*names)
+    if kind == "leading":
+        return leading({n.split(":")[0]: int(n.split(":")[1]) for n in names})
     table, key = (
         (CONTRACTIONS, name.split(".")[0]) if kind == "contraction" else (CUSTOM, name)
     )
@@ -670,6 +686,69 @@ def _build() -> dict[str, Rule]:
 RULES: dict[str, Rule] = _build()
 
 
+_DATA_SIZED = "the output's size depends on each example's values"
+_RANDOM = (
+    "draws random numbers: vmap's randomness= decides per call (the loop gives each "
+    "example its own draw)"
+)
+_FORMULA = (
+    "its backward formula reads numpy data outside the operators (linalg helpers), "
+    "so its batched gradients (test_batched_grad_table) disagree: the loop keeps it "
+    "correct until the helper is written with operators"
+)
+# The operators that keep the per-example loop, and why (tests/func/test_vmaprules.py
+# checks that this is every operator without a rule).
+LOOPED: dict[str, str] = {
+    **{
+        name: _DATA_SIZED
+        for name in (
+            "nonzero",
+            "_unique",
+            "_unique2",
+            "unique_consecutive",
+            "unique_dim",
+            "unique_dim_consecutive",
+            "bincount",
+            "repeat_interleave.Tensor",
+            "segment_reduce",
+        )
+    },
+    "masked_scatter": "each example consumes `source` from its start as far as its "
+    "mask's count, which differs per example",
+    "masked_scatter_": "in place, as masked_scatter: the mask counts differ per example",
+    "histc": "with min == max the range is each example's own; the bins of one call "
+    "cannot be told apart per example at the range's edges",
+    "allclose": "returns a Python bool (data-dependent control flow)",
+    "equal": "returns a Python bool (data-dependent control flow)",
+    "as_strided": "sizes and strides address one example's storage; the batch has "
+    "no stride in that storage to add",
+    "as_strided_scatter": "as as_strided: the strides address one example's storage",
+    **{
+        name: _RANDOM
+        for name in (
+            "bernoulli",
+            "bernoulli.p",
+            "poisson",
+            "native_dropout",
+            "rrelu_with_noise",
+        )
+    },
+    **{
+        name: _FORMULA
+        for name in (
+            "_linalg_det",
+            "_linalg_slogdet",
+            "_linalg_solve_ex",
+            "linalg_lu_solve",
+            "linalg_eig",
+        )
+    },
+    "_pdist_forward": "the kernel takes one (N, M) matrix; a rule through cdist "
+    "would change its backward (not done)",
+    "_pdist_backward": "as _pdist_forward: the kernel takes one (N, M) matrix",
+}
+
+
 def rule_count() -> tuple[int, int]:
     """(operators with a batching rule, operators in all)."""
     return len(RULES), len(HANDLES)
@@ -679,4 +758,4 @@ def operators_without_rule() -> list[str]:
     return sorted(set(HANDLES) - set(RULES))
 
 
-__all__ = ["RULES", "operators_without_rule", "rule_count"]
+__all__ = ["LOOPED", "RULES", "operators_without_rule", "rule_count"]
