@@ -146,12 +146,13 @@ def test_per_example_gradients_of_an_mlp_run_without_the_fallback() -> None:
 
 
 def test_the_fallback_warns_once_naming_the_operator_and_stays_correct() -> None:
-    def traced(a: Any) -> Any:
-        return a[:2].trace() * a
+    # _pdist_forward's kernel takes one matrix (batching_rules.LOOPED says why).
+    def distances(a: Any) -> Any:
+        return gradgen.pdist(a.reshape(2, -1)) * a
 
-    found = _fallbacks(lambda: vmap(traced)(M))
-    assert found == [batching.FALLBACK_WARNING.format(name="trace")]
-    assert np.allclose(vmap(traced)(M).numpy(), _loop(traced, M).numpy())
+    found = _fallbacks(lambda: vmap(distances)(M))
+    assert found == [batching.FALLBACK_WARNING.format(name="_pdist_forward")]
+    assert np.allclose(vmap(distances)(M).numpy(), _loop(distances, M).numpy())
 
 
 TARGETS = gradgen.tensor([[0, 1, 1], [1, 1, 0], [0, 0, 0], [1, 0, 1]])
@@ -185,11 +186,12 @@ def test_rule_count() -> None:
     with_rule, total = batching_rules.rule_count()
     print(f"batching rules: {with_rule} of {total} operators")
     assert total == len(batching.HANDLES)
-    assert with_rule >= 230
+    assert with_rule >= 620
     missing = set(batching_rules.operators_without_rule())
     for name in ("add.Tensor", "exp", "sum", "sum.dim_IntList", "mm", "addmm", "view"):
         assert name not in missing
-    assert "convolution" in missing  # honest: the fallback runs it
+    assert "convolution" not in missing
+    assert "nonzero" in missing  # honest: its output size depends on the values
 
 
 def test_randomness_modes() -> None:
