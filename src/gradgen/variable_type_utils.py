@@ -24,6 +24,11 @@ from .tensor import Tensor
 from .view_history import rebase_view_history, refresh_view
 from .dtypes import spelling
 
+# The gradgen dtype of a numpy dtype: what `tensor.dtype` returns, read off the array
+# (the generated wrappers save `SCALAR_TYPES[x._data.dtype]` for a formula's
+# `x.scalar_type()`, without the property's call).
+SCALAR_TYPES = _FROM_NUMPY
+
 
 def compute_requires_grad(*tensors: Tensor | None) -> bool:
     """True when grad mode is on and any given tensor requires grad."""
