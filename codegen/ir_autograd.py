@@ -92,7 +92,25 @@ def _saved_value(
         # An output's sizes (`result.sym_sizes()`): known after the kernel runs.
         output = outputs[attribute.source]
         return _on_output(attribute.save_expression, attribute.source, output), True
+    if attribute.save_expression == f"{source}.dtype" and _is_plain_tensor(
+        function, attribute.source
+    ):
+        # `self.dtype` without the property's call: the dtype of the array's dtype.
+        return f"SCALAR_TYPES[{source}._data.dtype]", False
     return attribute.save_expression, False
+
+
+def _is_plain_tensor(function: NativeFunction, name: str) -> bool:
+    """Whether `name` is a (non-optional, non-list) Tensor argument of `function`."""
+    for argument in function.arguments:
+        if argument.name == name:
+            type_ = argument.type
+            return (
+                type_.is_tensor_like()
+                and type_.is_list_like() is None
+                and not type_.is_nullable()
+            )
+    return False
 
 
 def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:

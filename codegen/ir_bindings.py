@@ -77,7 +77,12 @@ def _conversions(
             )
             if argument.type.is_nullable():
                 conversion = f"None if {public} is None else {conversion}"
-            conversions.append(f"{public} = {conversion}")
+                conversions.append(f"{public} = {conversion}")
+            else:
+                # A Tensor passes without a call (a subclass takes the call).
+                conversions.append(
+                    f"if {public}.__class__ is not Tensor: {public} = {conversion}"
+                )
         elif argument.type.is_tensor_like():  # Tensor[] or Tensor?[]
             allow_none = ", True" if argument.type.is_nullable() else ""
             conversions.append(

@@ -72,12 +72,17 @@ def _kernel_body(function: NativeFunction) -> tuple[str, ...]:
             if not _is_tensor_list(function, n)
         ]
         if type_.is_tensor_like() and len(promoted) > 1:
-            # Elementwise over several tensors: numpy's broadcasting error in PyTorch's words.
+            # Elementwise over several tensors: numpy's broadcasting error in PyTorch's
+            # words; then wrap_result's common case (an array already in the common
+            # dtype) inline, as every binary operator call takes it.
             return (
                 "try:",
-                f"    return wrap_result({function.numpy}{dtype})",
+                f"    value = {function.numpy}",
                 "except ValueError as error:",
                 f"    raise broadcast_error(error, {', '.join(promoted)}) from None",
+                "if value.__class__ is ndarray and value.dtype is common_dtype.numpy:",
+                "    return Tensor(value)",
+                f"return wrap_result(value{dtype})",
             )
         if type_.is_tensor_like():
             return (f"return wrap_result({function.numpy}{dtype})",)

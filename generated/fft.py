@@ -47,7 +47,8 @@ def fft(
     input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None
 ) -> Tensor:
     """``fft_fft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
-    input = tensor_argument(input, "fft_fft", "input", 1, False)
+    if input.__class__ is not Tensor:
+        input = tensor_argument(input, "fft_fft", "input", 1, False)
     return composites.fft_fft(input, n, dim, norm)
 
 
@@ -55,7 +56,8 @@ def ifft(
     input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None
 ) -> Tensor:
     """``fft_ifft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
-    input = tensor_argument(input, "fft_ifft", "input", 1, False)
+    if input.__class__ is not Tensor:
+        input = tensor_argument(input, "fft_ifft", "input", 1, False)
     return composites.fft_ifft(input, n, dim, norm)
 
 
@@ -63,7 +65,8 @@ def rfft(
     input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None
 ) -> Tensor:
     """``fft_rfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
-    input = tensor_argument(input, "fft_rfft", "input", 1, False)
+    if input.__class__ is not Tensor:
+        input = tensor_argument(input, "fft_rfft", "input", 1, False)
     return composites.fft_rfft(input, n, dim, norm)
 
 
@@ -71,7 +74,8 @@ def irfft(
     input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None
 ) -> Tensor:
     """``fft_irfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
-    input = tensor_argument(input, "fft_irfft", "input", 1, False)
+    if input.__class__ is not Tensor:
+        input = tensor_argument(input, "fft_irfft", "input", 1, False)
     return composites.fft_irfft(input, n, dim, norm)
 
 
@@ -79,7 +83,8 @@ def hfft(
     input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None
 ) -> Tensor:
     """``fft_hfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
-    input = tensor_argument(input, "fft_hfft", "input", 1, False)
+    if input.__class__ is not Tensor:
+        input = tensor_argument(input, "fft_hfft", "input", 1, False)
     return composites.fft_hfft(input, n, dim, norm)
 
 
@@ -87,7 +92,8 @@ def ihfft(
     input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None
 ) -> Tensor:
     """``fft_ihfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
-    input = tensor_argument(input, "fft_ihfft", "input", 1, False)
+    if input.__class__ is not Tensor:
+        input = tensor_argument(input, "fft_ihfft", "input", 1, False)
     return composites.fft_ihfft(input, n, dim, norm)
 
 
@@ -98,7 +104,8 @@ def fft2(
     norm: str | None = None,
 ) -> Tensor:
     """``fft_fft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor``"""
-    input = tensor_argument(input, "fft_fft2", "input", 1, False)
+    if input.__class__ is not Tensor:
+        input = tensor_argument(input, "fft_fft2", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_fft2", "s")
     dim = int_list_argument(dim, "fft_fft2", "dim")
     return composites.fft_fft2(input, s, dim, norm)
@@ -111,7 +118,8 @@ def ifft2(
     norm: str | None = None,
 ) -> Tensor:
     """``fft_ifft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor``"""
-    input = tensor_argument(input, "fft_ifft2", "input", 1, False)
+    if input.__class__ is not Tensor:
+        input = tensor_argument(input, "fft_ifft2", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_ifft2", "s")
     dim = int_list_argument(dim, "fft_ifft2", "dim")
     return composites.fft_ifft2(input, s, dim, norm)
@@ -124,7 +132,8 @@ def rfft2(
     norm: str | None = None,
 ) -> Tensor:
     """``fft_rfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor``"""
-    input = tensor_argument(input, "fft_rfft2", "input", 1, False)
+    if input.__class__ is not Tensor:
+        input = tensor_argument(input, "fft_rfft2", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_rfft2", "s")
     dim = int_list_argument(dim, "fft_rfft2", "dim")
     return composites.fft_rfft2(input, s, dim, norm)
@@ -137,7 +146,8 @@ def irfft2(
     norm: str | None = None,
 ) -> Tensor:
     """``fft_irfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor``"""
-    input = tensor_argument(input, "fft_irfft2", "input", 1, False)
+    if input.__class__ is not Tensor:
+        input = tensor_argument(input, "fft_irfft2", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_irfft2", "s")
     dim = int_list_argument(dim, "fft_irfft2", "dim")
     return composites.fft_irfft2(input, s, dim, norm)
@@ -150,7 +160,8 @@ def fftn(
     norm: str | None = None,
 ) -> Tensor:
     """``fft_fftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor``"""
-    input = tensor_argument(input, "fft_fftn", "input", 1, False)
+    if input.__class__ is not Tensor:
+        input = tensor_argument(input, "fft_fftn", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_fftn", "s")
     dim = None if dim is None else int_list_argument(dim, "fft_fftn", "dim")
     return composites.fft_fftn(input, s, dim, norm)
@@ -163,7 +174,8 @@ def ifftn(
     norm: str | None = None,
 ) -> Tensor:
     """``fft_ifftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor``"""
-    input = tensor_argument(input, "fft_ifftn", "input", 1, False)
+    if input.__class__ is not Tensor:
+        input = tensor_argument(input, "fft_ifftn", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_ifftn", "s")
     dim = None if dim is None else int_list_argument(dim, "fft_ifftn", "dim")
     return composites.fft_ifftn(input, s, dim, norm)
@@ -176,7 +188,8 @@ def rfftn(
     norm: str | None = None,
 ) -> Tensor:
     """``fft_rfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor``"""
-    input = tensor_argument(input, "fft_rfftn", "input", 1, False)
+    if input.__class__ is not Tensor:
+        input = tensor_argument(input, "fft_rfftn", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_rfftn", "s")
     dim = None if dim is None else int_list_argument(dim, "fft_rfftn", "dim")
     return composites.fft_rfftn(input, s, dim, norm)
@@ -189,7 +202,8 @@ def irfftn(
     norm: str | None = None,
 ) -> Tensor:
     """``fft_irfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor``"""
-    input = tensor_argument(input, "fft_irfftn", "input", 1, False)
+    if input.__class__ is not Tensor:
+        input = tensor_argument(input, "fft_irfftn", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_irfftn", "s")
     dim = None if dim is None else int_list_argument(dim, "fft_irfftn", "dim")
     return composites.fft_irfftn(input, s, dim, norm)
@@ -197,13 +211,15 @@ def irfftn(
 
 def fftshift(input: Tensor, dim: Sequence[int] | None = None) -> Tensor:
     """``fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor``"""
-    input = tensor_argument(input, "fft_fftshift", "input", 1, False)
+    if input.__class__ is not Tensor:
+        input = tensor_argument(input, "fft_fftshift", "input", 1, False)
     dim = None if dim is None else int_list_argument(dim, "fft_fftshift", "dim")
     return composites.fft_fftshift(input, dim)
 
 
 def ifftshift(input: Tensor, dim: Sequence[int] | None = None) -> Tensor:
     """``fft_ifftshift(Tensor self, int[1]? dim=None) -> Tensor``"""
-    input = tensor_argument(input, "fft_ifftshift", "input", 1, False)
+    if input.__class__ is not Tensor:
+        input = tensor_argument(input, "fft_ifftshift", "input", 1, False)
     dim = None if dim is None else int_list_argument(dim, "fft_ifftshift", "dim")
     return composites.fft_ifftshift(input, dim)

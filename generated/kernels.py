@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy import ndarray
 
 from gradgen.dispatch import DispatchKey
 from gradgen.dtypes import dtype, integer_to_float, result_type
@@ -352,6 +353,7 @@ from gradgen.variable_type_utils import (
     broadcast_error,
     copy_into,
     promoted_array,
+    result_type_2,
     wrap_result,
 )
 
@@ -1025,7 +1027,7 @@ def numpy_polar(ks: int, abs: Tensor, angle: Tensor) -> Any:
 
 def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1037,16 +1039,17 @@ def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(
-            self + other if alpha == 1 else self + alpha * other, common_dtype
-        )
+        value = self + other if alpha == 1 else self + alpha * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1058,14 +1061,17 @@ def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(subtract(self, other, alpha), common_dtype)
+        value = subtract(self, other, alpha)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1077,23 +1083,29 @@ def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(self * other, common_dtype)
+        value = self * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
-    common_dtype = result_type(self, exponent)
+    common_dtype = result_type_2(self, exponent)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(power(self, exponent), common_dtype)
+        value = power(self, exponent)
     except ValueError as error:
         raise broadcast_error(error, self, exponent) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_neg(ks: int, self: Tensor) -> Any:
@@ -1139,7 +1151,7 @@ def numpy__to_copy(
 
 def numpy_add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self_tensor = self
     out = self._data
     self = (
@@ -1159,7 +1171,7 @@ def numpy_add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> An
 
 def numpy_sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self_tensor = self
     out = self._data
     self = (
@@ -1180,7 +1192,7 @@ def numpy_sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> An
 
 def numpy_mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self_tensor = self
     out = self._data
     self = (
@@ -1378,7 +1390,7 @@ def numpy_angle(ks: int, self: Tensor) -> Any:
 
 def numpy_sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor"""
-    common_dtype = result_type(grad_output, output)
+    common_dtype = result_type_2(grad_output, output)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -1390,14 +1402,17 @@ def numpy_sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
         else promoted_array(output, common_dtype)
     )
     try:
-        return wrap_result(sigmoid_backward(grad_output, output), common_dtype)
+        value = sigmoid_backward(grad_output, output)
     except ValueError as error:
         raise broadcast_error(error, grad_output, output) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_tanh_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
     """tanh_backward(Tensor grad_output, Tensor output) -> Tensor"""
-    common_dtype = result_type(grad_output, output)
+    common_dtype = result_type_2(grad_output, output)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -1409,9 +1424,12 @@ def numpy_tanh_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
         else promoted_array(output, common_dtype)
     )
     try:
-        return wrap_result(tanh_backward(grad_output, output), common_dtype)
+        value = tanh_backward(grad_output, output)
     except ValueError as error:
         raise broadcast_error(error, grad_output, output) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_exp_(ks: int, self: Tensor) -> Any:
@@ -1465,7 +1483,7 @@ def numpy_tanh_(ks: int, self: Tensor) -> Any:
 
 def numpy_pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"""
-    common_dtype = result_type(self, exponent)
+    common_dtype = result_type_2(self, exponent)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1477,74 +1495,85 @@ def numpy_pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
         else promoted_array(exponent, common_dtype)
     )
     try:
-        return wrap_result(power(self, exponent), common_dtype)
+        value = power(self, exponent)
     except ValueError as error:
         raise broadcast_error(error, self, exponent) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
-    common_dtype = result_type(self, exponent)
+    common_dtype = result_type_2(self, exponent)
     exponent = (
         exponent._data
         if exponent._data.dtype is common_dtype.numpy
         else promoted_array(exponent, common_dtype)
     )
     try:
-        return wrap_result(power(self, exponent), common_dtype)
+        value = power(self, exponent)
     except ValueError as error:
         raise broadcast_error(error, self, exponent) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(
-            self + other if alpha == 1 else self + alpha * other, common_dtype
-        )
+        value = self + other if alpha == 1 else self + alpha * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
     """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(
-            self - other if alpha == 1 else self - alpha * other, common_dtype
-        )
+        value = self - other if alpha == 1 else self - alpha * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_mul_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """mul.Scalar(Tensor self, Scalar other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(self * other, common_dtype)
+        value = self * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """div.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -1557,14 +1586,17 @@ def numpy_div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(div_true(self, other), common_dtype)
+        value = div_true(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_div_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """div.Scalar(Tensor self, Scalar other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -1572,16 +1604,19 @@ def numpy_div_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(div_true(self, other), common_dtype)
+        value = div_true(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_div_Tensor_mode(
     ks: int, self: Tensor, other: Tensor, rounding_mode: str | None
 ) -> Any:
     """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1593,14 +1628,17 @@ def numpy_div_Tensor_mode(
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(div_mode(self, other, rounding_mode), common_dtype)
+        value = div_mode(self, other, rounding_mode)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_div__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
     self = (
@@ -1620,7 +1658,7 @@ def numpy_div__Tensor_mode(
     ks: int, self: Tensor, other: Tensor, rounding_mode: str | None
 ) -> Any:
     """div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self_tensor = self
     self = (
         self._data
@@ -1637,7 +1675,7 @@ def numpy_div__Tensor_mode(
 
 def numpy_floor_divide(ks: int, self: Tensor, other: Tensor) -> Any:
     """floor_divide(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1649,23 +1687,29 @@ def numpy_floor_divide(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(div_floor(self, other), common_dtype)
+        value = div_floor(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_floor_divide_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """floor_divide.Scalar(Tensor self, Scalar other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(div_floor(self, other), common_dtype)
+        value = div_floor(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_rsub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
@@ -1683,7 +1727,7 @@ def numpy_rsub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> An
 
 def numpy_maximum(ks: int, self: Tensor, other: Tensor) -> Any:
     """maximum(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1695,14 +1739,17 @@ def numpy_maximum(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(extremum("maximum", np.maximum, self, other), common_dtype)
+        value = extremum("maximum", np.maximum, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_minimum(ks: int, self: Tensor, other: Tensor) -> Any:
     """minimum(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1714,14 +1761,17 @@ def numpy_minimum(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(extremum("minimum", np.minimum, self, other), common_dtype)
+        value = extremum("minimum", np.minimum, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_fmax(ks: int, self: Tensor, other: Tensor) -> Any:
     """fmax(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1733,14 +1783,17 @@ def numpy_fmax(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(extremum("fmax", np.fmax, self, other), common_dtype)
+        value = extremum("fmax", np.fmax, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_fmin(ks: int, self: Tensor, other: Tensor) -> Any:
     """fmin(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1752,14 +1805,17 @@ def numpy_fmin(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(extremum("fmin", np.fmin, self, other), common_dtype)
+        value = extremum("fmin", np.fmin, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_atan2(ks: int, self: Tensor, other: Tensor) -> Any:
     """atan2(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -1772,14 +1828,17 @@ def numpy_atan2(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(atan2_floating(self, other), common_dtype)
+        value = atan2_floating(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_hypot(ks: int, self: Tensor, other: Tensor) -> Any:
     """hypot(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1791,9 +1850,12 @@ def numpy_hypot(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(hypot_floating(self, other), common_dtype)
+        value = hypot_floating(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_fake_quantize_per_tensor_affine_cachemask(
@@ -1850,7 +1912,7 @@ def numpy_fake_quantize_per_channel_affine_cachemask_backward(
 
 def numpy_where_self(ks: int, condition: Tensor, self: Tensor, other: Tensor) -> Any:
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     condition = condition._data
     self = (
         self._data
@@ -1863,9 +1925,12 @@ def numpy_where_self(ks: int, condition: Tensor, self: Tensor, other: Tensor) ->
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(where_select(condition, self, other), common_dtype)
+        value = where_select(condition, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_clamp_Tensor(
@@ -1905,7 +1970,7 @@ def numpy_clamp_max(ks: int, self: Tensor, max: Number) -> Any:
 
 def numpy_fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1917,28 +1982,34 @@ def numpy_fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(modulo("fmod", np.fmod, self, other), common_dtype)
+        value = modulo("fmod", np.fmod, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_fmod_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """fmod.Scalar(Tensor self, Scalar other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(modulo("fmod", np.fmod, self, other), common_dtype)
+        value = modulo("fmod", np.fmod, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """remainder.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1950,23 +2021,29 @@ def numpy_remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(modulo("remainder", np.remainder, self, other), common_dtype)
+        value = modulo("remainder", np.remainder, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_remainder_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """remainder.Scalar(Tensor self, Scalar other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(modulo("remainder", np.remainder, self, other), common_dtype)
+        value = modulo("remainder", np.remainder, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_eq_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
@@ -2076,7 +2153,7 @@ def numpy_logical_not(ks: int, self: Tensor) -> Any:
 
 def numpy_bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -2088,16 +2165,17 @@ def numpy_bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(
-            bitwise("bitwise_and", np.bitwise_and, self, other), common_dtype
-        )
+        value = bitwise("bitwise_and", np.bitwise_and, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -2109,16 +2187,17 @@ def numpy_bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(
-            bitwise("bitwise_or", np.bitwise_or, self, other), common_dtype
-        )
+        value = bitwise("bitwise_or", np.bitwise_or, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_bitwise_xor_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -2130,11 +2209,12 @@ def numpy_bitwise_xor_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(
-            bitwise("bitwise_xor", np.bitwise_xor, self, other), common_dtype
-        )
+        value = bitwise("bitwise_xor", np.bitwise_xor, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_bitwise_not(ks: int, self: Tensor) -> Any:
@@ -2264,9 +2344,12 @@ def numpy_addcmul(
         else promoted_array(tensor2, common_dtype)
     )
     try:
-        return wrap_result(addcmul(self, tensor1, tensor2, value), common_dtype)
+        value = addcmul(self, tensor1, tensor2, value)
     except ValueError as error:
         raise broadcast_error(error, self, tensor1, tensor2) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_addcmul_(
@@ -2409,7 +2492,7 @@ def numpy_rad2deg_(ks: int, self: Tensor) -> Any:
 
 def numpy_copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """copysign.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -2422,16 +2505,17 @@ def numpy_copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(
-            floating_binary("copysign", np.copysign, self, other), common_dtype
-        )
+        value = floating_binary("copysign", np.copysign, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
     self = (
@@ -2449,7 +2533,7 @@ def numpy_copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_copysign_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """copysign.Scalar(Tensor self, Scalar other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -2457,16 +2541,17 @@ def numpy_copysign_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(
-            floating_binary("copysign", np.copysign, self, other), common_dtype
-        )
+        value = floating_binary("copysign", np.copysign, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_copysign__Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
     self = (
@@ -2529,7 +2614,7 @@ def numpy_heaviside_(ks: int, self: Tensor, values: Tensor) -> Any:
 
 def numpy_nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
     """nextafter(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -2541,16 +2626,17 @@ def numpy_nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(
-            floating_binary("nextafter", np.nextafter, self, other), common_dtype
-        )
+        value = floating_binary("nextafter", np.nextafter, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_nextafter_(ks: int, self: Tensor, other: Tensor) -> Any:
     """nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self_tensor = self
     self = (
         self._data
@@ -2569,7 +2655,7 @@ def numpy_nextafter_(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_logaddexp2(ks: int, self: Tensor, other: Tensor) -> Any:
     """logaddexp2(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -2581,11 +2667,12 @@ def numpy_logaddexp2(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(
-            floating_binary("logaddexp2", np.logaddexp2, self, other), common_dtype
-        )
+        value = floating_binary("logaddexp2", np.logaddexp2, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_clamp_min_Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
@@ -2640,7 +2727,7 @@ def numpy_signbit(ks: int, self: Tensor) -> Any:
 
 def numpy_pow__Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
     """pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)"""
-    common_dtype = result_type(self, exponent)
+    common_dtype = result_type_2(self, exponent)
     self_tensor = self
     self = (
         self._data
@@ -2652,7 +2739,7 @@ def numpy_pow__Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
 
 def numpy_pow__Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
     """pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)"""
-    common_dtype = result_type(self, exponent)
+    common_dtype = result_type_2(self, exponent)
     self_tensor = self
     self = (
         self._data
@@ -2830,7 +2917,7 @@ def numpy_sign_(ks: int, self: Tensor) -> Any:
 
 def numpy_atan2_(ks: int, self: Tensor, other: Tensor) -> Any:
     """atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
     self = (
@@ -2848,7 +2935,7 @@ def numpy_atan2_(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_fmod__Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self_tensor = self
     self = (
         self._data
@@ -2860,7 +2947,7 @@ def numpy_fmod__Scalar(ks: int, self: Tensor, other: Number) -> Any:
 
 def numpy_fmod__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self_tensor = self
     self = (
         self._data
@@ -2877,7 +2964,7 @@ def numpy_fmod__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_hypot_(ks: int, self: Tensor, other: Tensor) -> Any:
     """hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self_tensor = self
     self = (
         self._data
@@ -2894,7 +2981,7 @@ def numpy_hypot_(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_remainder__Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self_tensor = self
     self = (
         self._data
@@ -2906,7 +2993,7 @@ def numpy_remainder__Scalar(ks: int, self: Tensor, other: Number) -> Any:
 
 def numpy_remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self_tensor = self
     self = (
         self._data
@@ -2923,7 +3010,7 @@ def numpy_remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_logaddexp(ks: int, self: Tensor, other: Tensor) -> Any:
     """logaddexp(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -2936,9 +3023,12 @@ def numpy_logaddexp(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(logaddexp(self, other), common_dtype)
+        value = logaddexp(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_poisson(ks: int, self: Tensor, generator: Any | None) -> Any:
@@ -4272,9 +4362,12 @@ def numpy_addr(
         else promoted_array(vec2, common_dtype)
     )
     try:
-        return wrap_result(addr(self, vec1, vec2, beta, alpha), common_dtype)
+        value = addr(self, vec1, vec2, beta, alpha)
     except ValueError as error:
         raise broadcast_error(error, self, vec1, vec2) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_addr_(
@@ -4453,7 +4546,7 @@ def numpy_threshold_backward(
     ks: int, grad_output: Tensor, self: Tensor, threshold: Number
 ) -> Any:
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"""
-    common_dtype = result_type(grad_output, self)
+    common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4465,18 +4558,19 @@ def numpy_threshold_backward(
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(
-            threshold_backward(grad_output, self, threshold), common_dtype
-        )
+        value = threshold_backward(grad_output, self, threshold)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_gelu_backward(
     ks: int, grad_output: Tensor, self: Tensor, approximate: str
 ) -> Any:
     """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor"""
-    common_dtype = result_type(grad_output, self)
+    common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4488,14 +4582,17 @@ def numpy_gelu_backward(
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(gelu_backward(grad_output, self, approximate), common_dtype)
+        value = gelu_backward(grad_output, self, approximate)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """silu_backward(Tensor grad_output, Tensor self) -> Tensor"""
-    common_dtype = result_type(grad_output, self)
+    common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4507,9 +4604,12 @@ def numpy_silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(silu_backward(grad_output, self), common_dtype)
+        value = silu_backward(grad_output, self)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_relu_(ks: int, self: Tensor) -> Any:
@@ -4563,7 +4663,7 @@ def numpy_leaky_relu_backward(
     self_is_result: bool,
 ) -> Any:
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor"""
-    common_dtype = result_type(grad_output, self)
+    common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4575,12 +4675,12 @@ def numpy_leaky_relu_backward(
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(
-            leaky_relu_backward(grad_output, self, negative_slope, self_is_result),
-            common_dtype,
-        )
+        value = leaky_relu_backward(grad_output, self, negative_slope, self_is_result)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_leaky_relu_(ks: int, self: Tensor, negative_slope: Number) -> Any:
@@ -4608,7 +4708,7 @@ def numpy_elu_backward(
     self_or_result: Tensor,
 ) -> Any:
     """elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor"""
-    common_dtype = result_type(grad_output, self_or_result)
+    common_dtype = result_type_2(grad_output, self_or_result)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4620,14 +4720,14 @@ def numpy_elu_backward(
         else promoted_array(self_or_result, common_dtype)
     )
     try:
-        return wrap_result(
-            elu_backward(
-                grad_output, alpha, scale, input_scale, is_result, self_or_result
-            ),
-            common_dtype,
+        value = elu_backward(
+            grad_output, alpha, scale, input_scale, is_result, self_or_result
         )
     except ValueError as error:
         raise broadcast_error(error, grad_output, self_or_result) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_elu_(
@@ -4649,7 +4749,7 @@ def numpy_softplus_backward(
     ks: int, grad_output: Tensor, self: Tensor, beta: Number, threshold: Number
 ) -> Any:
     """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor"""
-    common_dtype = result_type(grad_output, self)
+    common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4661,11 +4761,12 @@ def numpy_softplus_backward(
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(
-            softplus_backward(grad_output, self, beta, threshold), common_dtype
-        )
+        value = softplus_backward(grad_output, self, beta, threshold)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_log_sigmoid_forward(ks: int, self: Tensor) -> Any:
@@ -4679,7 +4780,7 @@ def numpy_log_sigmoid_backward(
     ks: int, grad_output: Tensor, self: Tensor, buffer: Tensor
 ) -> Any:
     """log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor"""
-    common_dtype = result_type(grad_output, self)
+    common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4692,11 +4793,12 @@ def numpy_log_sigmoid_backward(
     )
     buffer = buffer._data
     try:
-        return wrap_result(
-            log_sigmoid_backward(grad_output, self, buffer), common_dtype
-        )
+        value = log_sigmoid_backward(grad_output, self, buffer)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_hardtanh(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Any:
@@ -4709,7 +4811,7 @@ def numpy_hardtanh_backward(
     ks: int, grad_output: Tensor, self: Tensor, min_val: Number, max_val: Number
 ) -> Any:
     """hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor"""
-    common_dtype = result_type(grad_output, self)
+    common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4721,11 +4823,12 @@ def numpy_hardtanh_backward(
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(
-            hardtanh_backward(grad_output, self, min_val, max_val), common_dtype
-        )
+        value = hardtanh_backward(grad_output, self, min_val, max_val)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_hardtanh_(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Any:
@@ -4743,7 +4846,7 @@ def numpy_mish(ks: int, self: Tensor) -> Any:
 
 def numpy_mish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """mish_backward(Tensor grad_output, Tensor self) -> Tensor"""
-    common_dtype = result_type(grad_output, self)
+    common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4755,9 +4858,12 @@ def numpy_mish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(mish_backward(grad_output, self), common_dtype)
+        value = mish_backward(grad_output, self)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_mish_(ks: int, self: Tensor) -> Any:
@@ -4781,7 +4887,7 @@ def numpy_glu(ks: int, self: Tensor, dim: int) -> Any:
 
 def numpy_glu_backward(ks: int, grad_output: Tensor, self: Tensor, dim: int) -> Any:
     """glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor"""
-    common_dtype = result_type(grad_output, self)
+    common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4793,9 +4899,12 @@ def numpy_glu_backward(ks: int, grad_output: Tensor, self: Tensor, dim: int) -> 
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(glu_backward(grad_output, self, dim), common_dtype)
+        value = glu_backward(grad_output, self, dim)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_hardshrink(ks: int, self: Tensor, lambd: Number) -> Any:
@@ -4808,7 +4917,7 @@ def numpy_hardshrink_backward(
     ks: int, grad_out: Tensor, self: Tensor, lambd: Number
 ) -> Any:
     """hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor"""
-    common_dtype = result_type(grad_out, self)
+    common_dtype = result_type_2(grad_out, self)
     grad_out = (
         grad_out._data
         if grad_out._data.dtype is common_dtype.numpy
@@ -4820,9 +4929,12 @@ def numpy_hardshrink_backward(
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(hardshrink_backward(grad_out, self, lambd), common_dtype)
+        value = hardshrink_backward(grad_out, self, lambd)
     except ValueError as error:
         raise broadcast_error(error, grad_out, self) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_softshrink(ks: int, self: Tensor, lambd: Number) -> Any:
@@ -4835,7 +4947,7 @@ def numpy_softshrink_backward(
     ks: int, grad_output: Tensor, self: Tensor, lambd: Number
 ) -> Any:
     """softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor"""
-    common_dtype = result_type(grad_output, self)
+    common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4847,9 +4959,12 @@ def numpy_softshrink_backward(
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(softshrink_backward(grad_output, self, lambd), common_dtype)
+        value = softshrink_backward(grad_output, self, lambd)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_hardsigmoid(ks: int, self: Tensor) -> Any:
@@ -4860,7 +4975,7 @@ def numpy_hardsigmoid(ks: int, self: Tensor) -> Any:
 
 def numpy_hardsigmoid_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor"""
-    common_dtype = result_type(grad_output, self)
+    common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4872,9 +4987,12 @@ def numpy_hardsigmoid_backward(ks: int, grad_output: Tensor, self: Tensor) -> An
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(hardsigmoid_backward(grad_output, self), common_dtype)
+        value = hardsigmoid_backward(grad_output, self)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_hardswish(ks: int, self: Tensor) -> Any:
@@ -4885,7 +5003,7 @@ def numpy_hardswish(ks: int, self: Tensor) -> Any:
 
 def numpy_hardswish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """hardswish_backward(Tensor grad_output, Tensor self) -> Tensor"""
-    common_dtype = result_type(grad_output, self)
+    common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4897,9 +5015,12 @@ def numpy_hardswish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(hardswish_backward(grad_output, self), common_dtype)
+        value = hardswish_backward(grad_output, self)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_threshold(ks: int, self: Tensor, threshold: Number, value: Number) -> Any:
@@ -4943,7 +5064,7 @@ def numpy_rrelu_with_noise_backward(
     self_is_result: bool,
 ) -> Any:
     """rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor"""
-    common_dtype = result_type(grad_output, self)
+    common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4956,19 +5077,19 @@ def numpy_rrelu_with_noise_backward(
     )
     noise = noise._data
     try:
-        return wrap_result(
-            rrelu_with_noise_backward(
-                grad_output, self, noise, lower, upper, training, self_is_result
-            ),
-            common_dtype,
+        value = rrelu_with_noise_backward(
+            grad_output, self, noise, lower, upper, training, self_is_result
         )
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy__prelu_kernel(ks: int, self: Tensor, weight: Tensor) -> Any:
     """_prelu_kernel(Tensor self, Tensor weight) -> Tensor"""
-    common_dtype = result_type(self, weight)
+    common_dtype = result_type_2(self, weight)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -4980,9 +5101,12 @@ def numpy__prelu_kernel(ks: int, self: Tensor, weight: Tensor) -> Any:
         else promoted_array(weight, common_dtype)
     )
     try:
-        return wrap_result(prelu_kernel(self, weight), common_dtype)
+        value = prelu_kernel(self, weight)
     except ValueError as error:
         raise broadcast_error(error, self, weight) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy__prelu_kernel_backward(
@@ -5016,7 +5140,7 @@ def numpy_native_dropout_backward(
 
 def numpy_mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
-    common_dtype = result_type(self, target)
+    common_dtype = result_type_2(self, target)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -5028,9 +5152,12 @@ def numpy_mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any
         else promoted_array(target, common_dtype)
     )
     try:
-        return wrap_result(mse_loss(self, target, reduction), common_dtype)
+        value = mse_loss(self, target, reduction)
     except ValueError as error:
         raise broadcast_error(error, self, target) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_mse_loss_backward(
@@ -5054,11 +5181,12 @@ def numpy_mse_loss_backward(
         else promoted_array(target, common_dtype)
     )
     try:
-        return wrap_result(
-            mse_loss_backward(grad_output, self, target, reduction), common_dtype
-        )
+        value = mse_loss_backward(grad_output, self, target, reduction)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self, target) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_nll_loss_forward(
@@ -5175,7 +5303,7 @@ def numpy_smooth_l1_loss(
     ks: int, self: Tensor, target: Tensor, reduction: int, beta: float
 ) -> Any:
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"""
-    common_dtype = result_type(self, target)
+    common_dtype = result_type_2(self, target)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -5187,9 +5315,12 @@ def numpy_smooth_l1_loss(
         else promoted_array(target, common_dtype)
     )
     try:
-        return wrap_result(smooth_l1_loss(self, target, reduction, beta), common_dtype)
+        value = smooth_l1_loss(self, target, reduction, beta)
     except ValueError as error:
         raise broadcast_error(error, self, target) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_smooth_l1_loss_backward(
@@ -5218,12 +5349,12 @@ def numpy_smooth_l1_loss_backward(
         else promoted_array(target, common_dtype)
     )
     try:
-        return wrap_result(
-            smooth_l1_loss_backward(grad_output, self, target, reduction, beta),
-            common_dtype,
-        )
+        value = smooth_l1_loss_backward(grad_output, self, target, reduction, beta)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self, target) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_huber_loss(
@@ -5272,7 +5403,7 @@ def numpy_soft_margin_loss(
     ks: int, self: Tensor, target: Tensor, reduction: int
 ) -> Any:
     """soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
-    common_dtype = result_type(self, target)
+    common_dtype = result_type_2(self, target)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -5284,9 +5415,12 @@ def numpy_soft_margin_loss(
         else promoted_array(target, common_dtype)
     )
     try:
-        return wrap_result(soft_margin_loss(self, target, reduction), common_dtype)
+        value = soft_margin_loss(self, target, reduction)
     except ValueError as error:
         raise broadcast_error(error, self, target) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_soft_margin_loss_backward(
@@ -5310,12 +5444,12 @@ def numpy_soft_margin_loss_backward(
         else promoted_array(target, common_dtype)
     )
     try:
-        return wrap_result(
-            soft_margin_loss_backward(grad_output, self, target, reduction),
-            common_dtype,
-        )
+        value = soft_margin_loss_backward(grad_output, self, target, reduction)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self, target) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_multi_margin_loss(
@@ -7274,7 +7408,7 @@ def numpy_erfc_(ks: int, self: Tensor) -> Any:
 
 def numpy_xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -7287,14 +7421,17 @@ def numpy_xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(xlogy(self, other), common_dtype)
+        value = xlogy(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
     """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     other = (
         other._data
@@ -7302,14 +7439,17 @@ def numpy_xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(xlogy(self, other), common_dtype)
+        value = xlogy(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_xlogy_Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
     """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -7317,14 +7457,17 @@ def numpy_xlogy_Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(xlogy(self, other), common_dtype)
+        value = xlogy(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_xlogy__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
     self = (
@@ -7342,7 +7485,7 @@ def numpy_xlogy__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_xlogy__Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
     """xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
     self = (
@@ -7459,7 +7602,7 @@ def numpy_i0_(ks: int, self: Tensor) -> Any:
 
 def numpy_igamma(ks: int, self: Tensor, other: Tensor) -> Any:
     """igamma(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -7471,14 +7614,17 @@ def numpy_igamma(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(igamma(self, other), common_dtype)
+        value = igamma(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_igamma_(ks: int, self: Tensor, other: Tensor) -> Any:
     """igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self_tensor = self
     self = (
         self._data
@@ -7495,7 +7641,7 @@ def numpy_igamma_(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_igammac(ks: int, self: Tensor, other: Tensor) -> Any:
     """igammac(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -7507,14 +7653,17 @@ def numpy_igammac(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(igammac(self, other), common_dtype)
+        value = igammac(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_igammac_(ks: int, self: Tensor, other: Tensor) -> Any:
     """igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     self_tensor = self
     self = (
         self._data
@@ -7533,7 +7682,7 @@ def numpy_logit_backward(
     ks: int, grad_output: Tensor, self: Tensor, eps: float | None
 ) -> Any:
     """logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor"""
-    common_dtype = result_type(grad_output, self)
+    common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -7545,9 +7694,12 @@ def numpy_logit_backward(
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(logit_backward(grad_output, self, eps), common_dtype)
+        value = logit_backward(grad_output, self, eps)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_entr(ks: int, self: Tensor) -> Any:
@@ -7576,7 +7728,7 @@ def numpy_special_erfcx(ks: int, self: Tensor) -> Any:
 
 def numpy_special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
     """special_xlog1py(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -7589,14 +7741,17 @@ def numpy_special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(xlog1py(self, other), common_dtype)
+        value = xlog1py(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
     """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     other = (
         other._data
@@ -7604,14 +7759,17 @@ def numpy_special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> A
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(xlog1py(self, other), common_dtype)
+        value = xlog1py(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_xlog1py_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
     """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -7619,14 +7777,17 @@ def numpy_special_xlog1py_other_scalar(ks: int, self: Tensor, other: Number) -> 
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(xlog1py(self, other), common_dtype)
+        value = xlog1py(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
     """special_zeta(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -7639,14 +7800,17 @@ def numpy_special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(zeta(self, other), common_dtype)
+        value = zeta(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_zeta_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
     """special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     other = (
         other._data
@@ -7654,14 +7818,17 @@ def numpy_special_zeta_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
         else promoted_array(other, common_dtype)
     )
     try:
-        return wrap_result(zeta(self, other), common_dtype)
+        value = zeta(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_zeta_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
     """special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor"""
-    common_dtype = result_type(self, other)
+    common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -7669,9 +7836,12 @@ def numpy_special_zeta_other_scalar(ks: int, self: Tensor, other: Number) -> Any
         else promoted_array(self, common_dtype)
     )
     try:
-        return wrap_result(zeta(self, other), common_dtype)
+        value = zeta(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_i0e(ks: int, self: Tensor) -> Any:
@@ -7724,7 +7894,7 @@ def numpy_special_bessel_y1(ks: int, self: Tensor) -> Any:
 
 def numpy_special_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -7737,16 +7907,17 @@ def numpy_special_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("chebyshev_polynomial_t", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_chebyshev_polynomial_t_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
     """special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     n = (
         n._data
@@ -7754,16 +7925,17 @@ def numpy_special_chebyshev_polynomial_t_x_scalar(ks: int, x: Number, n: Tensor)
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("chebyshev_polynomial_t", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_chebyshev_polynomial_t_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
     """special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -7771,16 +7943,17 @@ def numpy_special_chebyshev_polynomial_t_n_scalar(ks: int, x: Tensor, n: Number)
         else promoted_array(x, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("chebyshev_polynomial_t", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -7793,16 +7966,17 @@ def numpy_special_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("chebyshev_polynomial_u", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_chebyshev_polynomial_u_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
     """special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     n = (
         n._data
@@ -7810,16 +7984,17 @@ def numpy_special_chebyshev_polynomial_u_x_scalar(ks: int, x: Number, n: Tensor)
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("chebyshev_polynomial_u", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_chebyshev_polynomial_u_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
     """special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -7827,16 +8002,17 @@ def numpy_special_chebyshev_polynomial_u_n_scalar(ks: int, x: Tensor, n: Number)
         else promoted_array(x, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("chebyshev_polynomial_u", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -7849,16 +8025,17 @@ def numpy_special_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("chebyshev_polynomial_v", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_chebyshev_polynomial_v_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
     """special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     n = (
         n._data
@@ -7866,16 +8043,17 @@ def numpy_special_chebyshev_polynomial_v_x_scalar(ks: int, x: Number, n: Tensor)
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("chebyshev_polynomial_v", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_chebyshev_polynomial_v_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
     """special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -7883,16 +8061,17 @@ def numpy_special_chebyshev_polynomial_v_n_scalar(ks: int, x: Tensor, n: Number)
         else promoted_array(x, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("chebyshev_polynomial_v", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -7905,16 +8084,17 @@ def numpy_special_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("chebyshev_polynomial_w", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_chebyshev_polynomial_w_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
     """special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     n = (
         n._data
@@ -7922,16 +8102,17 @@ def numpy_special_chebyshev_polynomial_w_x_scalar(ks: int, x: Number, n: Tensor)
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("chebyshev_polynomial_w", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_chebyshev_polynomial_w_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
     """special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -7939,16 +8120,17 @@ def numpy_special_chebyshev_polynomial_w_n_scalar(ks: int, x: Tensor, n: Number)
         else promoted_array(x, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("chebyshev_polynomial_w", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_hermite_polynomial_h(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -7961,16 +8143,17 @@ def numpy_special_hermite_polynomial_h(ks: int, x: Tensor, n: Tensor) -> Any:
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("hermite_polynomial_h", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("hermite_polynomial_h", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_hermite_polynomial_h_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
     """special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     n = (
         n._data
@@ -7978,16 +8161,17 @@ def numpy_special_hermite_polynomial_h_x_scalar(ks: int, x: Number, n: Tensor) -
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("hermite_polynomial_h", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("hermite_polynomial_h", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_hermite_polynomial_h_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
     """special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -7995,16 +8179,17 @@ def numpy_special_hermite_polynomial_h_n_scalar(ks: int, x: Tensor, n: Number) -
         else promoted_array(x, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("hermite_polynomial_h", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("hermite_polynomial_h", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_hermite_polynomial_he(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8017,16 +8202,17 @@ def numpy_special_hermite_polynomial_he(ks: int, x: Tensor, n: Tensor) -> Any:
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("hermite_polynomial_he", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("hermite_polynomial_he", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_hermite_polynomial_he_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
     """special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     n = (
         n._data
@@ -8034,16 +8220,17 @@ def numpy_special_hermite_polynomial_he_x_scalar(ks: int, x: Number, n: Tensor) 
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("hermite_polynomial_he", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("hermite_polynomial_he", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_hermite_polynomial_he_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
     """special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8051,16 +8238,17 @@ def numpy_special_hermite_polynomial_he_n_scalar(ks: int, x: Tensor, n: Number) 
         else promoted_array(x, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("hermite_polynomial_he", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("hermite_polynomial_he", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_laguerre_polynomial_l(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8073,16 +8261,17 @@ def numpy_special_laguerre_polynomial_l(ks: int, x: Tensor, n: Tensor) -> Any:
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("laguerre_polynomial_l", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("laguerre_polynomial_l", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_laguerre_polynomial_l_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
     """special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     n = (
         n._data
@@ -8090,16 +8279,17 @@ def numpy_special_laguerre_polynomial_l_x_scalar(ks: int, x: Number, n: Tensor) 
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("laguerre_polynomial_l", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("laguerre_polynomial_l", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_laguerre_polynomial_l_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
     """special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8107,16 +8297,17 @@ def numpy_special_laguerre_polynomial_l_n_scalar(ks: int, x: Tensor, n: Number) 
         else promoted_array(x, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("laguerre_polynomial_l", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("laguerre_polynomial_l", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_legendre_polynomial_p(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8129,16 +8320,17 @@ def numpy_special_legendre_polynomial_p(ks: int, x: Tensor, n: Tensor) -> Any:
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("legendre_polynomial_p", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("legendre_polynomial_p", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_legendre_polynomial_p_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
     """special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     n = (
         n._data
@@ -8146,16 +8338,17 @@ def numpy_special_legendre_polynomial_p_x_scalar(ks: int, x: Number, n: Tensor) 
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("legendre_polynomial_p", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("legendre_polynomial_p", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_legendre_polynomial_p_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
     """special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8163,11 +8356,12 @@ def numpy_special_legendre_polynomial_p_n_scalar(ks: int, x: Tensor, n: Number) 
         else promoted_array(x, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("legendre_polynomial_p", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("legendre_polynomial_p", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_modified_bessel_i0(ks: int, self: Tensor) -> Any:
@@ -8208,7 +8402,7 @@ def numpy_special_scaled_modified_bessel_k1(ks: int, x: Tensor) -> Any:
 
 def numpy_special_shifted_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8221,18 +8415,19 @@ def numpy_special_shifted_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) 
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_shifted_chebyshev_polynomial_t_x_scalar(
     ks: int, x: Number, n: Tensor
 ) -> Any:
     """special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     n = (
         n._data
@@ -8240,18 +8435,19 @@ def numpy_special_shifted_chebyshev_polynomial_t_x_scalar(
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_shifted_chebyshev_polynomial_t_n_scalar(
     ks: int, x: Tensor, n: Number
 ) -> Any:
     """special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8259,16 +8455,17 @@ def numpy_special_shifted_chebyshev_polynomial_t_n_scalar(
         else promoted_array(x, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_shifted_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8281,18 +8478,19 @@ def numpy_special_shifted_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) 
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_shifted_chebyshev_polynomial_u_x_scalar(
     ks: int, x: Number, n: Tensor
 ) -> Any:
     """special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     n = (
         n._data
@@ -8300,18 +8498,19 @@ def numpy_special_shifted_chebyshev_polynomial_u_x_scalar(
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_shifted_chebyshev_polynomial_u_n_scalar(
     ks: int, x: Tensor, n: Number
 ) -> Any:
     """special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8319,16 +8518,17 @@ def numpy_special_shifted_chebyshev_polynomial_u_n_scalar(
         else promoted_array(x, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_shifted_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8341,18 +8541,19 @@ def numpy_special_shifted_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) 
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_shifted_chebyshev_polynomial_v_x_scalar(
     ks: int, x: Number, n: Tensor
 ) -> Any:
     """special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     n = (
         n._data
@@ -8360,18 +8561,19 @@ def numpy_special_shifted_chebyshev_polynomial_v_x_scalar(
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_shifted_chebyshev_polynomial_v_n_scalar(
     ks: int, x: Tensor, n: Number
 ) -> Any:
     """special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8379,16 +8581,17 @@ def numpy_special_shifted_chebyshev_polynomial_v_n_scalar(
         else promoted_array(x, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_shifted_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8401,18 +8604,19 @@ def numpy_special_shifted_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) 
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_shifted_chebyshev_polynomial_w_x_scalar(
     ks: int, x: Number, n: Tensor
 ) -> Any:
     """special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     n = (
         n._data
@@ -8420,18 +8624,19 @@ def numpy_special_shifted_chebyshev_polynomial_w_x_scalar(
         else promoted_array(n, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_shifted_chebyshev_polynomial_w_n_scalar(
     ks: int, x: Tensor, n: Number
 ) -> Any:
     """special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor"""
-    common_dtype = result_type(x, n)
+    common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8439,11 +8644,12 @@ def numpy_special_shifted_chebyshev_polynomial_w_n_scalar(
         else promoted_array(x, common_dtype)
     )
     try:
-        return wrap_result(
-            orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n), common_dtype
-        )
+        value = orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
+    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+        return Tensor(value)
+    return wrap_result(value, common_dtype)
 
 
 def numpy_special_spherical_bessel_j0(ks: int, x: Tensor) -> Any:

@@ -20,6 +20,7 @@ from gradgen.dtypes import dtype
 from gradgen.graph import SavedVariable, SavedVariableList
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import (
+    SCALAR_TYPES,
     NotImplementedBackward,
     TypeAndSize,
     check_inplace,
@@ -404,7 +405,7 @@ def split_Tensor(ks: int, self: Tensor, split_size: int, dim: int) -> Any:
         grad_fn = functions.SplitBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.self_options = self.dtype
+        grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.split_size = split_size
     # redispatch(), inline: the kernel below Autograd.
@@ -439,7 +440,7 @@ def split_with_sizes(
         grad_fn = functions.SplitWithSizesBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.self_options = self.dtype
+        grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.split_sizes = split_sizes
     # redispatch(), inline: the kernel below Autograd.
@@ -1131,7 +1132,7 @@ def unsafe_split_Tensor(ks: int, self: Tensor, split_size: int, dim: int) -> Any
         grad_fn = functions.UnsafeSplitBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.self_options = self.dtype
+        grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.split_size = split_size
     # redispatch(), inline: the kernel below Autograd.
@@ -1167,7 +1168,7 @@ def unsafe_split_with_sizes(
         grad_fn = functions.UnsafeSplitWithSizesBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.self_options = self.dtype
+        grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.split_sizes = split_sizes
     # redispatch(), inline: the kernel below Autograd.
@@ -1365,8 +1366,8 @@ def add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
         grad_fn = functions.AddBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        grad_fn.other_scalar_type = other.dtype
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.add_Tensor._table[ks] or operators.add_Tensor.kernel_for(ks))(
@@ -1402,8 +1403,8 @@ def sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
         grad_fn = functions.SubBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        grad_fn.other_scalar_type = other.dtype
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.sub_Tensor._table[ks] or operators.sub_Tensor.kernel_for(ks))(
@@ -1440,10 +1441,10 @@ def mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.other_scalar_type = other.dtype
+        grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.mul_Tensor._table[ks] or operators.mul_Tensor.kernel_for(ks))(
@@ -1600,7 +1601,7 @@ def _to_copy(
     if _next_edges is not None:
         grad_fn = functions.ToCopyBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_options = self.dtype
+        grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators._to_copy._table[ks] or operators._to_copy.kernel_for(ks))(
@@ -1641,8 +1642,8 @@ def add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
         grad_fn = functions.AddBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        grad_fn.other_scalar_type = other.dtype
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.add__Tensor._table[ks] or operators.add__Tensor.kernel_for(ks))(
@@ -1680,8 +1681,8 @@ def sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
         grad_fn = functions.SubBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        grad_fn.other_scalar_type = other.dtype
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.sub__Tensor._table[ks] or operators.sub__Tensor.kernel_for(ks))(
@@ -1723,10 +1724,10 @@ def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[0][0] is not None:
             grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.other_scalar_type = other.dtype
+        grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.mul__Tensor._table[ks] or operators.mul__Tensor.kernel_for(ks))(
@@ -2750,7 +2751,7 @@ def add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
     if _next_edges is not None:
         grad_fn = functions.AddBackward1()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.add_Scalar._table[ks] or operators.add_Scalar.kernel_for(ks))(
@@ -2778,7 +2779,7 @@ def sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SubBackward1()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.sub_Scalar._table[ks] or operators.sub_Scalar.kernel_for(ks))(
@@ -2807,7 +2808,7 @@ def mul_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         grad_fn = functions.MulBackward1()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.mul_Scalar._table[ks] or operators.mul_Scalar.kernel_for(ks))(
@@ -2838,7 +2839,7 @@ def div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.other_ = SavedVariable(other, False)
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.div_Tensor._table[ks] or operators.div_Tensor.kernel_for(ks))(
@@ -2867,7 +2868,7 @@ def div_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         grad_fn = functions.DivBackward1()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.div_Scalar._table[ks] or operators.div_Scalar.kernel_for(ks))(
@@ -2901,7 +2902,7 @@ def div_Tensor_mode(
         grad_fn.rounding_mode = rounding_mode
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -2941,7 +2942,7 @@ def div__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.other_ = SavedVariable(other, False)
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.div__Tensor._table[ks] or operators.div__Tensor.kernel_for(ks))(
@@ -2986,7 +2987,7 @@ def div__Tensor_mode(
         grad_fn.rounding_mode = rounding_mode
         if _next_edges[1][0] is not None:
             grad_fn.self_ = SavedVariable(self.clone(), False)
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -3066,8 +3067,8 @@ def rsub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
         grad_fn = functions.RsubBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        grad_fn.other_scalar_type = other.dtype
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.rsub_Tensor._table[ks] or operators.rsub_Tensor.kernel_for(ks))(
@@ -3101,7 +3102,7 @@ def rsub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
         grad_fn = functions.RsubBackward1()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.rsub_Scalar._table[ks] or operators.rsub_Scalar.kernel_for(ks))(
@@ -3929,7 +3930,7 @@ def copy(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
     if _next_edges is not None:
         grad_fn = functions.CopyBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.src_options = src.dtype
+        grad_fn.src_options = SCALAR_TYPES[src._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.copy._table[ks] or operators.copy.kernel_for(ks))(
@@ -3964,7 +3965,7 @@ def copy_(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
     if _next_edges is not None:
         grad_fn = functions.CopyBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.src_options = src.dtype
+        grad_fn.src_options = SCALAR_TYPES[src._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.copy_._table[ks] or operators.copy_.kernel_for(ks))(
@@ -4308,13 +4309,13 @@ def addcmul(
     if _next_edges is not None:
         grad_fn = functions.AddcmulBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
         if _next_edges[2][0] is not None:
             grad_fn.tensor1_ = SavedVariable(tensor1, False)
-        grad_fn.tensor1_scalar_type = tensor1.dtype
+        grad_fn.tensor1_scalar_type = SCALAR_TYPES[tensor1._data.dtype]
         if _next_edges[1][0] is not None:
             grad_fn.tensor2_ = SavedVariable(tensor2, False)
-        grad_fn.tensor2_scalar_type = tensor2.dtype
+        grad_fn.tensor2_scalar_type = SCALAR_TYPES[tensor2._data.dtype]
         grad_fn.value = value
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -4358,13 +4359,13 @@ def addcmul_(
     if _next_edges is not None:
         grad_fn = functions.AddcmulBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
         if _next_edges[2][0] is not None:
             grad_fn.tensor1_ = SavedVariable(tensor1, False)
-        grad_fn.tensor1_scalar_type = tensor1.dtype
+        grad_fn.tensor1_scalar_type = SCALAR_TYPES[tensor1._data.dtype]
         if _next_edges[1][0] is not None:
             grad_fn.tensor2_ = SavedVariable(tensor2, False)
-        grad_fn.tensor2_scalar_type = tensor2.dtype
+        grad_fn.tensor2_scalar_type = SCALAR_TYPES[tensor2._data.dtype]
         grad_fn.value = value
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -4406,12 +4407,12 @@ def addcdiv(
     if _next_edges is not None:
         grad_fn = functions.AddcdivBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
         if _next_edges[2][0] is not None:
             grad_fn.tensor1_ = SavedVariable(tensor1, False)
-        grad_fn.tensor1_scalar_type = tensor1.dtype
+        grad_fn.tensor1_scalar_type = SCALAR_TYPES[tensor1._data.dtype]
         grad_fn.tensor2_ = SavedVariable(tensor2, False)
-        grad_fn.tensor2_scalar_type = tensor2.dtype
+        grad_fn.tensor2_scalar_type = SCALAR_TYPES[tensor2._data.dtype]
         grad_fn.value = value
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -4455,12 +4456,12 @@ def addcdiv_(
     if _next_edges is not None:
         grad_fn = functions.AddcdivBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
         if _next_edges[2][0] is not None:
             grad_fn.tensor1_ = SavedVariable(tensor1, False)
-        grad_fn.tensor1_scalar_type = tensor1.dtype
+        grad_fn.tensor1_scalar_type = SCALAR_TYPES[tensor1._data.dtype]
         grad_fn.tensor2_ = SavedVariable(tensor2, False)
-        grad_fn.tensor2_scalar_type = tensor2.dtype
+        grad_fn.tensor2_scalar_type = SCALAR_TYPES[tensor2._data.dtype]
         grad_fn.value = value
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -6975,7 +6976,7 @@ def cumsum(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
         grad_fn = functions.CumsumBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.cumsum._table[ks] or operators.cumsum.kernel_for(ks))(
@@ -7003,7 +7004,7 @@ def cumprod(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.cumprod._table[ks] or operators.cumprod.kernel_for(ks))(
@@ -7212,7 +7213,7 @@ def cumsum_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
         grad_fn = functions.CumsumBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.cumsum_._table[ks] or operators.cumsum_.kernel_for(ks))(
@@ -7247,7 +7248,7 @@ def cumprod_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_ = SavedVariable(self.clone(), False)
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.cumprod_._table[ks] or operators.cumprod_.kernel_for(ks))(
@@ -7550,7 +7551,7 @@ def nansum(
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.nansum._table[ks] or operators.nansum.kernel_for(ks))(
@@ -10499,7 +10500,7 @@ def linalg_eig(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LinalgEigBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.linalg_eig._table[ks] or operators.linalg_eig.kernel_for(ks))(
@@ -11881,7 +11882,7 @@ def _softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
         grad_fn = functions.SoftmaxBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators._softmax._table[ks] or operators._softmax.kernel_for(ks))(
@@ -11918,7 +11919,7 @@ def _softmax_backward_data(
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.input_dtype = input_dtype
         grad_fn.output_ = SavedVariable(output, False)
-        grad_fn.output_scalar_type = output.dtype
+        grad_fn.output_scalar_type = SCALAR_TYPES[output._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -11954,7 +11955,7 @@ def _log_softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
         grad_fn = functions.LogSoftmaxBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.self_scalar_type = self.dtype
+        grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -11990,7 +11991,7 @@ def _log_softmax_backward_data(
         grad_fn.dim = dim
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.output_ = SavedVariable(output, False)
-        grad_fn.output_scalar_type = output.dtype
+        grad_fn.output_scalar_type = SCALAR_TYPES[output._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -12880,7 +12881,7 @@ def hardswish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.self_options = self.dtype
+        grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -13085,12 +13086,12 @@ def _prelu_kernel_backward(
         grad_fn = functions.PreluKernelBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        grad_fn.grad_output_options = grad_output.dtype
+        grad_fn.grad_output_options = SCALAR_TYPES[grad_output._data.dtype]
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_info = TypeAndSize(self)
-        grad_fn.self_options = self.dtype
+        grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
         grad_fn.weight_ = SavedVariable(weight, False)
-        grad_fn.weight_options = weight.dtype
+        grad_fn.weight_options = SCALAR_TYPES[weight._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (

@@ -25,7 +25,7 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, final
 
 import numpy as np
 
@@ -402,48 +402,61 @@ def pop_saved_tensors_hooks() -> None:
     _open_hooks[0] -= 1
 
 
+@final
+class _Packed:
+    """What a pack hook made of a saved tensor, with the saved tensor's place in the
+    graph (the node its gradient goes to and its output number)."""
+
+    __slots__ = ("packed", "unpack_hook", "node", "output_nr")
+
+    def __init__(
+        self,
+        packed: Any,
+        unpack_hook: Callable[[Any], Any],
+        node: Node | None,
+        output_nr: int,
+    ) -> None:
+        self.packed = packed
+        self.unpack_hook = unpack_hook
+        self.node = node
+        self.output_nr = output_nr
+
+
 class SavedVariable:
     """A tensor saved for backward, with the version it had when saved; or, under
     saved-tensor hooks, what the pack hook made of it."""
 
-    # The version is read through the saved tensor (`_data`), which shares the
-    # original's version counter: an input is kept as itself, an output as a shallow
-    # copy. A tensor that has no counter yet is at version 0, and the counter it gets
-    # later (on an in-place change) is its own for good, so saving needs none.
-    __slots__ = (
-        "_data",
-        "_saved_version",
-        "_output_nr",
-        "_requires_grad",
-        "_is_output",
-        "_released",
-        "_hooked",
-        "_dual_output",
-    )
+    # Every recorded call saves one or two of these, so a saved input costs three
+    # stores: the tensor, its version and `_output` None. The version is read through
+    # the saved tensor (`_data`), which shares the original's version counter: an input
+    # is kept as itself, an output as a shallow copy. A tensor that has no counter yet
+    # is at version 0, and the counter it gets later (on an in-place change) is its own
+    # for good, so saving needs none.
+    # - `_data`: the saved Tensor; a `_Packed` under saved-tensor hooks; None once
+    #   released (`reset_data`).
+    # - `_output`: for an output that has a grad_fn (the node saving it), its output
+    #   number and, under forward AD, the output itself; None for everything else.
+    __slots__ = ("_data", "_saved_version", "_output")
 
     def __init__(self, tensor: Tensor, is_output: bool) -> None:
         counter = tensor._version_counter
         self._saved_version = 0 if counter is None else counter.version
-        self._is_output = is_output
-        self._released = False
-        self._hooked: tuple[Any, Callable[[Any], Any], Node | None, int] | None = None
         if is_output and tensor._grad_fn is not None:
             # Save the data without its grad_fn: that grad_fn is the node saving it.
-            self._data = tensor._shallow_copy()
-            self._output_nr = tensor._output_nr
-            self._requires_grad = True
+            self._data: Tensor | _Packed | None = tensor._shallow_copy()
             # Under forward AD the output's tangent is set after it is saved: keep the
             # output itself to read it (a cycle, freed by the collector, only then).
-            self._dual_output = tensor if forward_ad_levels.open else None
+            self._output: tuple[int, Tensor | None] | None = (
+                tensor._output_nr,
+                tensor if forward_ad_levels.open else None,
+            )
         else:
-            self._dual_output = None
             self._data = tensor
-            self._output_nr = 0
-            self._requires_grad = False
+            self._output = None
         if _open_hooks[0] and SAVED_TENSORS_HOOKS.stack:
-            self._pack(tensor)
+            self._pack(tensor, is_output)
 
-    def _pack(self, tensor: Tensor) -> None:
+    def _pack(self, tensor: Tensor, is_output: bool) -> None:
         """Hand the tensor to the innermost pack hook (in no-grad mode, as PyTorch)
         and keep only what it returns, and where the tensor's gradient goes."""
         pack_hook, unpack_hook = SAVED_TENSORS_HOOKS.stack[-1]
@@ -454,24 +467,23 @@ class SavedVariable:
         finally:
             grad_mode._set_enabled(previous)
         node: Node | None = None
-        if not self._is_output and tensor.requires_grad:
+        if not is_output and tensor.requires_grad:
             node = tensor.grad_fn or tensor._get_grad_accumulator()
-        self._hooked = (packed, unpack_hook, node, tensor._output_nr)
-        self._data = None  # type: ignore[assignment]  # the hooks hold it now
+        # The hooks hold the value now.
+        self._data = _Packed(packed, unpack_hook, node, tensor._output_nr)
 
-    def _unpack_hooked(self, saved_for: Node | None) -> Tensor:
+    def _unpack_hooked(self, hooked: _Packed, saved_for: Node | None) -> Tensor:
         """The unpack hook's tensor, given the saved tensor's place in the graph (no
         version check: the hooks own the value, as in PyTorch)."""
-        assert self._hooked is not None
-        packed, unpack_hook, node, output_nr = self._hooked
-        tensor: Tensor = unpack_hook(packed)
+        tensor: Tensor = hooked.unpack_hook(hooked.packed)
         if not hasattr(tensor, "_shallow_copy"):  # graph.py sits below tensor.py
             raise TypeError(
                 "Output of saved tensor unpack_hook expected to be a Tensor but got "
                 f"result of type {type(tensor).__name__}"
             )
-        if self._is_output and self._requires_grad:
-            node, output_nr = saved_for, self._output_nr
+        node, output_nr = hooked.node, hooked.output_nr
+        if self._output is not None:
+            node, output_nr = saved_for, self._output[0]
         if node is None or tensor._grad_fn is node:
             return tensor
         copy: Tensor = tensor._shallow_copy()
@@ -481,36 +493,35 @@ class SavedVariable:
 
     def unpack(self, saved_for: Node | None = None) -> Tensor:
         """The saved tensor, checked against in-place changes since it was saved."""
-        if self._released:
-            raise RuntimeError(ERR_BACKWARD_TWICE)
-        if self._hooked is not None:
-            return self._unpack_hooked(saved_for)
         data = self._data
+        if data is None:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        if type(data) is _Packed:
+            return self._unpack_hooked(data, saved_for)
         counter = data._version_counter
         if counter is not None and self._saved_version != counter.version:
-            raise RuntimeError(self._version_error(saved_for))
-        if not self._is_output or data._grad_fn is not None or not self._requires_grad:
+            raise RuntimeError(self._version_error(data, saved_for))
+        output = self._output
+        if output is None or data._grad_fn is not None:
             return data
         # Rebuild the output with its history (saved_for is the node that made it).
         tensor = data._shallow_copy()
-        if self._dual_output is not None:
-            tensor._fw_grad = self._dual_output._fw_grad
+        if output[1] is not None:
+            tensor._fw_grad = output[1]._fw_grad
         if saved_for is not None:
             tensor._grad_fn = saved_for
-            tensor._output_nr = self._output_nr
+            tensor._output_nr = output[0]
         return tensor
 
-    def _version_error(self, saved_for: Node | None) -> str:
-        data = self._data
+    def _version_error(self, data: Tensor, saved_for: Node | None) -> str:
         type_name = _legacy_type_name(data)
-        producer = (
-            saved_for if (self._is_output and self._requires_grad) else data._grad_fn
-        )
+        output = self._output
+        producer = saved_for if output is not None else data._grad_fn
         clause = ""
         if producer is not None:
             # PyTorch names the forward operation: MulBackward0 -> Mul, EBackward -> E.
             op = re.sub(r"Backward\d*$", "", producer.name())
-            output_nr = self._output_nr if self._is_output else data._output_nr
+            output_nr = output[0] if output is not None else data._output_nr
             clause = f", which is output {output_nr} of {op},"
         return (
             "one of the variables needed for gradient computation has been modified by "
@@ -535,9 +546,7 @@ class SavedVariable:
 
     def reset_data(self) -> None:
         """Free the saved tensor; unpacking afterwards is the backward-twice error."""
-        self._released = True
-        self._data = None  # type: ignore[assignment]
-        self._hooked = None
+        self._data = None
 
 
 def unpack_saved(

@@ -15,14 +15,19 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
-from .dtypes import dtype
+from .dtypes import _FROM_NUMPY, _KIND_CATEGORY, _PYTHON_CATEGORY, dtype
 from .grad_mode import _state as _grad_mode_state
-from .graph import NO_EDGE, Edge, EdgeTuple, Node, new_edge
+from .graph import NO_EDGE, Edge, EdgeTuple, InputMetadata, Node, new_edge
 from .numpy_kernels import OVERLAPPING_WRITE_ERROR, broadcastable
 from .numpy_kernels import broadcast_error as broadcast_error  # generated kernels
 from .tensor import Tensor
 from .view_history import rebase_view_history, refresh_view
 from .dtypes import spelling
+
+# The gradgen dtype of a numpy dtype: what `tensor.dtype` returns, read off the array
+# (the generated wrappers save `SCALAR_TYPES[x._data.dtype]` for a formula's
+# `x.scalar_type()`, without the property's call).
+SCALAR_TYPES = _FROM_NUMPY
 
 
 def compute_requires_grad(*tensors: Tensor | None) -> bool:
@@ -96,14 +101,30 @@ def next_edges_1(tensor: Tensor | None) -> tuple[EdgeTuple] | None:
 def next_edges_2(
     first: Tensor | None, second: Tensor | None
 ) -> tuple[EdgeTuple, EdgeTuple] | None:
-    """`next_edges` of two inputs."""
+    """`next_edges` of two inputs (next_edge twice, inline: binary operators are the
+    most common calls)."""
     if not _grad_mode_state.enabled:
         return None
-    edge = next_edge(first)
-    other = next_edge(second)
-    if edge is NO_EDGE and other is NO_EDGE:
+    edge: EdgeTuple = NO_EDGE
+    if first is not None:
+        if first._base is not None:
+            refresh_view(first)
+        function = first._grad_fn
+        if function is not None:
+            edge = (function, first._output_nr)
+        elif first._requires_grad:
+            edge = (first._get_grad_accumulator(), 0)
+    if second is not None:
+        if second._base is not None:
+            refresh_view(second)
+        function = second._grad_fn
+        if function is not None:
+            return (edge, (function, second._output_nr))
+        if second._requires_grad:
+            return (edge, (second._get_grad_accumulator(), 0))
+    if edge is NO_EDGE:
         return None
-    return (edge, other)
+    return (edge, NO_EDGE)
 
 
 def next_edges(*tensors: Tensor | None) -> tuple[EdgeTuple, ...] | None:
@@ -117,6 +138,13 @@ def next_edges(*tensors: Tensor | None) -> tuple[EdgeTuple, ...] | None:
     return None
 
 
+# The input metadata of one-output nodes, shared by every node whose output has that
+# shape and dtype: most recorded calls then allocate no metadata tuples at all (fewer
+# objects for the garbage collector to see). Bounded; cleared when full.
+_SINGLE_METADATA: dict[tuple[tuple[int, ...], np.dtype[Any]], tuple[InputMetadata]] = {}
+_SINGLE_METADATA_LIMIT = 512
+
+
 def set_history(result: Tensor, grad_fn: Node) -> None:
     """Make `result` the next output of `grad_fn`."""
     data = result._data
@@ -127,9 +155,19 @@ def set_history(result: Tensor, grad_fn: Node) -> None:
         )
     # grad_fn.add_input_metadata(result), inlined: every recorded output runs it.
     metadata = grad_fn._input_metadata
-    result._output_nr = len(metadata)
-    grad_fn._input_metadata = metadata + ((data.shape, dtype),)
     result._grad_fn = grad_fn
+    if metadata:
+        result._output_nr = len(metadata)
+        grad_fn._input_metadata = metadata + ((data.shape, dtype),)
+        return
+    result._output_nr = 0
+    key = (data.shape, dtype)
+    single = _SINGLE_METADATA.get(key)
+    if single is None:
+        if len(_SINGLE_METADATA) >= _SINGLE_METADATA_LIMIT:
+            _SINGLE_METADATA.clear()
+        single = _SINGLE_METADATA[key] = (key,)
+    grad_fn._input_metadata = single
 
 
 def set_history_if_differentiable(result: Tensor, grad_fn: Node) -> None:
@@ -163,6 +201,39 @@ def as_view(base: Tensor, view: Tensor) -> Tensor:
     # grad_fn is remade, see view_history); one made under no_grad never does.
     view._view_version = counter.version if _grad_mode_state.enabled else -1
     return view
+
+
+def result_type_2(first: object, second: object) -> dtype:
+    """`result_type(first, second)`, the binary operators' common cases first: two
+    tensors of one dtype (unless both are wrapped numbers), or a wrapped number of no
+    higher category than the tensor it meets (`x * 2.0`, `3 * x`)."""
+    if isinstance(first, Tensor) and isinstance(second, Tensor):
+        left = first._data.dtype
+        right = second._data.dtype
+        found: dtype | None = None
+        if left is right:
+            if not (first._is_wrapped_number and second._is_wrapped_number):
+                found = _FROM_NUMPY.get(left)
+        elif second._is_wrapped_number:
+            if not first._is_wrapped_number and _KIND_CATEGORY.get(
+                right.kind, 9
+            ) <= _KIND_CATEGORY.get(left.kind, -1):
+                found = _FROM_NUMPY.get(left)
+        elif first._is_wrapped_number and _KIND_CATEGORY.get(
+            left.kind, 9
+        ) <= _KIND_CATEGORY.get(right.kind, -1):
+            found = _FROM_NUMPY.get(right)
+        if found is not None:
+            return found
+    elif isinstance(first, Tensor) and not first._is_wrapped_number:
+        # A Python number (a Scalar argument) of no higher category: `x ** 2`.
+        left = first._data.dtype
+        category = _PYTHON_CATEGORY.get(type(second))
+        if category is not None and category <= _KIND_CATEGORY.get(left.kind, -1):
+            number_found = _FROM_NUMPY.get(left)
+            if number_found is not None:
+                return number_found
+    return dtypes.result_type(first, second)
 
 
 def promoted_array(tensor: Tensor, common: dtype) -> np.ndarray:
