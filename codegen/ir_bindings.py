@@ -35,6 +35,9 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
     else:
         target = f"operators.{function.identifier}.call"
     call = f"{target}({', '.join(call_names)})"
+    signature_target = target
+    if returns_tensor_list(function):
+        call, signature_target = f"tuple({call})", f"tuple_result({target})"
     return BindingIR(
         function.python_name if method else function.public_name,
         ", ".join(params),
@@ -46,6 +49,17 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
         _overload_params(function, method),
         ", ".join(call_names),
         out_overload,
+        signature_target,
+    )
+
+
+def returns_tensor_list(function: NativeFunction) -> bool:
+    """Whether the operator returns one `Tensor[]` (its binding returns a tuple)."""
+    returns = function.schema.returns
+    return (
+        len(returns) == 1
+        and returns[0].type.is_tensor_like()
+        and returns[0].type.is_list_like() is not None
     )
 
 

@@ -104,6 +104,9 @@ class BindingIR:
     overload_params: tuple[str, ...]  # Param(...) constructors, in schema order
     arguments: str = ""  # what `call` passes: "input, other, alpha"
     out_overload: str | None = None  # PyTorch's out= overload: the function takes out=
+    # What an overload's Signature calls: the target, or tuple_result(target) for an
+    # operator returning Tensor[] (a Python binding returns a tuple, as PyTorch's).
+    signature_target: str = ""
 
 
 @dataclass(frozen=True)

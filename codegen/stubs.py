@@ -149,6 +149,12 @@ def _returns(function: NativeFunction) -> tuple[str, str | None]:
     if not returns:
         return "None", None
     if len(returns) == 1:
+        listed = returns[0].type.is_list_like()
+        if listed is not None and returns[0].type.is_tensor_like():
+            return (
+                "_tuple[Tensor, ...]",
+                None,
+            )  # the bindings return Tensor[] as a tuple
         return _return_annotation(returns[0].type), None
     items = ", ".join(_return_annotation(r.type) for r in returns)
     return f"_tuple[{items}]", None

@@ -18,7 +18,7 @@ from gradgen.arguments import (
     tensor_list_argument,
 )
 from gradgen.dtypes import as_dtype, dtype
-from gradgen.overloads import OutOverloads, Overloads, Param, Signature
+from gradgen.overloads import OutOverloads, Overloads, Param, Signature, tuple_result
 from gradgen.tensor import Number, Tensor
 
 from . import operators
@@ -748,21 +748,21 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) ->
     if input.__class__ is not Tensor:
         input = tensor_argument(input, "split_with_sizes", "input", 1, False)
     split_sizes = int_list_argument(split_sizes, "split_with_sizes", "split_sizes")
-    return operators.split_with_sizes.call(input, split_sizes, dim)
+    return tuple(operators.split_with_sizes.call(input, split_sizes, dim))
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> Tensor:
     """``chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]``"""
     if input.__class__ is not Tensor:
         input = tensor_argument(input, "chunk", "input", 1, False)
-    return composites.chunk(input, chunks, dim)
+    return tuple(composites.chunk(input, chunks, dim))
 
 
 def unbind(input: Tensor, dim: int = 0) -> Tensor:
     """``unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]``"""
     if input.__class__ is not Tensor:
         input = tensor_argument(input, "unbind", "input", 1, False)
-    return operators.unbind_int.call(input, dim)
+    return tuple(operators.unbind_int.call(input, dim))
 
 
 def select_backward(
@@ -921,7 +921,7 @@ def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
 def broadcast_tensors(tensors: Sequence[Tensor]) -> Tensor:
     """``broadcast_tensors(Tensor[] tensors) -> Tensor[]``"""
     tensors = tensor_list_argument(tensors, "broadcast_tensors", "tensors", 1)
-    return composites.broadcast_tensors(tensors)
+    return tuple(composites.broadcast_tensors(tensors))
 
 
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
@@ -1099,7 +1099,7 @@ def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> Tensor:
     """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
     if input.__class__ is not Tensor:
         input = tensor_argument(input, "unsafe_split", "input", 1, False)
-    return operators.unsafe_split_Tensor.call(input, split_size, dim)
+    return tuple(operators.unsafe_split_Tensor.call(input, split_size, dim))
 
 
 def unsafe_split_with_sizes(
@@ -1111,7 +1111,7 @@ def unsafe_split_with_sizes(
     split_sizes = int_list_argument(
         split_sizes, "unsafe_split_with_sizes", "split_sizes"
     )
-    return operators.unsafe_split_with_sizes.call(input, split_sizes, dim)
+    return tuple(operators.unsafe_split_with_sizes.call(input, split_sizes, dim))
 
 
 def block_diag(tensors: Sequence[Tensor]) -> Tensor:
@@ -2964,7 +2964,7 @@ def nonzero_numpy(input: Tensor) -> Tensor:
     """``nonzero_numpy(Tensor self) -> Tensor[]``"""
     if input.__class__ is not Tensor:
         input = tensor_argument(input, "nonzero_numpy", "input", 1, False)
-    return composites.nonzero_numpy(input)
+    return tuple(composites.nonzero_numpy(input))
 
 
 def argwhere(input: Tensor) -> Tensor:
@@ -9230,7 +9230,7 @@ split = Overloads(
     (
         # split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]
         Signature(
-            operators.split_Tensor.call,
+            tuple_result(operators.split_Tensor.call),
             "Tensor input, int split_size, int dim=0",
             (
                 Param("input", "Tensor"),
@@ -9240,7 +9240,7 @@ split = Overloads(
         ),
         # split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]
         Signature(
-            composites.split_sizes,
+            tuple_result(composites.split_sizes),
             "Tensor input, int[] split_size, int dim=0",
             (
                 Param("input", "Tensor"),
@@ -9263,7 +9263,7 @@ atleast_1d = Overloads(
         ),
         # atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]
         Signature(
-            composites.atleast_1d_sequence,
+            tuple_result(composites.atleast_1d_sequence),
             "Tensor[] tensors",
             (Param("tensors", "Tensor[]"),),
         ),
@@ -9282,7 +9282,7 @@ atleast_2d = Overloads(
         ),
         # atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]
         Signature(
-            composites.atleast_2d_sequence,
+            tuple_result(composites.atleast_2d_sequence),
             "Tensor[] tensors",
             (Param("tensors", "Tensor[]"),),
         ),
@@ -9301,7 +9301,7 @@ atleast_3d = Overloads(
         ),
         # atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]
         Signature(
-            composites.atleast_3d_sequence,
+            tuple_result(composites.atleast_3d_sequence),
             "Tensor[] tensors",
             (Param("tensors", "Tensor[]"),),
         ),
@@ -9314,7 +9314,7 @@ tensor_split = Overloads(
     (
         # tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]
         Signature(
-            composites.tensor_split_sections,
+            tuple_result(composites.tensor_split_sections),
             "Tensor input, int sections, int dim=0",
             (
                 Param("input", "Tensor"),
@@ -9324,7 +9324,7 @@ tensor_split = Overloads(
         ),
         # tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]
         Signature(
-            composites.tensor_split_indices,
+            tuple_result(composites.tensor_split_indices),
             "Tensor input, int[] indices, int dim=0",
             (
                 Param("input", "Tensor"),
@@ -9334,7 +9334,7 @@ tensor_split = Overloads(
         ),
         # tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]
         Signature(
-            composites.tensor_split_tensor,
+            tuple_result(composites.tensor_split_tensor),
             "Tensor input, Tensor tensor_indices_or_sections, int dim=0",
             (
                 Param("input", "Tensor"),
@@ -9351,7 +9351,7 @@ hsplit = Overloads(
     (
         # hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
         Signature(
-            composites.hsplit,
+            tuple_result(composites.hsplit),
             "Tensor input, int sections",
             (
                 Param("input", "Tensor"),
@@ -9360,7 +9360,7 @@ hsplit = Overloads(
         ),
         # hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
         Signature(
-            composites.hsplit,
+            tuple_result(composites.hsplit),
             "Tensor input, int[] indices",
             (
                 Param("input", "Tensor"),
@@ -9376,7 +9376,7 @@ vsplit = Overloads(
     (
         # vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
         Signature(
-            composites.vsplit,
+            tuple_result(composites.vsplit),
             "Tensor input, int sections",
             (
                 Param("input", "Tensor"),
@@ -9385,7 +9385,7 @@ vsplit = Overloads(
         ),
         # vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
         Signature(
-            composites.vsplit,
+            tuple_result(composites.vsplit),
             "Tensor input, int[] indices",
             (
                 Param("input", "Tensor"),
@@ -9401,7 +9401,7 @@ dsplit = Overloads(
     (
         # dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
         Signature(
-            composites.dsplit,
+            tuple_result(composites.dsplit),
             "Tensor input, int sections",
             (
                 Param("input", "Tensor"),
@@ -9410,7 +9410,7 @@ dsplit = Overloads(
         ),
         # dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
         Signature(
-            composites.dsplit,
+            tuple_result(composites.dsplit),
             "Tensor input, int[] indices",
             (
                 Param("input", "Tensor"),
@@ -9426,13 +9426,13 @@ meshgrid = Overloads(
     (
         # meshgrid(Tensor[] tensors) -> Tensor[]
         Signature(
-            composites.meshgrid,
+            tuple_result(composites.meshgrid),
             "Tensor[] tensors",
             (Param("tensors", "Tensor[]"),),
         ),
         # meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]
         Signature(
-            composites.meshgrid_indexing,
+            tuple_result(composites.meshgrid_indexing),
             "Tensor[] tensors, *, str indexing",
             (
                 Param("tensors", "Tensor[]"),

@@ -731,28 +731,28 @@ def stack(
 
 
 @overload
-def split(input: Tensor, split_size: _int, dim: _int = ...) -> _list[Tensor]:
+def split(input: Tensor, split_size: _int, dim: _int = ...) -> _tuple[Tensor, ...]:
     """``split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]``"""
 
 
 @overload
 def split(
     input: Tensor, split_size: _int | Sequence[_int], dim: _int = ...
-) -> _list[Tensor]:
+) -> _tuple[Tensor, ...]:
     """``split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]``"""
 
 
 def split_with_sizes(
     input: Tensor, split_sizes: _int | Sequence[_int], dim: _int = ...
-) -> _list[Tensor]:
+) -> _tuple[Tensor, ...]:
     """``split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]``"""
 
 
-def chunk(input: Tensor, chunks: _int, dim: _int = ...) -> _list[Tensor]:
+def chunk(input: Tensor, chunks: _int, dim: _int = ...) -> _tuple[Tensor, ...]:
     """``chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]``"""
 
 
-def unbind(input: Tensor, dim: _int = ...) -> _list[Tensor]:
+def unbind(input: Tensor, dim: _int = ...) -> _tuple[Tensor, ...]:
     """``unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]``"""
 
 
@@ -846,7 +846,7 @@ def atleast_1d(input: Tensor) -> Tensor:
 
 
 @overload
-def atleast_1d(tensors: Sequence[Tensor]) -> _list[Tensor]:
+def atleast_1d(tensors: Sequence[Tensor]) -> _tuple[Tensor, ...]:
     """``atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]``"""
 
 
@@ -856,7 +856,7 @@ def atleast_2d(input: Tensor) -> Tensor:
 
 
 @overload
-def atleast_2d(tensors: Sequence[Tensor]) -> _list[Tensor]:
+def atleast_2d(tensors: Sequence[Tensor]) -> _tuple[Tensor, ...]:
     """``atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]``"""
 
 
@@ -866,7 +866,7 @@ def atleast_3d(input: Tensor) -> Tensor:
 
 
 @overload
-def atleast_3d(tensors: Sequence[Tensor]) -> _list[Tensor]:
+def atleast_3d(tensors: Sequence[Tensor]) -> _tuple[Tensor, ...]:
     """``atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]``"""
 
 
@@ -874,7 +874,7 @@ def broadcast_to(input: Tensor, size: _int | Sequence[_int]) -> Tensor:
     """``broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)``"""
 
 
-def broadcast_tensors(tensors: Sequence[Tensor]) -> _list[Tensor]:
+def broadcast_tensors(tensors: Sequence[Tensor]) -> _tuple[Tensor, ...]:
     """``broadcast_tensors(Tensor[] tensors) -> Tensor[]``"""
 
 
@@ -899,51 +899,51 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
 
 
 @overload
-def tensor_split(input: Tensor, sections: _int, dim: _int = ...) -> _list[Tensor]:
+def tensor_split(input: Tensor, sections: _int, dim: _int = ...) -> _tuple[Tensor, ...]:
     """``tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]``"""
 
 
 @overload
 def tensor_split(
     input: Tensor, tensor_indices_or_sections: Tensor, dim: _int = ...
-) -> _list[Tensor]:
+) -> _tuple[Tensor, ...]:
     """``tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]``"""
 
 
 @overload
 def tensor_split(
     input: Tensor, indices: _int | Sequence[_int], dim: _int = ...
-) -> _list[Tensor]:
+) -> _tuple[Tensor, ...]:
     """``tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]``"""
 
 
 @overload
-def hsplit(input: Tensor, sections: _int) -> _list[Tensor]:
+def hsplit(input: Tensor, sections: _int) -> _tuple[Tensor, ...]:
     """``hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]``"""
 
 
 @overload
-def hsplit(input: Tensor, indices: _int | Sequence[_int]) -> _list[Tensor]:
+def hsplit(input: Tensor, indices: _int | Sequence[_int]) -> _tuple[Tensor, ...]:
     """``hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]``"""
 
 
 @overload
-def vsplit(input: Tensor, sections: _int) -> _list[Tensor]:
+def vsplit(input: Tensor, sections: _int) -> _tuple[Tensor, ...]:
     """``vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]``"""
 
 
 @overload
-def vsplit(input: Tensor, indices: _int | Sequence[_int]) -> _list[Tensor]:
+def vsplit(input: Tensor, indices: _int | Sequence[_int]) -> _tuple[Tensor, ...]:
     """``vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]``"""
 
 
 @overload
-def dsplit(input: Tensor, sections: _int) -> _list[Tensor]:
+def dsplit(input: Tensor, sections: _int) -> _tuple[Tensor, ...]:
     """``dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]``"""
 
 
 @overload
-def dsplit(input: Tensor, indices: _int | Sequence[_int]) -> _list[Tensor]:
+def dsplit(input: Tensor, indices: _int | Sequence[_int]) -> _tuple[Tensor, ...]:
     """``dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]``"""
 
 
@@ -964,12 +964,12 @@ def flipud(input: Tensor) -> Tensor:
 
 
 @overload
-def meshgrid(tensors: Sequence[Tensor]) -> _list[Tensor]:
+def meshgrid(tensors: Sequence[Tensor]) -> _tuple[Tensor, ...]:
     """``meshgrid(Tensor[] tensors) -> Tensor[]``"""
 
 
 @overload
-def meshgrid(tensors: Sequence[Tensor], *, indexing: _str) -> _list[Tensor]:
+def meshgrid(tensors: Sequence[Tensor], *, indexing: _str) -> _tuple[Tensor, ...]:
     """``meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]``"""
 
 
@@ -1085,13 +1085,15 @@ def narrow_copy(input: Tensor, dim: _int, start: _int, length: _int) -> Tensor:
     """``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``"""
 
 
-def unsafe_split(input: Tensor, split_size: _int, dim: _int = ...) -> _list[Tensor]:
+def unsafe_split(
+    input: Tensor, split_size: _int, dim: _int = ...
+) -> _tuple[Tensor, ...]:
     """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
 
 
 def unsafe_split_with_sizes(
     input: Tensor, split_sizes: _int | Sequence[_int], dim: _int = ...
-) -> _list[Tensor]:
+) -> _tuple[Tensor, ...]:
     """``unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]``"""
 
 
@@ -2706,7 +2708,7 @@ def nonzero(input: Tensor) -> Tensor:
     """``nonzero(Tensor self) -> Tensor``"""
 
 
-def nonzero_numpy(input: Tensor) -> _list[Tensor]:
+def nonzero_numpy(input: Tensor) -> _tuple[Tensor, ...]:
     """``nonzero_numpy(Tensor self) -> Tensor[]``"""
 
 

@@ -18,7 +18,7 @@ from gradgen.arguments import (
     tensor_list_argument,
 )
 from gradgen.dtypes import as_dtype, dtype
-from gradgen.overloads import OutOverloads, Overloads, Param, Signature
+from gradgen.overloads import OutOverloads, Overloads, Param, Signature, tuple_result
 from gradgen.tensor import Number, Tensor
 
 from . import operators

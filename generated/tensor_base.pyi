@@ -273,24 +273,24 @@ class TensorBase:
         """``narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)``"""
 
     @overload
-    def split(self, split_size: _int, dim: _int = ...) -> _list[Tensor]:
+    def split(self, split_size: _int, dim: _int = ...) -> _tuple[Tensor, ...]:
         """``split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]``"""
 
     @overload
     def split(
         self, split_size: _int | Sequence[_int], dim: _int = ...
-    ) -> _list[Tensor]:
+    ) -> _tuple[Tensor, ...]:
         """``split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]``"""
 
     def split_with_sizes(
         self, split_sizes: _int | Sequence[_int], dim: _int = ...
-    ) -> _list[Tensor]:
+    ) -> _tuple[Tensor, ...]:
         """``split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]``"""
 
-    def chunk(self, chunks: _int, dim: _int = ...) -> _list[Tensor]:
+    def chunk(self, chunks: _int, dim: _int = ...) -> _tuple[Tensor, ...]:
         """``chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]``"""
 
-    def unbind(self, dim: _int = ...) -> _list[Tensor]:
+    def unbind(self, dim: _int = ...) -> _tuple[Tensor, ...]:
         """``unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]``"""
 
     def flip(self, *dims: _int | Sequence[_int]) -> Tensor:
@@ -333,43 +333,43 @@ class TensorBase:
         """``broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)``"""
 
     @overload
-    def tensor_split(self, sections: _int, dim: _int = ...) -> _list[Tensor]:
+    def tensor_split(self, sections: _int, dim: _int = ...) -> _tuple[Tensor, ...]:
         """``tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]``"""
 
     @overload
     def tensor_split(
         self, tensor_indices_or_sections: Tensor, dim: _int = ...
-    ) -> _list[Tensor]:
+    ) -> _tuple[Tensor, ...]:
         """``tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]``"""
 
     @overload
     def tensor_split(
         self, indices: _int | Sequence[_int], dim: _int = ...
-    ) -> _list[Tensor]:
+    ) -> _tuple[Tensor, ...]:
         """``tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]``"""
 
     @overload
-    def hsplit(self, sections: _int) -> _list[Tensor]:
+    def hsplit(self, sections: _int) -> _tuple[Tensor, ...]:
         """``hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]``"""
 
     @overload
-    def hsplit(self, indices: _int | Sequence[_int]) -> _list[Tensor]:
+    def hsplit(self, indices: _int | Sequence[_int]) -> _tuple[Tensor, ...]:
         """``hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]``"""
 
     @overload
-    def vsplit(self, sections: _int) -> _list[Tensor]:
+    def vsplit(self, sections: _int) -> _tuple[Tensor, ...]:
         """``vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]``"""
 
     @overload
-    def vsplit(self, indices: _int | Sequence[_int]) -> _list[Tensor]:
+    def vsplit(self, indices: _int | Sequence[_int]) -> _tuple[Tensor, ...]:
         """``vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]``"""
 
     @overload
-    def dsplit(self, sections: _int) -> _list[Tensor]:
+    def dsplit(self, sections: _int) -> _tuple[Tensor, ...]:
         """``dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]``"""
 
     @overload
-    def dsplit(self, indices: _int | Sequence[_int]) -> _list[Tensor]:
+    def dsplit(self, indices: _int | Sequence[_int]) -> _tuple[Tensor, ...]:
         """``dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]``"""
 
     def unflatten(self, dim: _int, sizes: _int | Sequence[_int]) -> Tensor:
@@ -445,12 +445,12 @@ class TensorBase:
     def narrow_copy(self, dim: _int, start: _int, length: _int) -> Tensor:
         """``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``"""
 
-    def unsafe_split(self, split_size: _int, dim: _int = ...) -> _list[Tensor]:
+    def unsafe_split(self, split_size: _int, dim: _int = ...) -> _tuple[Tensor, ...]:
         """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
 
     def unsafe_split_with_sizes(
         self, split_sizes: _int | Sequence[_int], dim: _int = ...
-    ) -> _list[Tensor]:
+    ) -> _tuple[Tensor, ...]:
         """``unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]``"""
 
     def rot90(self, k: _int = ..., dims: _int | Sequence[_int] = ...) -> Tensor:
@@ -1555,7 +1555,7 @@ class TensorBase:
     def nonzero(self) -> Tensor:
         """``nonzero(Tensor self) -> Tensor``"""
 
-    def nonzero_numpy(self) -> _list[Tensor]:
+    def nonzero_numpy(self) -> _tuple[Tensor, ...]:
         """``nonzero_numpy(Tensor self) -> Tensor[]``"""
 
     def argwhere(self) -> Tensor:

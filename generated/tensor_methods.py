@@ -17,7 +17,7 @@ from gradgen.arguments import (
     tensor_list_argument,
 )
 from gradgen.dtypes import as_dtype, dtype
-from gradgen.overloads import Overloads, Param, Signature
+from gradgen.overloads import Overloads, Param, Signature, tuple_result
 from gradgen.tensor import Number, Tensor
 
 from . import operators
@@ -102,17 +102,17 @@ def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
 def split_with_sizes(self: Tensor, split_sizes: Sequence[int], dim: int = 0) -> Tensor:
     """``split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]``"""
     split_sizes = int_list_argument(split_sizes, "split_with_sizes", "split_sizes")
-    return operators.split_with_sizes.call(self, split_sizes, dim)
+    return tuple(operators.split_with_sizes.call(self, split_sizes, dim))
 
 
 def chunk(self: Tensor, chunks: int, dim: int = 0) -> Tensor:
     """``chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]``"""
-    return composites.chunk(self, chunks, dim)
+    return tuple(composites.chunk(self, chunks, dim))
 
 
 def unbind(self: Tensor, dim: int = 0) -> Tensor:
     """``unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]``"""
-    return operators.unbind_int.call(self, dim)
+    return tuple(operators.unbind_int.call(self, dim))
 
 
 def flip(self: Tensor, *dims: int | Sequence[int]) -> Tensor:
@@ -252,7 +252,7 @@ def narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 def unsafe_split(self: Tensor, split_size: int, dim: int = 0) -> Tensor:
     """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
-    return operators.unsafe_split_Tensor.call(self, split_size, dim)
+    return tuple(operators.unsafe_split_Tensor.call(self, split_size, dim))
 
 
 def unsafe_split_with_sizes(
@@ -262,7 +262,7 @@ def unsafe_split_with_sizes(
     split_sizes = int_list_argument(
         split_sizes, "unsafe_split_with_sizes", "split_sizes"
     )
-    return operators.unsafe_split_with_sizes.call(self, split_sizes, dim)
+    return tuple(operators.unsafe_split_with_sizes.call(self, split_sizes, dim))
 
 
 def rot90(self: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
@@ -1258,7 +1258,7 @@ def nonzero(self: Tensor) -> Tensor:
 
 def nonzero_numpy(self: Tensor) -> Tensor:
     """``nonzero_numpy(Tensor self) -> Tensor[]``"""
-    return composites.nonzero_numpy(self)
+    return tuple(composites.nonzero_numpy(self))
 
 
 def argwhere(self: Tensor) -> Tensor:
@@ -2121,7 +2121,7 @@ _split_overloads = Overloads(
     (
         # split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]
         Signature(
-            operators.split_Tensor.call,
+            tuple_result(operators.split_Tensor.call),
             "int split_size, int dim=0",
             (
                 Param("self", "Tensor"),
@@ -2131,7 +2131,7 @@ _split_overloads = Overloads(
         ),
         # split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]
         Signature(
-            composites.split_sizes,
+            tuple_result(composites.split_sizes),
             "int[] split_size, int dim=0",
             (
                 Param("self", "Tensor"),
@@ -2153,7 +2153,7 @@ _tensor_split_overloads = Overloads(
     (
         # tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]
         Signature(
-            composites.tensor_split_sections,
+            tuple_result(composites.tensor_split_sections),
             "int sections, int dim=0",
             (
                 Param("self", "Tensor"),
@@ -2163,7 +2163,7 @@ _tensor_split_overloads = Overloads(
         ),
         # tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]
         Signature(
-            composites.tensor_split_indices,
+            tuple_result(composites.tensor_split_indices),
             "int[] indices, int dim=0",
             (
                 Param("self", "Tensor"),
@@ -2173,7 +2173,7 @@ _tensor_split_overloads = Overloads(
         ),
         # tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]
         Signature(
-            composites.tensor_split_tensor,
+            tuple_result(composites.tensor_split_tensor),
             "Tensor tensor_indices_or_sections, int dim=0",
             (
                 Param("self", "Tensor"),
@@ -2195,7 +2195,7 @@ _hsplit_overloads = Overloads(
     (
         # hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
         Signature(
-            composites.hsplit,
+            tuple_result(composites.hsplit),
             "int sections",
             (
                 Param("self", "Tensor"),
@@ -2204,7 +2204,7 @@ _hsplit_overloads = Overloads(
         ),
         # hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
         Signature(
-            composites.hsplit,
+            tuple_result(composites.hsplit),
             "int[] indices",
             (
                 Param("self", "Tensor"),
@@ -2225,7 +2225,7 @@ _vsplit_overloads = Overloads(
     (
         # vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
         Signature(
-            composites.vsplit,
+            tuple_result(composites.vsplit),
             "int sections",
             (
                 Param("self", "Tensor"),
@@ -2234,7 +2234,7 @@ _vsplit_overloads = Overloads(
         ),
         # vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
         Signature(
-            composites.vsplit,
+            tuple_result(composites.vsplit),
             "int[] indices",
             (
                 Param("self", "Tensor"),
@@ -2255,7 +2255,7 @@ _dsplit_overloads = Overloads(
     (
         # dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
         Signature(
-            composites.dsplit,
+            tuple_result(composites.dsplit),
             "int sections",
             (
                 Param("self", "Tensor"),
@@ -2264,7 +2264,7 @@ _dsplit_overloads = Overloads(
         ),
         # dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
         Signature(
-            composites.dsplit,
+            tuple_result(composites.dsplit),
             "int[] indices",
             (
                 Param("self", "Tensor"),

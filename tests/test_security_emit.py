@@ -220,7 +220,7 @@ CODE_FIELDS = {
     "op.parameters",
     "op.promoted",
     "output",
-    "overload.target",
+    "overload.signature_target",
     "param",
     "param.annotation",
     "save.guard",

@@ -192,6 +192,17 @@ class Signature:
         return bound
 
 
+def tuple_result(function: Callable[..., Any]) -> Callable[..., tuple[Any, ...]]:
+    """`function` returning a tuple: an overload returning Tensor[] (PyTorch's Python
+    bindings give a tuple where the operator gives a list)."""
+
+    def call(*args: Any) -> tuple[Any, ...]:
+        return tuple(function(*args))
+
+    call.__name__ = getattr(function, "__name__", "call")
+    return call
+
+
 class Overloads:
     """A public function over several overloads; calls the first whose signature binds."""
 

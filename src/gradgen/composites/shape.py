@@ -83,12 +83,12 @@ def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 def split_sizes(
     self: Tensor, split_size: tuple[int, ...], dim: int = 0
-) -> list[Tensor]:
+) -> tuple[Tensor, ...]:
     """`split` with a list of sizes is split_with_sizes."""
     return self.split_with_sizes(split_size, dim)
 
 
-def chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
+def chunk(self: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """`chunks` pieces of (nearly) equal size along `dim`, as PyTorch splits them."""
     if chunks <= 0:
         raise RuntimeError(
