@@ -203,7 +203,14 @@ from gradgen.helpers import (
     zeros_like,
 )
 from gradgen.helpers import arrays
-from gradgen.helpers.arrays import array_form_allowed, array_of, arrays_of, as_tensor
+from gradgen.helpers.arrays import (
+    array_form_allowed,
+    array_of,
+    arrays_of,
+    as_grad_array,
+    plain_tensors,
+    tensors_of,
+)
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import TypeAndSize, not_implemented
 
@@ -957,16 +964,25 @@ class PermuteBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return permute_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                permute_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dims,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dims=self.dims,
             )
         return permute_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dims=self.dims,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return permute_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dims,
         )
 
     @property
@@ -990,7 +1006,6 @@ def permute_backward0_apply(
 
 def permute_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dims: Sequence[int],
 ) -> list[Any]:
@@ -1000,9 +1015,7 @@ def permute_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.permute_backwards(grad, dims), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.permute_backwards(grad, dims) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -1019,16 +1032,25 @@ class ExpandBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return expand_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                expand_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_sym_sizes=self.self_sym_sizes,
             )
         return expand_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return expand_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_sym_sizes,
         )
 
     @property
@@ -1052,7 +1074,6 @@ def expand_backward0_apply(
 
 def expand_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
@@ -1062,9 +1083,7 @@ def expand_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.sum_to(grad, self_sym_sizes), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.sum_to(grad, self_sym_sizes) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -1081,16 +1100,25 @@ class SumToSizeBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return sum_to_size_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sum_to_size_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_sym_sizes=self.self_sym_sizes,
             )
         return sum_to_size_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return sum_to_size_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_sym_sizes,
         )
 
     @property
@@ -1114,7 +1142,6 @@ def sum_to_size_backward0_apply(
 
 def sum_to_size_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
@@ -1124,9 +1151,7 @@ def sum_to_size_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.expand(grad, self_sym_sizes), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.expand(grad, self_sym_sizes) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -1143,16 +1168,25 @@ class ViewBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return view_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                view_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_sym_sizes=self.self_sym_sizes,
             )
         return view_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return view_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_sym_sizes,
         )
 
     @property
@@ -1176,7 +1210,6 @@ def view_backward0_apply(
 
 def view_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
@@ -1186,9 +1219,7 @@ def view_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.reshape(grad, self_sym_sizes), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.reshape(grad, self_sym_sizes) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -1205,16 +1236,25 @@ class SqueezeBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return squeeze_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                squeeze_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_sym_sizes=self.self_sym_sizes,
             )
         return squeeze_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return squeeze_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_sym_sizes,
         )
 
     @property
@@ -1240,7 +1280,6 @@ def squeeze_backward0_apply(
 
 def squeeze_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
@@ -1250,9 +1289,7 @@ def squeeze_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.unsqueeze_to(grad, self_sym_sizes), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.unsqueeze_to(grad, self_sym_sizes) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -1272,18 +1309,28 @@ class SqueezeBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return squeeze_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                squeeze_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                self_sym_sizes=self.self_sym_sizes,
             )
         return squeeze_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return squeeze_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.self_sym_sizes,
         )
 
     @property
@@ -1314,7 +1361,6 @@ def squeeze_backward1_apply(
 
 def squeeze_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     self_sym_sizes: tuple[int, ...],
@@ -1325,9 +1371,7 @@ def squeeze_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.unsqueeze_to(grad, dim, self_sym_sizes), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.unsqueeze_to(grad, dim, self_sym_sizes) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -1344,16 +1388,25 @@ class UnsqueezeBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return unsqueeze_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                unsqueeze_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
             )
         return unsqueeze_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return unsqueeze_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
         )
 
     @property
@@ -1374,21 +1427,14 @@ def unsqueeze_backward0_apply(
 
 
 def unsqueeze_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...], dim: int
 ) -> list[Any]:
     """The formulas of UnsqueezeBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.squeeze(grad, dim), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.squeeze(grad, dim) if any_grad_defined else None
 
     return grad_inputs
 
@@ -1407,18 +1453,28 @@ class TransposeBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return transpose_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                transpose_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim0,
+                    self.dim1,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim0=self.dim0,
-                dim1=self.dim1,
             )
         return transpose_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim0=self.dim0,
             dim1=self.dim1,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return transpose_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim0,
+            self.dim1,
         )
 
     @property
@@ -1447,7 +1503,6 @@ def transpose_backward0_apply(
 
 def transpose_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim0: int,
     dim1: int,
@@ -1458,9 +1513,7 @@ def transpose_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.transpose(grad, dim0, dim1), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.transpose(grad, dim0, dim1) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -1477,12 +1530,20 @@ class TBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return t_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                t_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return t_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return t_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -1501,18 +1562,14 @@ def t_backward0_apply(
 
 
 def t_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of TBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.t(grad), grad_tensors) if any_grad_defined else None
-        )
+        grad_inputs[0] = arrays.t(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -2192,16 +2249,25 @@ class UnsafeViewBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return unsafe_view_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                unsafe_view_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_sym_sizes=self.self_sym_sizes,
             )
         return unsafe_view_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return unsafe_view_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_sym_sizes,
         )
 
     @property
@@ -2225,7 +2291,6 @@ def unsafe_view_backward0_apply(
 
 def unsafe_view_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
@@ -2235,9 +2300,7 @@ def unsafe_view_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.reshape(grad, self_sym_sizes), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.reshape(grad, self_sym_sizes) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -2512,12 +2575,20 @@ class AliasBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return alias_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                alias_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return alias_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return alias_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -2536,16 +2607,14 @@ def alias_backward0_apply(
 
 
 def alias_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of AliasBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
 
     return grad_inputs
 
@@ -3011,12 +3080,20 @@ class LiftBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return lift_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                lift_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return lift_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return lift_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -3035,16 +3112,14 @@ def lift_backward0_apply(
 
 
 def lift_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of LiftBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
 
     return grad_inputs
 
@@ -3060,12 +3135,20 @@ class LiftFreshBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return lift_fresh_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                lift_fresh_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return lift_fresh_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return lift_fresh_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -3084,16 +3167,14 @@ def lift_fresh_backward0_apply(
 
 
 def lift_fresh_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of LiftFreshBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
 
     return grad_inputs
 
@@ -3290,13 +3371,15 @@ class AddBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return add_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                add_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    self.other_scalar_type,
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                other_scalar_type=self.other_scalar_type,
-                self_scalar_type=self.self_scalar_type,
             )
         return add_backward0_apply(
             grads,
@@ -3304,6 +3387,15 @@ class AddBackward0(Node):
             alpha=self.alpha,
             other_scalar_type=self.other_scalar_type,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return add_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            self.other_scalar_type,
+            self.self_scalar_type,
         )
 
     @property
@@ -3337,7 +3429,6 @@ def add_backward0_apply(
 
 def add_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     other_scalar_type: dtype,
@@ -3349,21 +3440,16 @@ def add_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.handle_r_to_c(
-                    other_scalar_type,
-                    arrays.maybe_multiply(grad, arrays.scalar_conj(alpha)),
-                ),
-                grad_tensors,
+            arrays.handle_r_to_c(
+                other_scalar_type,
+                arrays.maybe_multiply(grad, arrays.scalar_conj(alpha)),
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -3385,13 +3471,15 @@ class SubBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return sub_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sub_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    self.other_scalar_type,
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                other_scalar_type=self.other_scalar_type,
-                self_scalar_type=self.self_scalar_type,
             )
         return sub_backward0_apply(
             grads,
@@ -3399,6 +3487,15 @@ class SubBackward0(Node):
             alpha=self.alpha,
             other_scalar_type=self.other_scalar_type,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return sub_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            self.other_scalar_type,
+            self.self_scalar_type,
         )
 
     @property
@@ -3432,7 +3529,6 @@ def sub_backward0_apply(
 
 def sub_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     other_scalar_type: dtype,
@@ -3444,21 +3540,16 @@ def sub_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.handle_r_to_c(
-                    other_scalar_type,
-                    arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
-                ),
-                grad_tensors,
+            arrays.handle_r_to_c(
+                other_scalar_type,
+                arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -3488,14 +3579,16 @@ class MulBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return mul_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                mul_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    self.other_scalar_type,
+                    array_of(saved_self),
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                other_scalar_type=self.other_scalar_type,
-                self=array_of(saved_self),
-                self_scalar_type=self.self_scalar_type,
             )
         return mul_backward0_apply(
             grads,
@@ -3504,6 +3597,20 @@ class MulBackward0(Node):
             other_scalar_type=self.other_scalar_type,
             self=saved_self,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return mul_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            self.other_scalar_type,
+            array_of(saved_self),
+            self.self_scalar_type,
         )
 
     def release_variables(self) -> None:
@@ -3550,7 +3657,6 @@ def mul_backward0_apply(
 
 def mul_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     other_scalar_type: dtype,
@@ -3563,17 +3669,13 @@ def mul_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.mul_tensor_backward(grad, self, other_scalar_type), grad_tensors
-            )
+            arrays.mul_tensor_backward(grad, self, other_scalar_type)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul_tensor_backward(grad, other, self_scalar_type), grad_tensors
-            )
+            arrays.mul_tensor_backward(grad, other, self_scalar_type)
             if any_grad_defined
             else None
         )
@@ -3600,18 +3702,31 @@ class PowBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return pow_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                pow_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.exponent,
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                exponent=self.exponent,
-                self=array_of(saved_self),
             )
         return pow_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             exponent=self.exponent,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return pow_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.exponent,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -3646,7 +3761,6 @@ def pow_backward0_apply(
 
 def pow_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     exponent: Number,
     self: np.ndarray | None,
@@ -3657,9 +3771,7 @@ def pow_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.pow_backward(grad, self, exponent), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.pow_backward(grad, self, exponent) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -3676,12 +3788,20 @@ class NegBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return neg_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                neg_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return neg_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return neg_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -3700,18 +3820,14 @@ def neg_backward0_apply(
 
 
 def neg_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of NegBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.neg(grad), grad_tensors) if any_grad_defined else None
-        )
+        grad_inputs[0] = arrays.neg(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -3727,12 +3843,20 @@ class ConjBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return conj_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                conj_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return conj_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return conj_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -3751,18 +3875,14 @@ def conj_backward0_apply(
 
 
 def conj_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of ConjBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.conj(grad), grad_tensors) if any_grad_defined else None
-        )
+        grad_inputs[0] = arrays.conj(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -3778,12 +3898,20 @@ class RealBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return real_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                real_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return real_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return real_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -3802,18 +3930,14 @@ def real_backward0_apply(
 
 
 def real_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of RealBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.real(grad), grad_tensors) if any_grad_defined else None
-        )
+        grad_inputs[0] = arrays.real(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -3829,12 +3953,20 @@ class CloneBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return clone_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                clone_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return clone_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return clone_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -3853,16 +3985,14 @@ def clone_backward0_apply(
 
 
 def clone_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of CloneBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
 
     return grad_inputs
 
@@ -3915,16 +4045,28 @@ class ExpBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return exp_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                exp_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return exp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return exp_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -3952,7 +4094,6 @@ def exp_backward0_apply(
 
 def exp_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -3962,9 +4103,7 @@ def exp_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.conj(result)), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.mul(grad, arrays.conj(result)) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -3986,16 +4125,28 @@ class Exp2Backward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return exp2_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                exp2_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return exp2_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return exp2_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -4025,7 +4176,6 @@ def exp2_backward0_apply(
 
 def exp2_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -4035,10 +4185,7 @@ def exp2_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453),
-                grad_tensors,
-            )
+            arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453)
             if any_grad_defined
             else None
         )
@@ -4062,16 +4209,28 @@ class LogBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return log_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                log_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return log_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return log_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -4099,7 +4258,6 @@ def log_backward0_apply(
 
 def log_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -4109,9 +4267,7 @@ def log_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.div(grad, arrays.conj(self)), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.div(grad, arrays.conj(self)) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -4133,16 +4289,28 @@ class Log2Backward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return log2_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                log2_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return log2_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return log2_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -4172,7 +4340,6 @@ def log2_backward0_apply(
 
 def log2_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -4182,10 +4349,7 @@ def log2_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div(grad, arrays.mul(arrays.conj(self), 0.6931471805599453)),
-                grad_tensors,
-            )
+            arrays.div(grad, arrays.mul(arrays.conj(self), 0.6931471805599453))
             if any_grad_defined
             else None
         )
@@ -4209,16 +4373,28 @@ class Log10Backward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return log10_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                log10_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return log10_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return log10_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -4248,7 +4424,6 @@ def log10_backward0_apply(
 
 def log10_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -4258,10 +4433,7 @@ def log10_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div(grad, arrays.mul(arrays.conj(self), 2.3025850929940455)),
-                grad_tensors,
-            )
+            arrays.div(grad, arrays.mul(arrays.conj(self), 2.3025850929940455))
             if any_grad_defined
             else None
         )
@@ -4285,16 +4457,28 @@ class Log1PBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return log1_p_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                log1_p_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return log1_p_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return log1_p_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -4322,7 +4506,6 @@ def log1_p_backward0_apply(
 
 def log1_p_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -4331,11 +4514,7 @@ def log1_p_backward0_arrays(
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.log1p_backward(grad, self), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.log1p_backward(grad, self) if any_grad_defined else None
 
     return grad_inputs
 
@@ -4356,16 +4535,28 @@ class Expm1Backward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return expm1_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                expm1_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return expm1_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return expm1_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -4393,7 +4584,6 @@ def expm1_backward0_apply(
 
 def expm1_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -4403,9 +4593,7 @@ def expm1_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(grad, arrays.add(arrays.conj(result), 1)), grad_tensors
-            )
+            arrays.mul(grad, arrays.add(arrays.conj(result), 1))
             if any_grad_defined
             else None
         )
@@ -4429,16 +4617,28 @@ class SqrtBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return sqrt_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sqrt_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return sqrt_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return sqrt_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -4466,7 +4666,6 @@ def sqrt_backward0_apply(
 
 def sqrt_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -4476,9 +4675,7 @@ def sqrt_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div(grad, arrays.mul(2, arrays.conj(result))), grad_tensors
-            )
+            arrays.div(grad, arrays.mul(2, arrays.conj(result)))
             if any_grad_defined
             else None
         )
@@ -4502,16 +4699,28 @@ class RsqrtBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return rsqrt_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                rsqrt_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return rsqrt_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return rsqrt_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -4541,7 +4750,6 @@ def rsqrt_backward0_apply(
 
 def rsqrt_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -4551,10 +4759,7 @@ def rsqrt_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(arrays.mul(-0.5, grad), arrays.conj(arrays.pow(result, 3))),
-                grad_tensors,
-            )
+            arrays.mul(arrays.mul(-0.5, grad), arrays.conj(arrays.pow(result, 3)))
             if any_grad_defined
             else None
         )
@@ -4578,16 +4783,28 @@ class ReciprocalBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return reciprocal_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                reciprocal_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return reciprocal_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return reciprocal_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -4615,7 +4832,6 @@ def reciprocal_backward0_apply(
 
 def reciprocal_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -4625,10 +4841,7 @@ def reciprocal_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(arrays.neg(grad), arrays.conj(arrays.mul(result, result))),
-                grad_tensors,
-            )
+            arrays.mul(arrays.neg(grad), arrays.conj(arrays.mul(result, result)))
             if any_grad_defined
             else None
         )
@@ -4652,16 +4865,28 @@ class AbsBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return abs_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                abs_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return abs_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return abs_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -4689,7 +4914,6 @@ def abs_backward0_apply(
 
 def abs_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -4699,9 +4923,7 @@ def abs_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.sgn(self)), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.mul(grad, arrays.sgn(self)) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -4772,12 +4994,20 @@ class SignBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return sign_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sign_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return sign_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return sign_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -4796,20 +5026,14 @@ def sign_backward0_apply(
 
 
 def sign_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of SignBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -4830,16 +5054,28 @@ class SinBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return sin_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sin_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return sin_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return sin_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -4867,7 +5103,6 @@ def sin_backward0_apply(
 
 def sin_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -4877,7 +5112,7 @@ def sin_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.conj(arrays.cos(self))), grad_tensors)
+            arrays.mul(grad, arrays.conj(arrays.cos(self)))
             if any_grad_defined
             else None
         )
@@ -4901,16 +5136,28 @@ class CosBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return cos_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                cos_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return cos_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return cos_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -4938,7 +5185,6 @@ def cos_backward0_apply(
 
 def cos_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -4948,10 +5194,7 @@ def cos_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(grad, arrays.neg(arrays.conj(arrays.sin(self)))),
-                grad_tensors,
-            )
+            arrays.mul(grad, arrays.neg(arrays.conj(arrays.sin(self))))
             if any_grad_defined
             else None
         )
@@ -4975,16 +5218,28 @@ class TanBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return tan_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                tan_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return tan_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return tan_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -5012,7 +5267,6 @@ def tan_backward0_apply(
 
 def tan_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -5022,10 +5276,7 @@ def tan_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(grad, arrays.conj(arrays.add(1, arrays.pow(result, 2)))),
-                grad_tensors,
-            )
+            arrays.mul(grad, arrays.conj(arrays.add(1, arrays.pow(result, 2))))
             if any_grad_defined
             else None
         )
@@ -5049,16 +5300,28 @@ class AsinBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return asin_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                asin_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return asin_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return asin_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -5088,7 +5351,6 @@ def asin_backward0_apply(
 
 def asin_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -5098,14 +5360,11 @@ def asin_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(
-                    grad,
-                    arrays.conj(
-                        arrays.rsqrt(arrays.add(arrays.mul(arrays.neg(self), self), 1))
-                    ),
+            arrays.mul(
+                grad,
+                arrays.conj(
+                    arrays.rsqrt(arrays.add(arrays.mul(arrays.neg(self), self), 1))
                 ),
-                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -5130,16 +5389,28 @@ class AcosBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return acos_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                acos_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return acos_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return acos_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -5169,7 +5440,6 @@ def acos_backward0_apply(
 
 def acos_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -5179,18 +5449,13 @@ def acos_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(
-                    grad,
-                    arrays.neg(
-                        arrays.conj(
-                            arrays.rsqrt(
-                                arrays.add(arrays.mul(arrays.neg(self), self), 1)
-                            )
-                        )
-                    ),
+            arrays.mul(
+                grad,
+                arrays.neg(
+                    arrays.conj(
+                        arrays.rsqrt(arrays.add(arrays.mul(arrays.neg(self), self), 1))
+                    )
                 ),
-                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -5215,16 +5480,28 @@ class AtanBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return atan_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                atan_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return atan_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return atan_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -5252,7 +5529,6 @@ def atan_backward0_apply(
 
 def atan_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -5262,10 +5538,7 @@ def atan_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div(grad, arrays.conj(arrays.add(arrays.mul(self, self), 1))),
-                grad_tensors,
-            )
+            arrays.div(grad, arrays.conj(arrays.add(arrays.mul(self, self), 1)))
             if any_grad_defined
             else None
         )
@@ -5289,16 +5562,28 @@ class SinhBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return sinh_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sinh_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return sinh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return sinh_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -5326,7 +5611,6 @@ def sinh_backward0_apply(
 
 def sinh_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -5336,7 +5620,7 @@ def sinh_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.conj(arrays.cosh(self))), grad_tensors)
+            arrays.mul(grad, arrays.conj(arrays.cosh(self)))
             if any_grad_defined
             else None
         )
@@ -5360,16 +5644,28 @@ class CoshBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return cosh_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                cosh_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return cosh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return cosh_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -5397,7 +5693,6 @@ def cosh_backward0_apply(
 
 def cosh_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -5407,7 +5702,7 @@ def cosh_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.conj(arrays.sinh(self))), grad_tensors)
+            arrays.mul(grad, arrays.conj(arrays.sinh(self)))
             if any_grad_defined
             else None
         )
@@ -5431,16 +5726,28 @@ class TanhBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return tanh_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                tanh_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return tanh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return tanh_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -5468,7 +5775,6 @@ def tanh_backward0_apply(
 
 def tanh_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -5478,9 +5784,7 @@ def tanh_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.tanh_backward(grad, result), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.tanh_backward(grad, result) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -5502,16 +5806,28 @@ class SigmoidBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return sigmoid_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sigmoid_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return sigmoid_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return sigmoid_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -5539,7 +5855,6 @@ def sigmoid_backward0_apply(
 
 def sigmoid_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -5549,9 +5864,7 @@ def sigmoid_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.sigmoid_backward(grad, result), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.sigmoid_backward(grad, result) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -5573,16 +5886,28 @@ class ErfBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return erf_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                erf_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return erf_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return erf_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -5614,7 +5939,6 @@ def erf_backward0_apply(
 
 def erf_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -5624,15 +5948,12 @@ def erf_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
+            arrays.mul(
                 arrays.mul(
-                    arrays.mul(
-                        2.0 / 1.7724538509055159,
-                        arrays.exp(arrays.neg(arrays.pow(self, 2))),
-                    ),
-                    grad,
+                    2.0 / 1.7724538509055159,
+                    arrays.exp(arrays.neg(arrays.pow(self, 2))),
                 ),
-                grad_tensors,
+                grad,
             )
             if any_grad_defined
             else None
@@ -5652,12 +5973,20 @@ class FloorBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return floor_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                floor_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return floor_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return floor_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -5676,20 +6005,14 @@ def floor_backward0_apply(
 
 
 def floor_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of FloorBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -5705,12 +6028,20 @@ class CeilBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return ceil_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                ceil_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return ceil_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return ceil_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -5729,20 +6060,14 @@ def ceil_backward0_apply(
 
 
 def ceil_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of CeilBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -5758,12 +6083,20 @@ class RoundBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return round_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                round_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return round_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return round_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -5782,20 +6115,14 @@ def round_backward0_apply(
 
 
 def round_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of RoundBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -5811,12 +6138,20 @@ class RoundBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return round_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                round_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return round_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return round_backward1_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -5835,20 +6170,14 @@ def round_backward1_apply(
 
 
 def round_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of RoundBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -5864,12 +6193,20 @@ class TruncBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return trunc_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                trunc_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return trunc_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return trunc_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -5888,20 +6225,14 @@ def trunc_backward0_apply(
 
 
 def trunc_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of TruncBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -5970,18 +6301,32 @@ class SigmoidBackwardBackward0(Node):
         saved_output = unpack_saved(self.output_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_grad_output, saved_output)):
-            return sigmoid_backward_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sigmoid_backward_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_grad_output),
+                    array_of(saved_output),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                grad_output=array_of(saved_grad_output),
-                output=array_of(saved_output),
             )
         return sigmoid_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             grad_output=saved_grad_output,
             output=saved_output,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_grad_output = unpack_saved(self.grad_output_, self)
+        saved_output = unpack_saved(self.output_, self)
+        if not plain_tensors((saved_grad_output, saved_output)):
+            return None
+        return sigmoid_backward_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_grad_output),
+            array_of(saved_output),
         )
 
     def release_variables(self) -> None:
@@ -6024,7 +6369,6 @@ def sigmoid_backward_backward0_apply(
 
 def sigmoid_backward_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     grad_output: np.ndarray | None,
     output: np.ndarray | None,
@@ -6035,18 +6379,15 @@ def sigmoid_backward_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            as_tensor(arrays.sigmoid_backward(grad, arrays.conj(output)), grad_tensors)
+            arrays.sigmoid_backward(grad, arrays.conj(output))
             if any_grad_defined
             else None
         )
     if needs_input_grad[1]:  # output
         grad_inputs[1] = (
-            as_tensor(
-                arrays.mul(
-                    arrays.mul(arrays.conj(grad), grad_output),
-                    arrays.add(arrays.mul(-2, arrays.conj(output)), 1),
-                ),
-                grad_tensors,
+            arrays.mul(
+                arrays.mul(arrays.conj(grad), grad_output),
+                arrays.add(arrays.mul(-2, arrays.conj(output)), 1),
             )
             if any_grad_defined
             else None
@@ -6077,18 +6418,32 @@ class TanhBackwardBackward0(Node):
         saved_output = unpack_saved(self.output_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_grad_output, saved_output)):
-            return tanh_backward_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                tanh_backward_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_grad_output),
+                    array_of(saved_output),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                grad_output=array_of(saved_grad_output),
-                output=array_of(saved_output),
             )
         return tanh_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             grad_output=saved_grad_output,
             output=saved_output,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_grad_output = unpack_saved(self.grad_output_, self)
+        saved_output = unpack_saved(self.output_, self)
+        if not plain_tensors((saved_grad_output, saved_output)):
+            return None
+        return tanh_backward_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_grad_output),
+            array_of(saved_output),
         )
 
     def release_variables(self) -> None:
@@ -6131,7 +6486,6 @@ def tanh_backward_backward0_apply(
 
 def tanh_backward_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     grad_output: np.ndarray | None,
     output: np.ndarray | None,
@@ -6142,18 +6496,15 @@ def tanh_backward_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            as_tensor(arrays.tanh_backward(grad, arrays.conj(output)), grad_tensors)
+            arrays.tanh_backward(grad, arrays.conj(output))
             if any_grad_defined
             else None
         )
     if needs_input_grad[1]:  # output
         grad_inputs[1] = (
-            as_tensor(
-                arrays.mul(
-                    arrays.conj(grad),
-                    arrays.mul(arrays.mul(-2, arrays.conj(output)), grad_output),
-                ),
-                grad_tensors,
+            arrays.mul(
+                arrays.conj(grad),
+                arrays.mul(arrays.mul(-2, arrays.conj(output)), grad_output),
             )
             if any_grad_defined
             else None
@@ -6311,16 +6662,25 @@ class AddBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return add_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                add_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_scalar_type=self.self_scalar_type,
             )
         return add_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return add_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_scalar_type,
         )
 
 
@@ -6342,7 +6702,6 @@ def add_backward1_apply(
 
 def add_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_scalar_type: dtype,
 ) -> list[Any]:
@@ -6352,9 +6711,7 @@ def add_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -6371,16 +6728,25 @@ class SubBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return sub_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sub_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_scalar_type=self.self_scalar_type,
             )
         return sub_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return sub_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_scalar_type,
         )
 
 
@@ -6402,7 +6768,6 @@ def sub_backward1_apply(
 
 def sub_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_scalar_type: dtype,
 ) -> list[Any]:
@@ -6412,9 +6777,7 @@ def sub_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -6434,18 +6797,28 @@ class MulBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return mul_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                mul_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.other,
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=self.other,
-                self_scalar_type=self.self_scalar_type,
             )
         return mul_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             other=self.other,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return mul_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.other,
+            self.self_scalar_type,
         )
 
     @property
@@ -6474,7 +6847,6 @@ def mul_backward1_apply(
 
 def mul_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: Number,
     self_scalar_type: dtype,
@@ -6485,11 +6857,8 @@ def mul_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.handle_r_to_c(
-                    self_scalar_type, arrays.mul(grad, arrays.scalar_conj(other))
-                ),
-                grad_tensors,
+            arrays.handle_r_to_c(
+                self_scalar_type, arrays.mul(grad, arrays.scalar_conj(other))
             )
             if any_grad_defined
             else None
@@ -6521,13 +6890,15 @@ class DivBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return div_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                div_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
-                self_scalar_type=self.self_scalar_type,
             )
         return div_backward0_apply(
             grads,
@@ -6535,6 +6906,19 @@ class DivBackward0(Node):
             other=saved_other,
             self=saved_self,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return div_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
+            self.self_scalar_type,
         )
 
     def release_variables(self) -> None:
@@ -6578,7 +6962,6 @@ def div_backward0_apply(
 
 def div_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -6590,16 +6973,13 @@ def div_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(arrays.div_tensor_other_backward(grad, self, other), grad_tensors)
+            arrays.div_tensor_other_backward(grad, self, other)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div_tensor_self_backward(grad, other, self_scalar_type),
-                grad_tensors,
-            )
+            arrays.div_tensor_self_backward(grad, other, self_scalar_type)
             if any_grad_defined
             else None
         )
@@ -6621,18 +7001,28 @@ class DivBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return div_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                div_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.other,
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=self.other,
-                self_scalar_type=self.self_scalar_type,
             )
         return div_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             other=self.other,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return div_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.other,
+            self.self_scalar_type,
         )
 
     @property
@@ -6661,7 +7051,6 @@ def div_backward1_apply(
 
 def div_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: Number,
     self_scalar_type: dtype,
@@ -6672,10 +7061,7 @@ def div_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div_tensor_self_backward(grad, other, self_scalar_type),
-                grad_tensors,
-            )
+            arrays.div_tensor_self_backward(grad, other, self_scalar_type)
             if any_grad_defined
             else None
         )
@@ -6707,14 +7093,16 @@ class DivBackward2(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return div_backward2_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                div_backward2_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    self.rounding_mode,
+                    array_of(saved_self),
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                rounding_mode=self.rounding_mode,
-                self=array_of(saved_self),
-                self_scalar_type=self.self_scalar_type,
             )
         return div_backward2_apply(
             grads,
@@ -6723,6 +7111,20 @@ class DivBackward2(Node):
             rounding_mode=self.rounding_mode,
             self=saved_self,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return div_backward2_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            self.rounding_mode,
+            array_of(saved_self),
+            self.self_scalar_type,
         )
 
     def release_variables(self) -> None:
@@ -6773,7 +7175,6 @@ def div_backward2_apply(
 
 def div_backward2_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     rounding_mode: str | None,
@@ -6786,20 +7187,14 @@ def div_backward2_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.div_tensor_other_backward(grad, self, other, rounding_mode),
-                grad_tensors,
-            )
+            arrays.div_tensor_other_backward(grad, self, other, rounding_mode)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div_tensor_self_backward(
-                    grad, other, self_scalar_type, rounding_mode
-                ),
-                grad_tensors,
+            arrays.div_tensor_self_backward(
+                grad, other, self_scalar_type, rounding_mode
             )
             if any_grad_defined
             else None
@@ -6824,13 +7219,15 @@ class RsubBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return rsub_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                rsub_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    self.other_scalar_type,
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                other_scalar_type=self.other_scalar_type,
-                self_scalar_type=self.self_scalar_type,
             )
         return rsub_backward0_apply(
             grads,
@@ -6838,6 +7235,15 @@ class RsubBackward0(Node):
             alpha=self.alpha,
             other_scalar_type=self.other_scalar_type,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return rsub_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            self.other_scalar_type,
+            self.self_scalar_type,
         )
 
     @property
@@ -6871,7 +7277,6 @@ def rsub_backward0_apply(
 
 def rsub_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     other_scalar_type: dtype,
@@ -6883,18 +7288,13 @@ def rsub_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(arrays.handle_r_to_c(other_scalar_type, grad), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.handle_r_to_c(other_scalar_type, grad) if any_grad_defined else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.handle_r_to_c(
-                    self_scalar_type,
-                    arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
-                ),
-                grad_tensors,
+            arrays.handle_r_to_c(
+                self_scalar_type,
+                arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
             )
             if any_grad_defined
             else None
@@ -6917,18 +7317,28 @@ class RsubBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return rsub_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                rsub_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                self_scalar_type=self.self_scalar_type,
             )
         return rsub_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             alpha=self.alpha,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return rsub_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            self.self_scalar_type,
         )
 
     @property
@@ -6957,7 +7367,6 @@ def rsub_backward1_apply(
 
 def rsub_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     self_scalar_type: dtype,
@@ -6968,12 +7377,9 @@ def rsub_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.handle_r_to_c(
-                    self_scalar_type,
-                    arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
-                ),
-                grad_tensors,
+            arrays.handle_r_to_c(
+                self_scalar_type,
+                arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
             )
             if any_grad_defined
             else None
@@ -7004,18 +7410,32 @@ class MaximumBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return maximum_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                maximum_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
             )
         return maximum_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return maximum_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -7060,7 +7480,6 @@ def maximum_backward0_apply(
 
 def maximum_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -7071,26 +7490,20 @@ def maximum_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.masked_fill_(
-                    arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
-                    arrays.gt(self, other),
-                    0,
-                ),
-                grad_tensors,
+            arrays.masked_fill_(
+                arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
+                arrays.gt(self, other),
+                0,
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.masked_fill_(
-                    arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
-                    arrays.lt(self, other),
-                    0,
-                ),
-                grad_tensors,
+            arrays.masked_fill_(
+                arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
+                arrays.lt(self, other),
+                0,
             )
             if any_grad_defined
             else None
@@ -7121,18 +7534,32 @@ class MinimumBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return minimum_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                minimum_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
             )
         return minimum_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return minimum_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -7177,7 +7604,6 @@ def minimum_backward0_apply(
 
 def minimum_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -7188,26 +7614,20 @@ def minimum_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.masked_fill_(
-                    arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
-                    arrays.lt(self, other),
-                    0,
-                ),
-                grad_tensors,
+            arrays.masked_fill_(
+                arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
+                arrays.lt(self, other),
+                0,
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.masked_fill_(
-                    arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
-                    arrays.gt(self, other),
-                    0,
-                ),
-                grad_tensors,
+            arrays.masked_fill_(
+                arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
+                arrays.gt(self, other),
+                0,
             )
             if any_grad_defined
             else None
@@ -7238,18 +7658,32 @@ class FmaxBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return fmax_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                fmax_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
             )
         return fmax_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return fmax_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -7294,7 +7728,6 @@ def fmax_backward0_apply(
 
 def fmax_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -7305,28 +7738,20 @@ def fmax_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.where(
-                    arrays.logical_or(arrays.ge(self, other), arrays.isnan(other)),
-                    0,
-                    grad,
-                ),
-                grad_tensors,
+            arrays.where(
+                arrays.logical_or(arrays.ge(self, other), arrays.isnan(other)), 0, grad
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.where(
-                    arrays.logical_not(
-                        arrays.logical_or(arrays.ge(self, other), arrays.isnan(other))
-                    ),
-                    0,
-                    grad,
+            arrays.where(
+                arrays.logical_not(
+                    arrays.logical_or(arrays.ge(self, other), arrays.isnan(other))
                 ),
-                grad_tensors,
+                0,
+                grad,
             )
             if any_grad_defined
             else None
@@ -7357,18 +7782,32 @@ class FminBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return fmin_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                fmin_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
             )
         return fmin_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return fmin_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -7413,7 +7852,6 @@ def fmin_backward0_apply(
 
 def fmin_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -7424,28 +7862,20 @@ def fmin_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.where(
-                    arrays.logical_or(arrays.le(self, other), arrays.isnan(other)),
-                    0,
-                    grad,
-                ),
-                grad_tensors,
+            arrays.where(
+                arrays.logical_or(arrays.le(self, other), arrays.isnan(other)), 0, grad
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.where(
-                    arrays.logical_not(
-                        arrays.logical_or(arrays.le(self, other), arrays.isnan(other))
-                    ),
-                    0,
-                    grad,
+            arrays.where(
+                arrays.logical_not(
+                    arrays.logical_or(arrays.le(self, other), arrays.isnan(other))
                 ),
-                grad_tensors,
+                0,
+                grad,
             )
             if any_grad_defined
             else None
@@ -7633,13 +8063,15 @@ class HypotBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self, saved_result)):
-            return hypot_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                hypot_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
-                result=array_of(saved_result),
             )
         return hypot_backward0_apply(
             grads,
@@ -7647,6 +8079,20 @@ class HypotBackward0(Node):
             other=saved_other,
             self=saved_self,
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_other, saved_self, saved_result)):
+            return None
+        return hypot_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -7690,7 +8136,6 @@ def hypot_backward0_apply(
 
 def hypot_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -7702,15 +8147,11 @@ def hypot_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(arrays.div(arrays.mul(grad, other), result), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.div(arrays.mul(grad, other), result) if any_grad_defined else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.div(arrays.mul(grad, self), result), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.div(arrays.mul(grad, self), result) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -7733,16 +8174,28 @@ class WhereBackward0(Node):
         saved_condition = unpack_saved(self.condition_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_condition,)):
-            return where_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                where_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_condition),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                condition=array_of(saved_condition),
             )
         return where_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             condition=saved_condition,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_condition = unpack_saved(self.condition_, self)
+        if not plain_tensors((saved_condition,)):
+            return None
+        return where_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_condition),
         )
 
     def release_variables(self) -> None:
@@ -7772,7 +8225,6 @@ def where_backward0_apply(
 
 def where_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     condition: np.ndarray | None,
 ) -> list[Any]:
@@ -7781,17 +8233,9 @@ def where_backward0_arrays(
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            as_tensor(arrays.where(condition, 0, grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[1] = arrays.where(condition, 0, grad) if any_grad_defined else None
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.where(condition, grad, 0), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.where(condition, grad, 0) if any_grad_defined else None
 
     return grad_inputs
 
@@ -8054,12 +8498,20 @@ class FmodBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return fmod_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                fmod_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return fmod_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return fmod_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -8078,16 +8530,14 @@ def fmod_backward0_apply(
 
 
 def fmod_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of FmodBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
 
     return grad_inputs
 
@@ -8114,18 +8564,32 @@ class FmodBackward1(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return fmod_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                fmod_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
             )
         return fmod_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return fmod_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -8164,7 +8628,6 @@ def fmod_backward1_apply(
 
 def fmod_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -8175,17 +8638,12 @@ def fmod_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.mul(
-                    arrays.neg(grad), arrays.div(self, other, rounding_mode="trunc")
-                ),
-                grad_tensors,
-            )
+            arrays.mul(arrays.neg(grad), arrays.div(self, other, rounding_mode="trunc"))
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
 
     return grad_inputs
 
@@ -8201,12 +8659,20 @@ class RemainderBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return remainder_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                remainder_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return remainder_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return remainder_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -8225,16 +8691,14 @@ def remainder_backward0_apply(
 
 
 def remainder_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of RemainderBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
 
     return grad_inputs
 
@@ -8261,18 +8725,32 @@ class RemainderBackward1(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return remainder_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                remainder_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
             )
         return remainder_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return remainder_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -8311,7 +8789,6 @@ def remainder_backward1_apply(
 
 def remainder_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -8322,17 +8799,12 @@ def remainder_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.mul(
-                    arrays.neg(grad), arrays.div(self, other, rounding_mode="floor")
-                ),
-                grad_tensors,
-            )
+            arrays.mul(arrays.neg(grad), arrays.div(self, other, rounding_mode="floor"))
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
 
     return grad_inputs
 
@@ -8383,12 +8855,20 @@ class ZeroBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return zero_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                zero_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return zero_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return zero_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -8407,20 +8887,14 @@ def zero_backward0_apply(
 
 
 def zero_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of ZeroBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -8436,12 +8910,20 @@ class FillBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return fill_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                fill_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return fill_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return fill_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -8460,20 +8942,14 @@ def fill_backward0_apply(
 
 
 def fill_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of FillBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -8490,12 +8966,20 @@ class FillBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return fill_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                fill_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return fill_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return fill_backward1_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -8516,24 +9000,16 @@ def fill_backward1_apply(
 
 
 def fill_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of FillBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
     if needs_input_grad[1]:  # value
-        grad_inputs[1] = (
-            as_tensor(arrays.sum(grad), grad_tensors) if any_grad_defined else None
-        )
+        grad_inputs[1] = arrays.sum(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -8549,12 +9025,20 @@ class FillBackward2(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return fill_backward2_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                fill_backward2_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return fill_backward2_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return fill_backward2_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -8573,20 +9057,14 @@ def fill_backward2_apply(
 
 
 def fill_backward2_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of FillBackward2 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -8603,12 +9081,20 @@ class FillBackward3(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return fill_backward3_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                fill_backward3_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return fill_backward3_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return fill_backward3_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -8629,24 +9115,16 @@ def fill_backward3_apply(
 
 
 def fill_backward3_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of FillBackward3 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
     if needs_input_grad[1]:  # value
-        grad_inputs[1] = (
-            as_tensor(arrays.sum(grad), grad_tensors) if any_grad_defined else None
-        )
+        grad_inputs[1] = arrays.sum(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -8663,16 +9141,25 @@ class LerpBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return lerp_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                lerp_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.weight,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                weight=self.weight,
             )
         return lerp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             weight=self.weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return lerp_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.weight,
         )
 
     @property
@@ -8696,7 +9183,6 @@ def lerp_backward0_apply(
 
 def lerp_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     weight: Number,
 ) -> list[Any]:
@@ -8706,13 +9192,11 @@ def lerp_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # end
         grad_inputs[1] = (
-            as_tensor(arrays.mul(grad, arrays.scalar_conj(weight)), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.mul(grad, arrays.scalar_conj(weight)) if any_grad_defined else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, 1 - arrays.scalar_conj(weight)), grad_tensors)
+            arrays.mul(grad, 1 - arrays.scalar_conj(weight))
             if any_grad_defined
             else None
         )
@@ -8746,13 +9230,15 @@ class LerpBackward1(Node):
         saved_weight = unpack_saved(self.weight_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_end, saved_self, saved_weight)):
-            return lerp_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                lerp_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_end),
+                    array_of(saved_self),
+                    array_of(saved_weight),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                end=array_of(saved_end),
-                self=array_of(saved_self),
-                weight=array_of(saved_weight),
             )
         return lerp_backward1_apply(
             grads,
@@ -8760,6 +9246,20 @@ class LerpBackward1(Node):
             end=saved_end,
             self=saved_self,
             weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_end = unpack_saved(self.end_, self)
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_end, saved_self, saved_weight)):
+            return None
+        return lerp_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_end),
+            array_of(saved_self),
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -8805,7 +9305,6 @@ def lerp_backward1_apply(
 
 def lerp_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     end: np.ndarray | None,
     self: np.ndarray | None,
@@ -8817,23 +9316,17 @@ def lerp_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # end
         grad_inputs[1] = (
-            as_tensor(arrays.mul(grad, arrays.conj(weight)), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.mul(grad, arrays.conj(weight)) if any_grad_defined else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(grad, arrays.conj(arrays.sub(1, weight))), grad_tensors
-            )
+            arrays.mul(grad, arrays.conj(arrays.sub(1, weight)))
             if any_grad_defined
             else None
         )
     if needs_input_grad[2]:  # weight
         grad_inputs[2] = (
-            as_tensor(
-                arrays.mul(grad, arrays.conj(arrays.sub(end, self))), grad_tensors
-            )
+            arrays.mul(grad, arrays.conj(arrays.sub(end, self)))
             if any_grad_defined
             else None
         )
@@ -8868,16 +9361,18 @@ class AddcmulBackward0(Node):
         saved_tensor2 = unpack_saved(self.tensor2_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_tensor1, saved_tensor2)):
-            return addcmul_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                addcmul_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_scalar_type,
+                    array_of(saved_tensor1),
+                    self.tensor1_scalar_type,
+                    array_of(saved_tensor2),
+                    self.tensor2_scalar_type,
+                    self.value,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_scalar_type=self.self_scalar_type,
-                tensor1=array_of(saved_tensor1),
-                tensor1_scalar_type=self.tensor1_scalar_type,
-                tensor2=array_of(saved_tensor2),
-                tensor2_scalar_type=self.tensor2_scalar_type,
-                value=self.value,
             )
         return addcmul_backward0_apply(
             grads,
@@ -8888,6 +9383,22 @@ class AddcmulBackward0(Node):
             tensor2=saved_tensor2,
             tensor2_scalar_type=self.tensor2_scalar_type,
             value=self.value,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_tensor1 = unpack_saved(self.tensor1_, self)
+        saved_tensor2 = unpack_saved(self.tensor2_, self)
+        if not plain_tensors((saved_tensor1, saved_tensor2)):
+            return None
+        return addcmul_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_scalar_type,
+            array_of(saved_tensor1),
+            self.tensor1_scalar_type,
+            array_of(saved_tensor2),
+            self.tensor2_scalar_type,
+            self.value,
         )
 
     def release_variables(self) -> None:
@@ -8944,7 +9455,6 @@ def addcmul_backward0_apply(
 
 def addcmul_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_scalar_type: dtype,
     tensor1: np.ndarray | None,
@@ -8959,30 +9469,22 @@ def addcmul_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
         )
     if needs_input_grad[1]:  # tensor1
         grad_inputs[1] = (
-            as_tensor(
-                arrays.handle_r_to_c(
-                    tensor1_scalar_type,
-                    arrays.mul(grad, arrays.conj(arrays.mul(tensor2, value))),
-                ),
-                grad_tensors,
+            arrays.handle_r_to_c(
+                tensor1_scalar_type,
+                arrays.mul(grad, arrays.conj(arrays.mul(tensor2, value))),
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[2]:  # tensor2
         grad_inputs[2] = (
-            as_tensor(
-                arrays.handle_r_to_c(
-                    tensor2_scalar_type,
-                    arrays.mul(grad, arrays.conj(arrays.mul(tensor1, value))),
-                ),
-                grad_tensors,
+            arrays.handle_r_to_c(
+                tensor2_scalar_type,
+                arrays.mul(grad, arrays.conj(arrays.mul(tensor1, value))),
             )
             if any_grad_defined
             else None
@@ -9018,16 +9520,18 @@ class AddcdivBackward0(Node):
         saved_tensor2 = unpack_saved(self.tensor2_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_tensor1, saved_tensor2)):
-            return addcdiv_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                addcdiv_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_scalar_type,
+                    array_of(saved_tensor1),
+                    self.tensor1_scalar_type,
+                    array_of(saved_tensor2),
+                    self.tensor2_scalar_type,
+                    self.value,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_scalar_type=self.self_scalar_type,
-                tensor1=array_of(saved_tensor1),
-                tensor1_scalar_type=self.tensor1_scalar_type,
-                tensor2=array_of(saved_tensor2),
-                tensor2_scalar_type=self.tensor2_scalar_type,
-                value=self.value,
             )
         return addcdiv_backward0_apply(
             grads,
@@ -9038,6 +9542,22 @@ class AddcdivBackward0(Node):
             tensor2=saved_tensor2,
             tensor2_scalar_type=self.tensor2_scalar_type,
             value=self.value,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_tensor1 = unpack_saved(self.tensor1_, self)
+        saved_tensor2 = unpack_saved(self.tensor2_, self)
+        if not plain_tensors((saved_tensor1, saved_tensor2)):
+            return None
+        return addcdiv_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_scalar_type,
+            array_of(saved_tensor1),
+            self.tensor1_scalar_type,
+            array_of(saved_tensor2),
+            self.tensor2_scalar_type,
+            self.value,
         )
 
     def release_variables(self) -> None:
@@ -9097,7 +9617,6 @@ def addcdiv_backward0_apply(
 
 def addcdiv_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_scalar_type: dtype,
     tensor1: np.ndarray | None,
@@ -9112,37 +9631,29 @@ def addcdiv_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
         )
     if needs_input_grad[1]:  # tensor1
         grad_inputs[1] = (
-            as_tensor(
-                arrays.handle_r_to_c(
-                    tensor1_scalar_type,
-                    arrays.mul(grad, arrays.conj(arrays.div(value, tensor2))),
-                ),
-                grad_tensors,
+            arrays.handle_r_to_c(
+                tensor1_scalar_type,
+                arrays.mul(grad, arrays.conj(arrays.div(value, tensor2))),
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[2]:  # tensor2
         grad_inputs[2] = (
-            as_tensor(
-                arrays.handle_r_to_c(
-                    tensor2_scalar_type,
-                    arrays.mul(
-                        arrays.neg(grad),
-                        arrays.conj(
-                            arrays.div(
-                                arrays.mul(value, tensor1), arrays.mul(tensor2, tensor2)
-                            )
-                        ),
+            arrays.handle_r_to_c(
+                tensor2_scalar_type,
+                arrays.mul(
+                    arrays.neg(grad),
+                    arrays.conj(
+                        arrays.div(
+                            arrays.mul(value, tensor1), arrays.mul(tensor2, tensor2)
+                        )
                     ),
                 ),
-                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -9285,16 +9796,28 @@ class AsinhBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return asinh_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                asinh_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return asinh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return asinh_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -9324,7 +9847,6 @@ def asinh_backward0_apply(
 
 def asinh_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -9334,11 +9856,8 @@ def asinh_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(
-                    grad, arrays.conj(arrays.rsqrt(arrays.add(arrays.pow(self, 2), 1)))
-                ),
-                grad_tensors,
+            arrays.mul(
+                grad, arrays.conj(arrays.rsqrt(arrays.add(arrays.pow(self, 2), 1)))
             )
             if any_grad_defined
             else None
@@ -9389,16 +9908,28 @@ class AtanhBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return atanh_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                atanh_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return atanh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return atanh_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -9428,7 +9959,6 @@ def atanh_backward0_apply(
 
 def atanh_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -9438,11 +9968,8 @@ def atanh_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div(
-                    arrays.mul(grad, 1), arrays.conj(arrays.sub(1, arrays.pow(self, 2)))
-                ),
-                grad_tensors,
+            arrays.div(
+                arrays.mul(grad, 1), arrays.conj(arrays.sub(1, arrays.pow(self, 2)))
             )
             if any_grad_defined
             else None
@@ -9664,12 +10191,20 @@ class FracBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return frac_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                frac_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return frac_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return frac_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -9688,16 +10223,14 @@ def frac_backward0_apply(
 
 
 def frac_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of FracBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
 
     return grad_inputs
 
@@ -9766,18 +10299,32 @@ class LdexpBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_result)):
-            return ldexp_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                ldexp_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                result=array_of(saved_result),
             )
         return ldexp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_other, saved_result)):
+            return None
+        return ldexp_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -9816,7 +10363,6 @@ def ldexp_backward0_apply(
 
 def ldexp_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     result: np.ndarray | None,
@@ -9827,16 +10373,13 @@ def ldexp_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453),
-                grad_tensors,
-            )
+            arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.conj(arrays.pow(2, other))), grad_tensors)
+            arrays.mul(grad, arrays.conj(arrays.pow(2, other)))
             if any_grad_defined
             else None
         )
@@ -9867,13 +10410,15 @@ class NextafterBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return nextafter_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                nextafter_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    self.other_info,
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                other_info=self.other_info,
-                self=array_of(saved_self),
             )
         return nextafter_backward0_apply(
             grads,
@@ -9881,6 +10426,19 @@ class NextafterBackward0(Node):
             other=saved_other,
             other_info=self.other_info,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return nextafter_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            self.other_info,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -9918,7 +10476,6 @@ def nextafter_backward0_apply(
 
 def nextafter_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     other_info: TypeAndSize,
@@ -9930,15 +10487,11 @@ def nextafter_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(arrays.type_and_size_zeros(other_info), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.type_and_size_zeros(other_info) if any_grad_defined else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.where(arrays.ne(self, other), grad, 0), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.where(arrays.ne(self, other), grad, 0) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -9966,18 +10519,32 @@ class Logaddexp2Backward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return logaddexp2_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                logaddexp2_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
             )
         return logaddexp2_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return logaddexp2_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -10014,7 +10581,6 @@ def logaddexp2_backward0_apply(
 
 def logaddexp2_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -10025,19 +10591,13 @@ def logaddexp2_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(self, other)))),
-                grad_tensors,
-            )
+            arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(self, other))))
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(other, self)))),
-                grad_tensors,
-            )
+            arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(other, self))))
             if any_grad_defined
             else None
         )
@@ -10067,18 +10627,32 @@ class ClampMinBackward1(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_min, saved_self)):
-            return clamp_min_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                clamp_min_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_min),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                min=array_of(saved_min),
-                self=array_of(saved_self),
             )
         return clamp_min_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             min=saved_min,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_min = unpack_saved(self.min_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_min, saved_self)):
+            return None
+        return clamp_min_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_min),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -10115,7 +10689,6 @@ def clamp_min_backward1_apply(
 
 def clamp_min_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     min: np.ndarray | None,
     self: np.ndarray | None,
@@ -10126,15 +10699,11 @@ def clamp_min_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # min
         grad_inputs[1] = (
-            as_tensor(arrays.where(arrays.lt(self, min), grad, 0.0), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.where(arrays.lt(self, min), grad, 0.0) if any_grad_defined else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.where(arrays.ge(self, min), grad, 0.0), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.where(arrays.ge(self, min), grad, 0.0) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -10162,18 +10731,32 @@ class ClampMaxBackward1(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_max, saved_self)):
-            return clamp_max_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                clamp_max_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_max),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                max=array_of(saved_max),
-                self=array_of(saved_self),
             )
         return clamp_max_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             max=saved_max,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_max = unpack_saved(self.max_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_max, saved_self)):
+            return None
+        return clamp_max_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_max),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -10210,7 +10793,6 @@ def clamp_max_backward1_apply(
 
 def clamp_max_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     max: np.ndarray | None,
     self: np.ndarray | None,
@@ -10221,15 +10803,11 @@ def clamp_max_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # max
         grad_inputs[1] = (
-            as_tensor(arrays.where(arrays.gt(self, max), grad, 0.0), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.where(arrays.gt(self, max), grad, 0.0) if any_grad_defined else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.where(arrays.le(self, max), grad, 0.0), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.where(arrays.le(self, max), grad, 0.0) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -10257,18 +10835,32 @@ class LogaddexpBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return logaddexp_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                logaddexp_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
             )
         return logaddexp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return logaddexp_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -10309,7 +10901,6 @@ def logaddexp_backward0_apply(
 
 def logaddexp_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -10320,24 +10911,16 @@ def logaddexp_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.div(
-                    grad,
-                    arrays.conj(arrays.add(1, arrays.exp(arrays.sub(self, other)))),
-                ),
-                grad_tensors,
+            arrays.div(
+                grad, arrays.conj(arrays.add(1, arrays.exp(arrays.sub(self, other))))
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div(
-                    grad,
-                    arrays.conj(arrays.add(1, arrays.exp(arrays.sub(other, self)))),
-                ),
-                grad_tensors,
+            arrays.div(
+                grad, arrays.conj(arrays.add(1, arrays.exp(arrays.sub(other, self))))
             )
             if any_grad_defined
             else None
@@ -10357,16 +10940,25 @@ class PoissonBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return poisson_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                poisson_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_info,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_info=self.self_info,
             )
         return poisson_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_info=self.self_info,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return poisson_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_info,
         )
 
 
@@ -10385,7 +10977,6 @@ def poisson_backward0_apply(
 
 def poisson_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_info: TypeAndSize,
 ) -> list[Any]:
@@ -10394,9 +10985,7 @@ def poisson_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.type_and_size_zeros(self_info), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.type_and_size_zeros(self_info) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -10413,12 +11002,20 @@ class BernoulliBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return bernoulli_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                bernoulli_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return bernoulli_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return bernoulli_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -10437,20 +11034,14 @@ def bernoulli_backward0_apply(
 
 
 def bernoulli_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of BernoulliBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -10466,16 +11057,25 @@ class SumBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return sum_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sum_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_sym_sizes=self.self_sym_sizes,
             )
         return sum_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return sum_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_sym_sizes,
         )
 
     @property
@@ -10499,7 +11099,6 @@ def sum_backward0_apply(
 
 def sum_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
@@ -10509,9 +11108,7 @@ def sum_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.expand(grad, self_sym_sizes), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.expand(grad, self_sym_sizes) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -10532,13 +11129,15 @@ class SumBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return sum_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sum_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.keepdim,
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                keepdim=self.keepdim,
-                self_sym_sizes=self.self_sym_sizes,
             )
         return sum_backward1_apply(
             grads,
@@ -10546,6 +11145,15 @@ class SumBackward1(Node):
             dim=self.dim,
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return sum_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.keepdim,
+            self.self_sym_sizes,
         )
 
     @property
@@ -10583,7 +11191,6 @@ def sum_backward1_apply(
 
 def sum_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: Sequence[int] | None,
     keepdim: bool,
@@ -10595,9 +11202,7 @@ def sum_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.sum_backward(grad, self_sym_sizes, dim, keepdim), grad_tensors
-            )
+            arrays.sum_backward(grad, self_sym_sizes, dim, keepdim)
             if any_grad_defined
             else None
         )
@@ -10619,18 +11224,28 @@ class MeanBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return mean_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                mean_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_sym_numel,
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_sym_numel=self.self_sym_numel,
-                self_sym_sizes=self.self_sym_sizes,
             )
         return mean_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_sym_numel=self.self_sym_numel,
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return mean_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_sym_numel,
+            self.self_sym_sizes,
         )
 
     @property
@@ -10661,7 +11276,6 @@ def mean_backward0_apply(
 
 def mean_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_numel: int,
     self_sym_sizes: tuple[int, ...],
@@ -10672,10 +11286,7 @@ def mean_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div(arrays.expand(grad, self_sym_sizes), self_sym_numel),
-                grad_tensors,
-            )
+            arrays.div(arrays.expand(grad, self_sym_sizes), self_sym_numel)
             if any_grad_defined
             else None
         )
@@ -10699,14 +11310,16 @@ class MeanBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return mean_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                mean_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.keepdim,
+                    self.self_sym_numel,
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                keepdim=self.keepdim,
-                self_sym_numel=self.self_sym_numel,
-                self_sym_sizes=self.self_sym_sizes,
             )
         return mean_backward1_apply(
             grads,
@@ -10715,6 +11328,16 @@ class MeanBackward1(Node):
             keepdim=self.keepdim,
             self_sym_numel=self.self_sym_numel,
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return mean_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.keepdim,
+            self.self_sym_numel,
+            self.self_sym_sizes,
         )
 
     @property
@@ -10757,7 +11380,6 @@ def mean_backward1_apply(
 
 def mean_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: Sequence[int] | None,
     keepdim: bool,
@@ -10770,12 +11392,7 @@ def mean_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mean_backward(
-                    grad, self_sym_sizes, dim, self_sym_numel, keepdim
-                ),
-                grad_tensors,
-            )
+            arrays.mean_backward(grad, self_sym_sizes, dim, self_sym_numel, keepdim)
             if any_grad_defined
             else None
         )
@@ -10934,14 +11551,16 @@ class MaxBackward0(Node):
         saved_indices = unpack_saved(self.indices_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
-            return max_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                max_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.keepdim,
+                    self.self_sym_sizes,
+                    array_of(saved_indices),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                keepdim=self.keepdim,
-                self_sym_sizes=self.self_sym_sizes,
-                indices=array_of(saved_indices),
             )
         return max_backward0_apply(
             grads,
@@ -10950,6 +11569,19 @@ class MaxBackward0(Node):
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
             indices=saved_indices,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_indices = unpack_saved(self.indices_, self)
+        if not plain_tensors((saved_indices,)):
+            return None
+        return max_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.keepdim,
+            self.self_sym_sizes,
+            array_of(saved_indices),
         )
 
     def release_variables(self) -> None:
@@ -10998,7 +11630,6 @@ def max_backward0_apply(
 
 def max_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     keepdim: bool,
@@ -11011,11 +11642,8 @@ def max_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.value_selecting_reduction_backward_symint(
-                    grad, dim, indices, self_sym_sizes, keepdim
-                ),
-                grad_tensors,
+            arrays.value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
             )
             if any_grad_defined
             else None
@@ -11101,14 +11729,16 @@ class MinBackward0(Node):
         saved_indices = unpack_saved(self.indices_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
-            return min_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                min_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.keepdim,
+                    self.self_sym_sizes,
+                    array_of(saved_indices),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                keepdim=self.keepdim,
-                self_sym_sizes=self.self_sym_sizes,
-                indices=array_of(saved_indices),
             )
         return min_backward0_apply(
             grads,
@@ -11117,6 +11747,19 @@ class MinBackward0(Node):
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
             indices=saved_indices,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_indices = unpack_saved(self.indices_, self)
+        if not plain_tensors((saved_indices,)):
+            return None
+        return min_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.keepdim,
+            self.self_sym_sizes,
+            array_of(saved_indices),
         )
 
     def release_variables(self) -> None:
@@ -11165,7 +11808,6 @@ def min_backward0_apply(
 
 def min_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     keepdim: bool,
@@ -11178,11 +11820,8 @@ def min_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.value_selecting_reduction_backward_symint(
-                    grad, dim, indices, self_sym_sizes, keepdim
-                ),
-                grad_tensors,
+            arrays.value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
             )
             if any_grad_defined
             else None
@@ -11750,13 +12389,15 @@ class SortBackward0(Node):
         saved_indices = unpack_saved(self.indices_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
-            return sort_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sort_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.self_sym_sizes,
+                    array_of(saved_indices),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                self_sym_sizes=self.self_sym_sizes,
-                indices=array_of(saved_indices),
             )
         return sort_backward0_apply(
             grads,
@@ -11764,6 +12405,18 @@ class SortBackward0(Node):
             dim=self.dim,
             self_sym_sizes=self.self_sym_sizes,
             indices=saved_indices,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_indices = unpack_saved(self.indices_, self)
+        if not plain_tensors((saved_indices,)):
+            return None
+        return sort_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.self_sym_sizes,
+            array_of(saved_indices),
         )
 
     def release_variables(self) -> None:
@@ -11807,7 +12460,6 @@ def sort_backward0_apply(
 
 def sort_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     self_sym_sizes: tuple[int, ...],
@@ -11819,11 +12471,8 @@ def sort_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.value_selecting_reduction_backward_symint(
-                    grad, dim, indices, self_sym_sizes, True
-                ),
-                grad_tensors,
+            arrays.value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, True
             )
             if any_grad_defined
             else None
@@ -11852,13 +12501,15 @@ class SortBackward1(Node):
         saved_indices = unpack_saved(self.indices_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
-            return sort_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sort_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.self_sym_sizes,
+                    array_of(saved_indices),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                self_sym_sizes=self.self_sym_sizes,
-                indices=array_of(saved_indices),
             )
         return sort_backward1_apply(
             grads,
@@ -11866,6 +12517,18 @@ class SortBackward1(Node):
             dim=self.dim,
             self_sym_sizes=self.self_sym_sizes,
             indices=saved_indices,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_indices = unpack_saved(self.indices_, self)
+        if not plain_tensors((saved_indices,)):
+            return None
+        return sort_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.self_sym_sizes,
+            array_of(saved_indices),
         )
 
     def release_variables(self) -> None:
@@ -11909,7 +12572,6 @@ def sort_backward1_apply(
 
 def sort_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     self_sym_sizes: tuple[int, ...],
@@ -11921,11 +12583,8 @@ def sort_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.value_selecting_reduction_backward_symint(
-                    grad, dim, indices, self_sym_sizes, True
-                ),
-                grad_tensors,
+            arrays.value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, True
             )
             if any_grad_defined
             else None
@@ -11954,13 +12613,15 @@ class TopkBackward0(Node):
         saved_indices = unpack_saved(self.indices_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
-            return topk_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                topk_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.self_sym_sizes,
+                    array_of(saved_indices),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                self_sym_sizes=self.self_sym_sizes,
-                indices=array_of(saved_indices),
             )
         return topk_backward0_apply(
             grads,
@@ -11968,6 +12629,18 @@ class TopkBackward0(Node):
             dim=self.dim,
             self_sym_sizes=self.self_sym_sizes,
             indices=saved_indices,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_indices = unpack_saved(self.indices_, self)
+        if not plain_tensors((saved_indices,)):
+            return None
+        return topk_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.self_sym_sizes,
+            array_of(saved_indices),
         )
 
     def release_variables(self) -> None:
@@ -12011,7 +12684,6 @@ def topk_backward0_apply(
 
 def topk_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     self_sym_sizes: tuple[int, ...],
@@ -12023,11 +12695,8 @@ def topk_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.value_selecting_reduction_backward_symint(
-                    grad, dim, indices, self_sym_sizes, True
-                ),
-                grad_tensors,
+            arrays.value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, True
             )
             if any_grad_defined
             else None
@@ -12246,14 +12915,16 @@ class KthvalueBackward0(Node):
         saved_indices = unpack_saved(self.indices_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
-            return kthvalue_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                kthvalue_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.keepdim,
+                    self.self_sym_sizes,
+                    array_of(saved_indices),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                keepdim=self.keepdim,
-                self_sym_sizes=self.self_sym_sizes,
-                indices=array_of(saved_indices),
             )
         return kthvalue_backward0_apply(
             grads,
@@ -12262,6 +12933,19 @@ class KthvalueBackward0(Node):
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
             indices=saved_indices,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_indices = unpack_saved(self.indices_, self)
+        if not plain_tensors((saved_indices,)):
+            return None
+        return kthvalue_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.keepdim,
+            self.self_sym_sizes,
+            array_of(saved_indices),
         )
 
     def release_variables(self) -> None:
@@ -12310,7 +12994,6 @@ def kthvalue_backward0_apply(
 
 def kthvalue_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     keepdim: bool,
@@ -12323,11 +13006,8 @@ def kthvalue_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.value_selecting_reduction_backward_symint(
-                    grad, dim, indices, self_sym_sizes, keepdim
-                ),
-                grad_tensors,
+            arrays.value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
             )
             if any_grad_defined
             else None
@@ -12413,14 +13093,16 @@ class MedianBackward1(Node):
         saved_indices = unpack_saved(self.indices_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
-            return median_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                median_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.keepdim,
+                    self.self_sym_sizes,
+                    array_of(saved_indices),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                keepdim=self.keepdim,
-                self_sym_sizes=self.self_sym_sizes,
-                indices=array_of(saved_indices),
             )
         return median_backward1_apply(
             grads,
@@ -12429,6 +13111,19 @@ class MedianBackward1(Node):
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
             indices=saved_indices,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_indices = unpack_saved(self.indices_, self)
+        if not plain_tensors((saved_indices,)):
+            return None
+        return median_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.keepdim,
+            self.self_sym_sizes,
+            array_of(saved_indices),
         )
 
     def release_variables(self) -> None:
@@ -12477,7 +13172,6 @@ def median_backward1_apply(
 
 def median_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     keepdim: bool,
@@ -12490,11 +13184,8 @@ def median_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.value_selecting_reduction_backward_symint(
-                    grad, dim, indices, self_sym_sizes, keepdim
-                ),
-                grad_tensors,
+            arrays.value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
             )
             if any_grad_defined
             else None
@@ -12580,14 +13271,16 @@ class NanmedianBackward1(Node):
         saved_indices = unpack_saved(self.indices_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
-            return nanmedian_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                nanmedian_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.keepdim,
+                    self.self_sym_sizes,
+                    array_of(saved_indices),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                keepdim=self.keepdim,
-                self_sym_sizes=self.self_sym_sizes,
-                indices=array_of(saved_indices),
             )
         return nanmedian_backward1_apply(
             grads,
@@ -12596,6 +13289,19 @@ class NanmedianBackward1(Node):
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
             indices=saved_indices,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_indices = unpack_saved(self.indices_, self)
+        if not plain_tensors((saved_indices,)):
+            return None
+        return nanmedian_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.keepdim,
+            self.self_sym_sizes,
+            array_of(saved_indices),
         )
 
     def release_variables(self) -> None:
@@ -12644,7 +13350,6 @@ def nanmedian_backward1_apply(
 
 def nanmedian_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     keepdim: bool,
@@ -12657,11 +13362,8 @@ def nanmedian_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.value_selecting_reduction_backward_symint(
-                    grad, dim, indices, self_sym_sizes, keepdim
-                ),
-                grad_tensors,
+            arrays.value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
             )
             if any_grad_defined
             else None
@@ -12691,14 +13393,16 @@ class ModeBackward0(Node):
         saved_indices = unpack_saved(self.indices_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
-            return mode_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                mode_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.keepdim,
+                    self.self_sym_sizes,
+                    array_of(saved_indices),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                keepdim=self.keepdim,
-                self_sym_sizes=self.self_sym_sizes,
-                indices=array_of(saved_indices),
             )
         return mode_backward0_apply(
             grads,
@@ -12707,6 +13411,19 @@ class ModeBackward0(Node):
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
             indices=saved_indices,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_indices = unpack_saved(self.indices_, self)
+        if not plain_tensors((saved_indices,)):
+            return None
+        return mode_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.keepdim,
+            self.self_sym_sizes,
+            array_of(saved_indices),
         )
 
     def release_variables(self) -> None:
@@ -12755,7 +13472,6 @@ def mode_backward0_apply(
 
 def mode_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     keepdim: bool,
@@ -12768,11 +13484,8 @@ def mode_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.value_selecting_reduction_backward_symint(
-                    grad, dim, indices, self_sym_sizes, keepdim
-                ),
-                grad_tensors,
+            arrays.value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
             )
             if any_grad_defined
             else None
@@ -13393,15 +14106,17 @@ class IndexAddBackward0(Node):
         saved_source = unpack_saved(self.source_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_index, saved_source)):
-            return index_add_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                index_add_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    self.dim,
+                    array_of(saved_index),
+                    array_of(saved_source),
+                    self.source_dim,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                dim=self.dim,
-                index=array_of(saved_index),
-                source=array_of(saved_source),
-                source_dim=self.source_dim,
             )
         return index_add_backward0_apply(
             grads,
@@ -13411,6 +14126,21 @@ class IndexAddBackward0(Node):
             index=saved_index,
             source=saved_source,
             source_dim=self.source_dim,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_index = unpack_saved(self.index_, self)
+        saved_source = unpack_saved(self.source_, self)
+        if not plain_tensors((saved_index, saved_source)):
+            return None
+        return index_add_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            self.dim,
+            array_of(saved_index),
+            array_of(saved_source),
+            self.source_dim,
         )
 
     def release_variables(self) -> None:
@@ -13473,7 +14203,6 @@ def index_add_backward0_apply(
 
 def index_add_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     dim: int,
@@ -13486,19 +14215,16 @@ def index_add_backward0_arrays(
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
     if needs_input_grad[1]:  # source
         grad_inputs[1] = (
-            as_tensor(
-                arrays.maybe_multiply(
-                    (
-                        arrays.expand_as(arrays.index_select(grad, dim, index), source)
-                        if source_dim > 0
-                        else arrays.index_select(grad, dim, arrays.squeeze(index, 0))
-                    ),
-                    alpha,
+            arrays.maybe_multiply(
+                (
+                    arrays.expand_as(arrays.index_select(grad, dim, index), source)
+                    if source_dim > 0
+                    else arrays.index_select(grad, dim, arrays.squeeze(index, 0))
                 ),
-                grad_tensors,
+                alpha,
             )
             if any_grad_defined
             else None
@@ -13599,18 +14325,31 @@ class ScatterBackward0(Node):
         saved_index = unpack_saved(self.index_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_index,)):
-            return scatter_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                scatter_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    array_of(saved_index),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                index=array_of(saved_index),
             )
         return scatter_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             index=saved_index,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_index = unpack_saved(self.index_, self)
+        if not plain_tensors((saved_index,)):
+            return None
+        return scatter_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            array_of(saved_index),
         )
 
     def release_variables(self) -> None:
@@ -13645,7 +14384,6 @@ def scatter_backward0_apply(
 
 def scatter_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     index: np.ndarray | None,
@@ -13656,16 +14394,10 @@ def scatter_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.scatter(grad, dim, index, 0), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.scatter(grad, dim, index, 0) if any_grad_defined else None
         )
     if needs_input_grad[1]:  # src
-        grad_inputs[1] = (
-            as_tensor(arrays.gather(grad, dim, index), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[1] = arrays.gather(grad, dim, index) if any_grad_defined else None
 
     return grad_inputs
 
@@ -13689,18 +14421,31 @@ class ScatterBackward1(Node):
         saved_index = unpack_saved(self.index_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_index,)):
-            return scatter_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                scatter_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    array_of(saved_index),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                index=array_of(saved_index),
             )
         return scatter_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             index=saved_index,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_index = unpack_saved(self.index_, self)
+        if not plain_tensors((saved_index,)):
+            return None
+        return scatter_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            array_of(saved_index),
         )
 
     def release_variables(self) -> None:
@@ -13733,7 +14478,6 @@ def scatter_backward1_apply(
 
 def scatter_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     index: np.ndarray | None,
@@ -13744,9 +14488,7 @@ def scatter_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.scatter(grad, dim, index, 0), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.scatter(grad, dim, index, 0) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -13772,18 +14514,31 @@ class ScatterAddBackward0(Node):
         saved_index = unpack_saved(self.index_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_index,)):
-            return scatter_add_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                scatter_add_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    array_of(saved_index),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                index=array_of(saved_index),
             )
         return scatter_add_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             index=saved_index,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_index = unpack_saved(self.index_, self)
+        if not plain_tensors((saved_index,)):
+            return None
+        return scatter_add_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            array_of(saved_index),
         )
 
     def release_variables(self) -> None:
@@ -13818,7 +14573,6 @@ def scatter_add_backward0_apply(
 
 def scatter_add_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     index: np.ndarray | None,
@@ -13828,13 +14582,9 @@ def scatter_add_backward0_arrays(
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
     if needs_input_grad[1]:  # src
-        grad_inputs[1] = (
-            as_tensor(arrays.gather(grad, dim, index), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[1] = arrays.gather(grad, dim, index) if any_grad_defined else None
 
     return grad_inputs
 
@@ -13855,16 +14605,28 @@ class MaskedFillBackward0(Node):
         saved_mask = unpack_saved(self.mask_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_mask,)):
-            return masked_fill_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                masked_fill_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_mask),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                mask=array_of(saved_mask),
             )
         return masked_fill_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             mask=saved_mask,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_mask = unpack_saved(self.mask_, self)
+        if not plain_tensors((saved_mask,)):
+            return None
+        return masked_fill_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_mask),
         )
 
     def release_variables(self) -> None:
@@ -13892,7 +14654,6 @@ def masked_fill_backward0_apply(
 
 def masked_fill_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     mask: np.ndarray | None,
 ) -> list[Any]:
@@ -13901,11 +14662,7 @@ def masked_fill_backward0_arrays(
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.masked_fill(grad, mask, 0), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.masked_fill(grad, mask, 0) if any_grad_defined else None
 
     return grad_inputs
 
@@ -15146,16 +15903,18 @@ class MmBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_mat2, saved_self)):
-            return mm_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                mm_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_mat2),
+                    self.mat2_sym_sizes,
+                    self.mat2_sym_strides,
+                    array_of(saved_self),
+                    self.self_sym_sizes,
+                    self.self_sym_strides,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                mat2=array_of(saved_mat2),
-                mat2_sym_sizes=self.mat2_sym_sizes,
-                mat2_sym_strides=self.mat2_sym_strides,
-                self=array_of(saved_self),
-                self_sym_sizes=self.self_sym_sizes,
-                self_sym_strides=self.self_sym_strides,
             )
         return mm_backward0_apply(
             grads,
@@ -15166,6 +15925,22 @@ class MmBackward0(Node):
             self=saved_self,
             self_sym_sizes=self.self_sym_sizes,
             self_sym_strides=self.self_sym_strides,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_mat2 = unpack_saved(self.mat2_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_mat2, saved_self)):
+            return None
+        return mm_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_mat2),
+            self.mat2_sym_sizes,
+            self.mat2_sym_strides,
+            array_of(saved_self),
+            self.self_sym_sizes,
+            self.self_sym_strides,
         )
 
     def release_variables(self) -> None:
@@ -15230,7 +16005,6 @@ def mm_backward0_apply(
 
 def mm_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     mat2: np.ndarray | None,
     mat2_sym_sizes: tuple[int, ...],
@@ -15245,22 +16019,16 @@ def mm_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # mat2
         grad_inputs[1] = (
-            as_tensor(
-                arrays.mm_mat2_backward(
-                    grad, self, mat2_sym_sizes, mat2_sym_strides, "strided", 1
-                ),
-                grad_tensors,
+            arrays.mm_mat2_backward(
+                grad, self, mat2_sym_sizes, mat2_sym_strides, "strided", 1
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mm_mat1_backward(
-                    grad, mat2, self_sym_sizes, self_sym_strides, "strided", 1
-                ),
-                grad_tensors,
+            arrays.mm_mat1_backward(
+                grad, mat2, self_sym_sizes, self_sym_strides, "strided", 1
             )
             if any_grad_defined
             else None
@@ -15291,18 +16059,32 @@ class BmmBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_mat2, saved_self)):
-            return bmm_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                bmm_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_mat2),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                mat2=array_of(saved_mat2),
-                self=array_of(saved_self),
             )
         return bmm_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             mat2=saved_mat2,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_mat2 = unpack_saved(self.mat2_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_mat2, saved_self)):
+            return None
+        return bmm_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_mat2),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -15343,7 +16125,6 @@ def bmm_backward0_apply(
 
 def bmm_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     mat2: np.ndarray | None,
     self: np.ndarray | None,
@@ -15354,19 +16135,13 @@ def bmm_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # mat2
         grad_inputs[1] = (
-            as_tensor(
-                arrays.bmm(arrays.conj(arrays.transpose(self, 1, 2)), grad),
-                grad_tensors,
-            )
+            arrays.bmm(arrays.conj(arrays.transpose(self, 1, 2)), grad)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.bmm(grad, arrays.conj(arrays.transpose(mat2, 1, 2))),
-                grad_tensors,
-            )
+            arrays.bmm(grad, arrays.conj(arrays.transpose(mat2, 1, 2)))
             if any_grad_defined
             else None
         )
@@ -15396,18 +16171,32 @@ class DotBackward0(Node):
         saved_tensor = unpack_saved(self.tensor_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_tensor)):
-            return dot_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                dot_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    array_of(saved_tensor),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
-                tensor=array_of(saved_tensor),
             )
         return dot_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
             tensor=saved_tensor,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_tensor = unpack_saved(self.tensor_, self)
+        if not plain_tensors((saved_self, saved_tensor)):
+            return None
+        return dot_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            array_of(saved_tensor),
         )
 
     def release_variables(self) -> None:
@@ -15444,7 +16233,6 @@ def dot_backward0_apply(
 
 def dot_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
     tensor: np.ndarray | None,
@@ -15455,15 +16243,11 @@ def dot_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.conj(tensor)), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.mul(grad, arrays.conj(tensor)) if any_grad_defined else None
         )
     if needs_input_grad[1]:  # tensor
         grad_inputs[1] = (
-            as_tensor(arrays.mul(grad, arrays.conj(self)), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.mul(grad, arrays.conj(self)) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -15491,18 +16275,32 @@ class VdotBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return vdot_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                vdot_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
             )
         return vdot_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return vdot_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -15539,7 +16337,6 @@ def vdot_backward0_apply(
 
 def vdot_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -15549,16 +16346,10 @@ def vdot_backward0_arrays(
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            as_tensor(arrays.mul(grad, self), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[1] = arrays.mul(grad, self) if any_grad_defined else None
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(arrays.conj(grad), other), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.mul(arrays.conj(grad), other) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -15650,18 +16441,20 @@ class AddmmBackward0(Node):
         saved_mat2 = unpack_saved(self.mat2_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_mat1, saved_mat2)):
-            return addmm_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                addmm_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    self.beta,
+                    array_of(saved_mat1),
+                    self.mat1_sym_sizes,
+                    self.mat1_sym_strides,
+                    array_of(saved_mat2),
+                    self.mat2_sym_sizes,
+                    self.mat2_sym_strides,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                beta=self.beta,
-                mat1=array_of(saved_mat1),
-                mat1_sym_sizes=self.mat1_sym_sizes,
-                mat1_sym_strides=self.mat1_sym_strides,
-                mat2=array_of(saved_mat2),
-                mat2_sym_sizes=self.mat2_sym_sizes,
-                mat2_sym_strides=self.mat2_sym_strides,
             )
         return addmm_backward0_apply(
             grads,
@@ -15674,6 +16467,24 @@ class AddmmBackward0(Node):
             mat2=saved_mat2,
             mat2_sym_sizes=self.mat2_sym_sizes,
             mat2_sym_strides=self.mat2_sym_strides,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_mat1 = unpack_saved(self.mat1_, self)
+        saved_mat2 = unpack_saved(self.mat2_, self)
+        if not plain_tensors((saved_mat1, saved_mat2)):
+            return None
+        return addmm_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            self.beta,
+            array_of(saved_mat1),
+            self.mat1_sym_sizes,
+            self.mat1_sym_strides,
+            array_of(saved_mat2),
+            self.mat2_sym_sizes,
+            self.mat2_sym_strides,
         )
 
     def release_variables(self) -> None:
@@ -15756,7 +16567,6 @@ def addmm_backward0_apply(
 
 def addmm_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     beta: Number,
@@ -15773,31 +16583,23 @@ def addmm_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # mat1
         grad_inputs[1] = (
-            as_tensor(
-                arrays.mm_mat1_backward(
-                    grad, mat2, mat1_sym_sizes, mat1_sym_strides, "strided", alpha
-                ),
-                grad_tensors,
+            arrays.mm_mat1_backward(
+                grad, mat2, mat1_sym_sizes, mat1_sym_strides, "strided", alpha
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[2]:  # mat2
         grad_inputs[2] = (
-            as_tensor(
-                arrays.mm_mat2_backward(
-                    grad, mat1, mat2_sym_sizes, mat2_sym_strides, "strided", alpha
-                ),
-                grad_tensors,
+            arrays.mm_mat2_backward(
+                grad, mat1, mat2_sym_sizes, mat2_sym_strides, "strided", alpha
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.maybe_multiply(grad, arrays.scalar_conj(beta)), grad_tensors
-            )
+            arrays.maybe_multiply(grad, arrays.scalar_conj(beta))
             if any_grad_defined
             else None
         )
@@ -17837,16 +18639,18 @@ class AddbmmBackward0(Node):
         saved_batch2 = unpack_saved(self.batch2_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_batch1, saved_batch2)):
-            return addbmm_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                addbmm_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    array_of(saved_batch1),
+                    self.batch1_sym_sizes,
+                    array_of(saved_batch2),
+                    self.batch2_sym_sizes,
+                    self.beta,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                batch1=array_of(saved_batch1),
-                batch1_sym_sizes=self.batch1_sym_sizes,
-                batch2=array_of(saved_batch2),
-                batch2_sym_sizes=self.batch2_sym_sizes,
-                beta=self.beta,
             )
         return addbmm_backward0_apply(
             grads,
@@ -17857,6 +18661,22 @@ class AddbmmBackward0(Node):
             batch2=saved_batch2,
             batch2_sym_sizes=self.batch2_sym_sizes,
             beta=self.beta,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_batch1 = unpack_saved(self.batch1_, self)
+        saved_batch2 = unpack_saved(self.batch2_, self)
+        if not plain_tensors((saved_batch1, saved_batch2)):
+            return None
+        return addbmm_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            array_of(saved_batch1),
+            self.batch1_sym_sizes,
+            array_of(saved_batch2),
+            self.batch2_sym_sizes,
+            self.beta,
         )
 
     def release_variables(self) -> None:
@@ -17939,7 +18759,6 @@ def addbmm_backward0_apply(
 
 def addbmm_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     batch1: np.ndarray | None,
@@ -17954,53 +18773,37 @@ def addbmm_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # batch1
         grad_inputs[1] = (
-            as_tensor(
-                arrays.maybe_multiply(
-                    arrays.bmm(
-                        arrays.expand(
-                            arrays.unsqueeze(grad, 0),
-                            [
-                                batch1_sym_sizes[0],
-                                batch1_sym_sizes[1],
-                                batch2_sym_sizes[2],
-                            ],
-                        ),
-                        arrays.conj(arrays.transpose(batch2, 1, 2)),
+            arrays.maybe_multiply(
+                arrays.bmm(
+                    arrays.expand(
+                        arrays.unsqueeze(grad, 0),
+                        [batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]],
                     ),
-                    arrays.scalar_conj(alpha),
+                    arrays.conj(arrays.transpose(batch2, 1, 2)),
                 ),
-                grad_tensors,
+                arrays.scalar_conj(alpha),
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[2]:  # batch2
         grad_inputs[2] = (
-            as_tensor(
-                arrays.maybe_multiply(
-                    arrays.bmm(
-                        arrays.conj(arrays.transpose(batch1, 1, 2)),
-                        arrays.expand(
-                            arrays.unsqueeze(grad, 0),
-                            [
-                                batch1_sym_sizes[0],
-                                batch1_sym_sizes[1],
-                                batch2_sym_sizes[2],
-                            ],
-                        ),
+            arrays.maybe_multiply(
+                arrays.bmm(
+                    arrays.conj(arrays.transpose(batch1, 1, 2)),
+                    arrays.expand(
+                        arrays.unsqueeze(grad, 0),
+                        [batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]],
                     ),
-                    arrays.scalar_conj(alpha),
                 ),
-                grad_tensors,
+                arrays.scalar_conj(alpha),
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.maybe_multiply(grad, arrays.scalar_conj(beta)), grad_tensors
-            )
+            arrays.maybe_multiply(grad, arrays.scalar_conj(beta))
             if any_grad_defined
             else None
         )
@@ -18033,14 +18836,16 @@ class BaddbmmBackward0(Node):
         saved_batch2 = unpack_saved(self.batch2_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_batch1, saved_batch2)):
-            return baddbmm_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                baddbmm_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    array_of(saved_batch1),
+                    array_of(saved_batch2),
+                    self.beta,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                batch1=array_of(saved_batch1),
-                batch2=array_of(saved_batch2),
-                beta=self.beta,
             )
         return baddbmm_backward0_apply(
             grads,
@@ -18049,6 +18854,20 @@ class BaddbmmBackward0(Node):
             batch1=saved_batch1,
             batch2=saved_batch2,
             beta=self.beta,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_batch1 = unpack_saved(self.batch1_, self)
+        saved_batch2 = unpack_saved(self.batch2_, self)
+        if not plain_tensors((saved_batch1, saved_batch2)):
+            return None
+        return baddbmm_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            array_of(saved_batch1),
+            array_of(saved_batch2),
+            self.beta,
         )
 
     def release_variables(self) -> None:
@@ -18107,7 +18926,6 @@ def baddbmm_backward0_apply(
 
 def baddbmm_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     batch1: np.ndarray | None,
@@ -18120,33 +18938,25 @@ def baddbmm_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # batch1
         grad_inputs[1] = (
-            as_tensor(
-                arrays.maybe_multiply(
-                    arrays.bmm(grad, arrays.conj(arrays.transpose(batch2, 1, 2))),
-                    arrays.scalar_conj(alpha),
-                ),
-                grad_tensors,
+            arrays.maybe_multiply(
+                arrays.bmm(grad, arrays.conj(arrays.transpose(batch2, 1, 2))),
+                arrays.scalar_conj(alpha),
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[2]:  # batch2
         grad_inputs[2] = (
-            as_tensor(
-                arrays.maybe_multiply(
-                    arrays.bmm(arrays.conj(arrays.transpose(batch1, 1, 2)), grad),
-                    arrays.scalar_conj(alpha),
-                ),
-                grad_tensors,
+            arrays.maybe_multiply(
+                arrays.bmm(arrays.conj(arrays.transpose(batch1, 1, 2)), grad),
+                arrays.scalar_conj(alpha),
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.maybe_multiply(grad, arrays.scalar_conj(beta)), grad_tensors
-            )
+            arrays.maybe_multiply(grad, arrays.scalar_conj(beta))
             if any_grad_defined
             else None
         )
@@ -18922,16 +19732,28 @@ class ReluBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return relu_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                relu_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return relu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return relu_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -18961,7 +19783,6 @@ def relu_backward0_apply(
 
 def relu_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
@@ -18971,9 +19792,7 @@ def relu_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.threshold_backward(grad, result, 0), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.threshold_backward(grad, result, 0) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -18998,18 +19817,31 @@ class GeluBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return gelu_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                gelu_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.approximate,
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                approximate=self.approximate,
-                self=array_of(saved_self),
             )
         return gelu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             approximate=self.approximate,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return gelu_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.approximate,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -19046,7 +19878,6 @@ def gelu_backward0_apply(
 
 def gelu_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     approximate: str,
     self: np.ndarray | None,
@@ -19057,9 +19888,7 @@ def gelu_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.gelu_backward(grad, self, approximate=approximate), grad_tensors
-            )
+            arrays.gelu_backward(grad, self, approximate=approximate)
             if any_grad_defined
             else None
         )
@@ -19137,18 +19966,31 @@ class ThresholdBackwardBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return threshold_backward_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                threshold_backward_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    self.threshold,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
-                threshold=self.threshold,
             )
         return threshold_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
             threshold=self.threshold,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return threshold_backward_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            self.threshold,
         )
 
     def release_variables(self) -> None:
@@ -19185,7 +20027,6 @@ def threshold_backward_backward0_apply(
 
 def threshold_backward_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
     threshold: Number,
@@ -19196,16 +20037,12 @@ def threshold_backward_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            as_tensor(arrays.threshold_backward(grad, self, threshold), grad_tensors)
+            arrays.threshold_backward(grad, self, threshold)
             if any_grad_defined
             else None
         )
     if needs_input_grad[1]:  # self
-        grad_inputs[1] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -19302,13 +20139,15 @@ class SoftmaxBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return softmax_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                softmax_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.self_scalar_type,
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                self_scalar_type=self.self_scalar_type,
-                result=array_of(saved_result),
             )
         return softmax_backward0_apply(
             grads,
@@ -19316,6 +20155,18 @@ class SoftmaxBackward0(Node):
             dim=self.dim,
             self_scalar_type=self.self_scalar_type,
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return softmax_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.self_scalar_type,
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -19353,7 +20204,6 @@ def softmax_backward0_apply(
 
 def softmax_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     self_scalar_type: dtype,
@@ -19365,10 +20215,7 @@ def softmax_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays._softmax_backward_data(grad, result, dim, self_scalar_type),
-                grad_tensors,
-            )
+            arrays._softmax_backward_data(grad, result, dim, self_scalar_type)
             if any_grad_defined
             else None
         )
@@ -19482,13 +20329,15 @@ class LogSoftmaxBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return log_softmax_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                log_softmax_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.self_scalar_type,
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                self_scalar_type=self.self_scalar_type,
-                result=array_of(saved_result),
             )
         return log_softmax_backward0_apply(
             grads,
@@ -19496,6 +20345,18 @@ class LogSoftmaxBackward0(Node):
             dim=self.dim,
             self_scalar_type=self.self_scalar_type,
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return log_softmax_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.self_scalar_type,
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -19533,7 +20394,6 @@ def log_softmax_backward0_apply(
 
 def log_softmax_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     self_scalar_type: dtype,
@@ -19545,10 +20405,7 @@ def log_softmax_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays._log_softmax_backward_data(grad, result, dim, self_scalar_type),
-                grad_tensors,
-            )
+            arrays._log_softmax_backward_data(grad, result, dim, self_scalar_type)
             if any_grad_defined
             else None
         )
@@ -19580,14 +20437,16 @@ class LogSoftmaxBackwardDataBackward0(Node):
         saved_output = unpack_saved(self.output_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_grad_output, saved_output)):
-            return log_softmax_backward_data_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                log_softmax_backward_data_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    array_of(saved_grad_output),
+                    array_of(saved_output),
+                    self.output_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                grad_output=array_of(saved_grad_output),
-                output=array_of(saved_output),
-                output_scalar_type=self.output_scalar_type,
             )
         return log_softmax_backward_data_backward0_apply(
             grads,
@@ -19596,6 +20455,20 @@ class LogSoftmaxBackwardDataBackward0(Node):
             grad_output=saved_grad_output,
             output=saved_output,
             output_scalar_type=self.output_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_grad_output = unpack_saved(self.grad_output_, self)
+        saved_output = unpack_saved(self.output_, self)
+        if not plain_tensors((saved_grad_output, saved_output)):
+            return None
+        return log_softmax_backward_data_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            array_of(saved_grad_output),
+            array_of(saved_output),
+            self.output_scalar_type,
         )
 
     def release_variables(self) -> None:
@@ -19649,7 +20522,6 @@ def log_softmax_backward_data_backward0_apply(
 
 def log_softmax_backward_data_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     grad_output: np.ndarray | None,
@@ -19662,36 +20534,28 @@ def log_softmax_backward_data_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            as_tensor(
-                arrays.sub(
-                    arrays.to(grad, output_scalar_type),
-                    arrays.sum(
-                        arrays.mul(
-                            arrays.to(grad, output_scalar_type), arrays.exp(output)
-                        ),
-                        dim,
-                        True,
-                    ),
+            arrays.sub(
+                arrays.to(grad, output_scalar_type),
+                arrays.sum(
+                    arrays.mul(arrays.to(grad, output_scalar_type), arrays.exp(output)),
+                    dim,
+                    True,
                 ),
-                grad_tensors,
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[1]:  # output
         grad_inputs[1] = (
-            as_tensor(
-                arrays.to(
+            arrays.to(
+                arrays.mul(
                     arrays.mul(
-                        arrays.mul(
-                            arrays.neg(arrays.sum(grad_output, dim, True)),
-                            arrays.exp(output),
-                        ),
-                        arrays.to(grad, output_scalar_type),
+                        arrays.neg(arrays.sum(grad_output, dim, True)),
+                        arrays.exp(output),
                     ),
-                    output_scalar_type,
+                    arrays.to(grad, output_scalar_type),
                 ),
-                grad_tensors,
+                output_scalar_type,
             )
             if any_grad_defined
             else None
@@ -19719,18 +20583,31 @@ class LeakyReluBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return leaky_relu_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                leaky_relu_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.negative_slope,
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                negative_slope=self.negative_slope,
-                self=array_of(saved_self),
             )
         return leaky_relu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             negative_slope=self.negative_slope,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return leaky_relu_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.negative_slope,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -19767,7 +20644,6 @@ def leaky_relu_backward0_apply(
 
 def leaky_relu_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     negative_slope: Number,
     self: np.ndarray | None,
@@ -19778,10 +20654,7 @@ def leaky_relu_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.leaky_relu_backward(grad, self, negative_slope, False),
-                grad_tensors,
-            )
+            arrays.leaky_relu_backward(grad, self, negative_slope, False)
             if any_grad_defined
             else None
         )
@@ -19809,18 +20682,31 @@ class LeakyReluBackwardBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return leaky_relu_backward_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                leaky_relu_backward_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.negative_slope,
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                negative_slope=self.negative_slope,
-                self=array_of(saved_self),
             )
         return leaky_relu_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             negative_slope=self.negative_slope,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return leaky_relu_backward_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.negative_slope,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -19859,7 +20745,6 @@ def leaky_relu_backward_backward0_apply(
 
 def leaky_relu_backward_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     negative_slope: Number,
     self: np.ndarray | None,
@@ -19870,19 +20755,12 @@ def leaky_relu_backward_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            as_tensor(
-                arrays.leaky_relu_backward(grad, self, negative_slope, False),
-                grad_tensors,
-            )
+            arrays.leaky_relu_backward(grad, self, negative_slope, False)
             if any_grad_defined
             else None
         )
     if needs_input_grad[1]:  # self
-        grad_inputs[1] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -19908,14 +20786,16 @@ class EluBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return elu_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                elu_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    self.input_scale,
+                    self.scale,
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                input_scale=self.input_scale,
-                scale=self.scale,
-                self=array_of(saved_self),
             )
         return elu_backward0_apply(
             grads,
@@ -19924,6 +20804,19 @@ class EluBackward0(Node):
             input_scale=self.input_scale,
             scale=self.scale,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return elu_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            self.input_scale,
+            self.scale,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -19970,7 +20863,6 @@ def elu_backward0_apply(
 
 def elu_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     input_scale: Number,
@@ -19983,10 +20875,7 @@ def elu_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.elu_backward(grad, alpha, scale, input_scale, False, self),
-                grad_tensors,
-            )
+            arrays.elu_backward(grad, alpha, scale, input_scale, False, self)
             if any_grad_defined
             else None
         )
@@ -20109,13 +20998,15 @@ class SoftplusBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return softplus_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                softplus_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.beta,
+                    array_of(saved_self),
+                    self.threshold,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                beta=self.beta,
-                self=array_of(saved_self),
-                threshold=self.threshold,
             )
         return softplus_backward0_apply(
             grads,
@@ -20123,6 +21014,18 @@ class SoftplusBackward0(Node):
             beta=self.beta,
             self=saved_self,
             threshold=self.threshold,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return softplus_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.beta,
+            array_of(saved_self),
+            self.threshold,
         )
 
     def release_variables(self) -> None:
@@ -20162,7 +21065,6 @@ def softplus_backward0_apply(
 
 def softplus_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     beta: Number,
     self: np.ndarray | None,
@@ -20174,9 +21076,7 @@ def softplus_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.softplus_backward(grad, self, beta, threshold), grad_tensors
-            )
+            arrays.softplus_backward(grad, self, beta, threshold)
             if any_grad_defined
             else None
         )
@@ -20282,18 +21182,32 @@ class LogSigmoidBackward0(Node):
         saved_buffer = unpack_saved(self.buffer_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_buffer)):
-            return log_sigmoid_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                log_sigmoid_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    array_of(saved_buffer),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
-                buffer=array_of(saved_buffer),
             )
         return log_sigmoid_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
             buffer=saved_buffer,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_buffer = unpack_saved(self.buffer_, self)
+        if not plain_tensors((saved_self, saved_buffer)):
+            return None
+        return log_sigmoid_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            array_of(saved_buffer),
         )
 
     def release_variables(self) -> None:
@@ -20330,7 +21244,6 @@ def log_sigmoid_backward0_apply(
 
 def log_sigmoid_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
     buffer: np.ndarray | None,
@@ -20341,7 +21254,7 @@ def log_sigmoid_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.log_sigmoid_backward(grad, self, buffer), grad_tensors)
+            arrays.log_sigmoid_backward(grad, self, buffer)
             if any_grad_defined
             else None
         )
@@ -20442,13 +21355,15 @@ class HardtanhBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return hardtanh_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                hardtanh_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.max_val,
+                    self.min_val,
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                max_val=self.max_val,
-                min_val=self.min_val,
-                self=array_of(saved_self),
             )
         return hardtanh_backward0_apply(
             grads,
@@ -20456,6 +21371,18 @@ class HardtanhBackward0(Node):
             max_val=self.max_val,
             min_val=self.min_val,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return hardtanh_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.max_val,
+            self.min_val,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -20497,7 +21424,6 @@ def hardtanh_backward0_apply(
 
 def hardtanh_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     max_val: Number,
     min_val: Number,
@@ -20509,9 +21435,7 @@ def hardtanh_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.hardtanh_backward(grad, self, min_val, max_val), grad_tensors
-            )
+            arrays.hardtanh_backward(grad, self, min_val, max_val)
             if any_grad_defined
             else None
         )
@@ -20540,13 +21464,15 @@ class HardtanhBackwardBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return hardtanh_backward_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                hardtanh_backward_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.max_val,
+                    self.min_val,
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                max_val=self.max_val,
-                min_val=self.min_val,
-                self=array_of(saved_self),
             )
         return hardtanh_backward_backward0_apply(
             grads,
@@ -20554,6 +21480,18 @@ class HardtanhBackwardBackward0(Node):
             max_val=self.max_val,
             min_val=self.min_val,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return hardtanh_backward_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.max_val,
+            self.min_val,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -20597,7 +21535,6 @@ def hardtanh_backward_backward0_apply(
 
 def hardtanh_backward_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     max_val: Number,
     min_val: Number,
@@ -20609,18 +21546,12 @@ def hardtanh_backward_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            as_tensor(
-                arrays.hardtanh_backward(grad, self, min_val, max_val), grad_tensors
-            )
+            arrays.hardtanh_backward(grad, self, min_val, max_val)
             if any_grad_defined
             else None
         )
     if needs_input_grad[1]:  # self
-        grad_inputs[1] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -20694,18 +21625,31 @@ class CeluBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return celu_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                celu_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                self=array_of(saved_self),
             )
         return celu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             alpha=self.alpha,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return celu_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -20742,7 +21686,6 @@ def celu_backward0_apply(
 
 def celu_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     self: np.ndarray | None,
@@ -20753,10 +21696,7 @@ def celu_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.elu_backward(grad, alpha, 1, 1.0 / alpha, False, self),
-                grad_tensors,
-            )
+            arrays.elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)
             if any_grad_defined
             else None
         )
@@ -21321,18 +22261,31 @@ class ThresholdBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return threshold_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                threshold_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    self.threshold,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
-                threshold=self.threshold,
             )
         return threshold_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
             threshold=self.threshold,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return threshold_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            self.threshold,
         )
 
     def release_variables(self) -> None:
@@ -21367,7 +22320,6 @@ def threshold_backward0_apply(
 
 def threshold_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
     threshold: Number,
@@ -21378,7 +22330,7 @@ def threshold_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.threshold_backward(grad, self, threshold), grad_tensors)
+            arrays.threshold_backward(grad, self, threshold)
             if any_grad_defined
             else None
         )
@@ -21895,13 +22847,15 @@ class MseLossBackward0(Node):
         saved_target = unpack_saved(self.target_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_target)):
-            return mse_loss_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                mse_loss_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.reduction,
+                    array_of(saved_self),
+                    array_of(saved_target),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                reduction=self.reduction,
-                self=array_of(saved_self),
-                target=array_of(saved_target),
             )
         return mse_loss_backward0_apply(
             grads,
@@ -21909,6 +22863,19 @@ class MseLossBackward0(Node):
             reduction=self.reduction,
             self=saved_self,
             target=saved_target,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        if not plain_tensors((saved_self, saved_target)):
+            return None
+        return mse_loss_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.reduction,
+            array_of(saved_self),
+            array_of(saved_target),
         )
 
     def release_variables(self) -> None:
@@ -21958,7 +22925,6 @@ def mse_loss_backward0_apply(
 
 def mse_loss_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     reduction: int,
     self: np.ndarray | None,
@@ -21970,17 +22936,13 @@ def mse_loss_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mse_loss_backward(grad, self, target, reduction), grad_tensors
-            )
+            arrays.mse_loss_backward(grad, self, target, reduction)
             if any_grad_defined
             else None
         )
     if needs_input_grad[1]:  # target
         grad_inputs[1] = (
-            as_tensor(
-                arrays.mse_loss_backward(grad, target, self, reduction), grad_tensors
-            )
+            arrays.mse_loss_backward(grad, target, self, reduction)
             if any_grad_defined
             else None
         )
@@ -31487,16 +32449,28 @@ class ErfcBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return erfc_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                erfc_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return erfc_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return erfc_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -31528,7 +32502,6 @@ def erfc_backward0_apply(
 
 def erfc_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -31538,15 +32511,12 @@ def erfc_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
+            arrays.mul(
                 arrays.mul(
-                    arrays.mul(
-                        -2.0 / 1.7724538509055159,
-                        arrays.exp(arrays.neg(arrays.pow(self, 2))),
-                    ),
-                    grad,
+                    -2.0 / 1.7724538509055159,
+                    arrays.exp(arrays.neg(arrays.pow(self, 2))),
                 ),
-                grad_tensors,
+                grad,
             )
             if any_grad_defined
             else None
@@ -31635,18 +32605,31 @@ class XlogyBackward1(Node):
         saved_other = unpack_saved(self.other_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other,)):
-            return xlogy_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                xlogy_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    self.self,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=self.self,
             )
         return xlogy_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=self.self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        if not plain_tensors((saved_other,)):
+            return None
+        return xlogy_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            self.self,
         )
 
     def release_variables(self) -> None:
@@ -31679,7 +32662,6 @@ def xlogy_backward1_apply(
 
 def xlogy_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: Number,
@@ -31690,9 +32672,7 @@ def xlogy_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # other
         grad_inputs[0] = (
-            as_tensor(arrays.div(arrays.mul(grad, self), other), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.div(arrays.mul(grad, self), other) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -32321,16 +33301,28 @@ class SpecialEntrBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return special_entr_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                special_entr_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return special_entr_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return special_entr_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -32358,7 +33350,6 @@ def special_entr_backward0_apply(
 
 def special_entr_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
@@ -32368,10 +33359,7 @@ def special_entr_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(grad, arrays.neg(arrays.add(1, arrays.log(self)))),
-                grad_tensors,
-            )
+            arrays.mul(grad, arrays.neg(arrays.add(1, arrays.log(self))))
             if any_grad_defined
             else None
         )
@@ -32446,18 +33434,32 @@ class SpecialLogNdtrBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_result)):
-            return special_log_ndtr_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                special_log_ndtr_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
-                result=array_of(saved_result),
             )
         return special_log_ndtr_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_self, saved_result)):
+            return None
+        return special_log_ndtr_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -32496,7 +33498,6 @@ def special_log_ndtr_backward0_apply(
 
 def special_log_ndtr_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
     result: np.ndarray | None,
@@ -32507,16 +33508,11 @@ def special_log_ndtr_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(
-                    arrays.div(grad, 2.5066282746310002),
-                    arrays.exp(
-                        arrays.neg(
-                            arrays.add(result, arrays.div(arrays.pow(self, 2), 2))
-                        )
-                    ),
+            arrays.mul(
+                arrays.div(grad, 2.5066282746310002),
+                arrays.exp(
+                    arrays.neg(arrays.add(result, arrays.div(arrays.pow(self, 2), 2)))
                 ),
-                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -32546,18 +33542,32 @@ class SpecialErfcxBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_result)):
-            return special_erfcx_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                special_erfcx_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
-                result=array_of(saved_result),
             )
         return special_erfcx_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_self, saved_result)):
+            return None
+        return special_erfcx_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -32596,7 +33606,6 @@ def special_erfcx_backward0_apply(
 
 def special_erfcx_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
     result: np.ndarray | None,
@@ -32607,15 +33616,11 @@ def special_erfcx_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(
-                    arrays.sub(
-                        arrays.mul(arrays.mul(2.0, self), result),
-                        2.0 / 1.7724538509055159,
-                    ),
-                    grad,
+            arrays.mul(
+                arrays.sub(
+                    arrays.mul(arrays.mul(2.0, self), result), 2.0 / 1.7724538509055159
                 ),
-                grad_tensors,
+                grad,
             )
             if any_grad_defined
             else None
@@ -32706,18 +33711,31 @@ class SpecialXlog1PyBackward1(Node):
         saved_other = unpack_saved(self.other_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other,)):
-            return special_xlog1_py_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                special_xlog1_py_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    self.self,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=self.self,
             )
         return special_xlog1_py_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=self.self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        if not plain_tensors((saved_other,)):
+            return None
+        return special_xlog1_py_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            self.self,
         )
 
     def release_variables(self) -> None:
@@ -32750,7 +33768,6 @@ def special_xlog1_py_backward1_apply(
 
 def special_xlog1_py_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: Number,
@@ -32761,9 +33778,7 @@ def special_xlog1_py_backward1_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # other
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div(arrays.mul(grad, self), arrays.add(other, 1)), grad_tensors
-            )
+            arrays.div(arrays.mul(grad, self), arrays.add(other, 1))
             if any_grad_defined
             else None
         )

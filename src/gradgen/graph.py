@@ -237,6 +237,12 @@ class Node:
         result = tuple(self.apply(list(grads)))
         return result if len(result) != 1 else result[0]
 
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        """`apply` over bare arrays, for a backward that records no graph (the
+        engine's): a generated node with an array form overrides it; None means
+        "run `apply` on Tensors instead"."""
+        return None
+
     def release_variables(self) -> None:
         """Free saved tensors; generated nodes with SavedVariables override this."""
 

@@ -98,9 +98,24 @@ def _same_dtype(self: Any, other: Any) -> bool:
     )
 
 
+# Python numbers that a real floating array takes in its own dtype (NEP 50): the
+# kernels' promotion of `array OP number` changes neither operand then.
+_REAL_NUMBERS = (int, float)
+
+
+def _float_and_number(self: Any, other: Any) -> bool:
+    """A real floating ndarray and a Python int or float (not a bool): the fast path
+    of the arithmetic twins, computing what their general path computes."""
+    return (
+        self.__class__ is _NDARRAY
+        and other.__class__ in _REAL_NUMBERS
+        and self.dtype.kind == "f"
+    )
+
+
 def add(self: Any, other: Any, alpha: Any = 1) -> np.ndarray:
     """add.Tensor / add.Scalar (`x + y`, `1 + x`)."""
-    if alpha == 1 and _same_dtype(self, other):
+    if alpha == 1 and (_same_dtype(self, other) or _float_and_number(self, other)):
         return as_array(self + other)
     if not is_array(self):  # a number on the left: Tensor.__radd__, other + self
         self, other = other, self
@@ -113,6 +128,8 @@ def sub(self: Any, other: Any, alpha: Any = 1) -> np.ndarray:
     """sub.Tensor / sub.Scalar (`x - y`); `1 - x` is rsub, as Tensor.__rsub__."""
     if _same_dtype(self, other) and self.dtype.kind != "b":
         return as_array(self - other if alpha == 1 else self - alpha * other)
+    if alpha == 1 and _float_and_number(self, other):
+        return as_array(self - other)
     if not is_array(self):
         return as_array(reverse_subtract(as_array(other), self, alpha))
     common = result_dtype(self, other)
@@ -124,7 +141,7 @@ def sub(self: Any, other: Any, alpha: Any = 1) -> np.ndarray:
 
 def mul(self: Any, other: Any) -> np.ndarray:
     """mul.Tensor / mul.Scalar (`x * y`, `2 * x`)."""
-    if _same_dtype(self, other):
+    if _same_dtype(self, other) or _float_and_number(self, other):
         return as_array(self * other)
     common = result_dtype(self, other)
     return in_dtype(promoted(self, common) * promoted(other, common), common)
@@ -153,6 +170,8 @@ def neg(self: np.ndarray) -> np.ndarray:
 
 def pow(self: Any, exponent: Any) -> np.ndarray:  # noqa: A001  (PyTorch's name)
     """pow.Tensor_Scalar, pow.Tensor_Tensor and pow.Scalar (a number base)."""
+    if _float_and_number(self, exponent):
+        return in_dtype(power(self, exponent), self.dtype)
     common = result_dtype(self, exponent)
     return in_dtype(power(promoted(self, common), promoted(exponent, common)), common)
 
@@ -160,6 +179,8 @@ def pow(self: Any, exponent: Any) -> np.ndarray:  # noqa: A001  (PyTorch's name)
 def conj(self: Any) -> np.ndarray | Any:
     """A real array is returned as it is, as the composite conj does (a wrapped
     number is conjugated as a Scalar)."""
+    if self.__class__ is _NDARRAY and self.dtype.kind != "c":
+        return self
     if not is_array(self):
         return scalar_conj(self)
     if self.dtype.kind != "c":
@@ -323,7 +344,9 @@ def maybe_multiply(tensor: np.ndarray, scalar: Any) -> np.ndarray:
 def mul_tensor_backward(
     grad: np.ndarray, other: np.ndarray, self_type: dtype
 ) -> np.ndarray | None:
-    if _same_dtype(grad, other) and grad.dtype.kind != "c":
+    if (_same_dtype(grad, other) and grad.dtype.kind != "c") or _float_and_number(
+        grad, other
+    ):
         return as_array(grad * other)  # real: conj and handle_r_to_c change nothing
     return handle_r_to_c(self_type, mul(grad, conj(other)))
 
