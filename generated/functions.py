@@ -1587,12 +1587,33 @@ class SelectBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                select_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.index,
+                    self.self_sym_sizes,
+                ),
+                grads,
+            )
         return select_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             index=self.index,
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return select_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.index,
+            self.self_sym_sizes,
         )
 
     @property
@@ -1628,6 +1649,27 @@ def select_backward0_apply(
     return grad_inputs
 
 
+def select_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: int,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SelectBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.select_backward(grad, self_sym_sizes, dim, index)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SliceBackward0(Node):
     """Backward of ``slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)``.
 
@@ -1643,6 +1685,20 @@ class SliceBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                slice_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.end,
+                    self.self_sym_sizes,
+                    self.start,
+                    self.step,
+                ),
+                grads,
+            )
         return slice_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1651,6 +1707,17 @@ class SliceBackward0(Node):
             self_sym_sizes=self.self_sym_sizes,
             start=self.start,
             step=self.step,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return slice_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.end,
+            self.self_sym_sizes,
+            self.start,
+            self.step,
         )
 
     @property
@@ -1693,6 +1760,29 @@ def slice_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def slice_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    end: int | None,
+    self_sym_sizes: tuple[int, ...],
+    start: int | None,
+    step: int,
+) -> list[Any]:
+    """The formulas of SliceBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.slice_backward_wrapper(grad, self_sym_sizes, dim, start, end, step)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -2121,10 +2211,27 @@ class FlipBackward0(Node):
     __slots__ = ("dims",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                flip_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dims,
+                ),
+                grads,
+            )
         return flip_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dims=self.dims,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return flip_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dims,
         )
 
     @property
@@ -2146,6 +2253,21 @@ def flip_backward0_apply(
     return grad_inputs
 
 
+def flip_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dims: Sequence[int],
+) -> list[Any]:
+    """The formulas of FlipBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = arrays.flip(grad, dims) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class RollBackward0(Node):
     """Backward of ``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``.
 
@@ -2158,11 +2280,30 @@ class RollBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                roll_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dims,
+                    self.shifts,
+                ),
+                grads,
+            )
         return roll_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dims=self.dims,
             shifts=self.shifts,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return roll_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dims,
+            self.shifts,
         )
 
     @property
@@ -2190,6 +2331,26 @@ def roll_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def roll_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dims: Sequence[int],
+    shifts: Sequence[int],
+) -> list[Any]:
+    """The formulas of RollBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.roll(grad, fmap_neg(reverse_list_symint(shifts)), reverse_list(dims))
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -2315,10 +2476,27 @@ class ConstantPadNdBackward0(Node):
     __slots__ = ("pad",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                constant_pad_nd_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.pad,
+                ),
+                grads,
+            )
         return constant_pad_nd_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             pad=self.pad,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return constant_pad_nd_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.pad,
         )
 
     @property
@@ -2339,6 +2517,23 @@ def constant_pad_nd_backward0_apply(
         grad_inputs[0] = (
             constant_pad_nd(grad, fmap_neg(pad), 0) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def constant_pad_nd_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    pad: Sequence[int],
+) -> list[Any]:
+    """The formulas of ConstantPadNdBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.constant_pad_nd(grad, fmap_neg(pad), 0) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -2416,12 +2611,33 @@ class DiagonalBackwardBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                diagonal_backward_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim1,
+                    self.dim2,
+                    self.offset,
+                ),
+                grads,
+            )
         return diagonal_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim1=self.dim1,
             dim2=self.dim2,
             offset=self.offset,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return diagonal_backward_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim1,
+            self.dim2,
+            self.offset,
         )
 
     @property
@@ -2450,6 +2666,25 @@ def diagonal_backward_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = grad.diagonal(offset, dim1, dim2) if any_grad_defined else None
+    return grad_inputs
+
+
+def diagonal_backward_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim1: int,
+    dim2: int,
+    offset: int,
+) -> list[Any]:
+    """The formulas of DiagonalBackwardBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            arrays.diagonal(grad, offset, dim1, dim2) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -2527,12 +2762,33 @@ class DiagEmbedBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                diag_embed_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim1,
+                    self.dim2,
+                    self.offset,
+                ),
+                grads,
+            )
         return diag_embed_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim1=self.dim1,
             dim2=self.dim2,
             offset=self.offset,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return diag_embed_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim1,
+            self.dim2,
+            self.offset,
         )
 
     @property
@@ -2561,6 +2817,25 @@ def diag_embed_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.diagonal(offset, dim1, dim2) if any_grad_defined else None
+    return grad_inputs
+
+
+def diag_embed_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim1: int,
+    dim2: int,
+    offset: int,
+) -> list[Any]:
+    """The formulas of DiagEmbedBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.diagonal(grad, offset, dim1, dim2) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -2908,6 +3183,19 @@ class NarrowCopyBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                narrow_copy_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.length,
+                    self.self_sym_sizes,
+                    self.start,
+                ),
+                grads,
+            )
         return narrow_copy_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2915,6 +3203,16 @@ class NarrowCopyBackward0(Node):
             length=self.length,
             self_sym_sizes=self.self_sym_sizes,
             start=self.start,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return narrow_copy_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.length,
+            self.self_sym_sizes,
+            self.start,
         )
 
     @property
@@ -2952,6 +3250,30 @@ def narrow_copy_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def narrow_copy_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    length: int,
+    self_sym_sizes: tuple[int, ...],
+    start: int,
+) -> list[Any]:
+    """The formulas of NarrowCopyBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.slice_backward_wrapper(
+                grad, self_sym_sizes, dim, start, start + length, 1
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -3244,11 +3566,30 @@ class Rot90Backward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                rot90_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dims,
+                    self.k,
+                ),
+                grads,
+            )
         return rot90_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dims=self.dims,
             k=self.k,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return rot90_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dims,
+            self.k,
         )
 
     @property
@@ -3272,6 +3613,22 @@ def rot90_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.rot90(-k, dims) if any_grad_defined else None
+    return grad_inputs
+
+
+def rot90_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dims: Sequence[int],
+    k: int,
+) -> list[Any]:
+    """The formulas of Rot90Backward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = arrays.rot90(grad, -k, dims) if any_grad_defined else None
+
     return grad_inputs
 
 
@@ -16834,10 +17191,27 @@ class TrilBackward0(Node):
     __slots__ = ("diagonal",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                tril_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.diagonal,
+                ),
+                grads,
+            )
         return tril_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             diagonal=self.diagonal,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return tril_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.diagonal,
         )
 
     @property
@@ -16857,6 +17231,21 @@ def tril_backward0_apply(
     return grad_inputs
 
 
+def tril_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    diagonal: int,
+) -> list[Any]:
+    """The formulas of TrilBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = arrays.tril(grad, diagonal) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class TriuBackward0(Node):
     """Backward of ``triu(Tensor self, SymInt diagonal=0) -> Tensor``.
 
@@ -16866,10 +17255,27 @@ class TriuBackward0(Node):
     __slots__ = ("diagonal",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                triu_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.diagonal,
+                ),
+                grads,
+            )
         return triu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             diagonal=self.diagonal,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return triu_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.diagonal,
         )
 
     @property
@@ -16886,6 +17292,21 @@ def triu_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.triu(diagonal) if any_grad_defined else None
+    return grad_inputs
+
+
+def triu_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    diagonal: int,
+) -> list[Any]:
+    """The formulas of TriuBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = arrays.triu(grad, diagonal) if any_grad_defined else None
+
     return grad_inputs
 
 
@@ -18549,13 +18970,42 @@ class AddrBackward0(Node):
         self.vec2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_vec1 = unpack_saved(self.vec1_, self)
+        saved_vec2 = unpack_saved(self.vec2_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_vec1, saved_vec2)):
+            return tensors_of(
+                addr_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    self.beta,
+                    array_of(saved_vec1),
+                    array_of(saved_vec2),
+                ),
+                grads,
+            )
         return addr_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             alpha=self.alpha,
             beta=self.beta,
-            vec1=unpack_saved(self.vec1_, self),
-            vec2=unpack_saved(self.vec2_, self),
+            vec1=saved_vec1,
+            vec2=saved_vec2,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_vec1 = unpack_saved(self.vec1_, self)
+        saved_vec2 = unpack_saved(self.vec2_, self)
+        if not plain_tensors((saved_vec1, saved_vec2)):
+            return None
+        return addr_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            self.beta,
+            array_of(saved_vec1),
+            array_of(saved_vec2),
         )
 
     def release_variables(self) -> None:
@@ -18609,6 +19059,44 @@ def addr_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def addr_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    beta: Number,
+    vec1: np.ndarray | None,
+    vec2: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AddrBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.maybe_multiply(grad, arrays.scalar_conj(beta))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # vec1
+        grad_inputs[1] = (
+            arrays.maybe_multiply(
+                arrays.mv(grad, arrays.conj(vec2)), arrays.scalar_conj(alpha)
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # vec2
+        grad_inputs[2] = (
+            arrays.maybe_multiply(
+                arrays.mv(arrays.t(grad), arrays.conj(vec1)), arrays.scalar_conj(alpha)
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -21720,11 +22208,34 @@ class GluBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                glu_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return glu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return glu_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -21752,6 +22263,24 @@ def glu_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = glu_backward(grad, self, dim) if any_grad_defined else None
+    return grad_inputs
+
+
+def glu_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of GluBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.glu_backward(grad, self, dim) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -21843,11 +22372,34 @@ class HardshrinkBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                hardshrink_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.lambd,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return hardshrink_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             lambd=self.lambd,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return hardshrink_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.lambd,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -21880,6 +22432,24 @@ def hardshrink_backward0_apply(
     return grad_inputs
 
 
+def hardshrink_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    lambd: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of HardshrinkBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.hardshrink_backward(grad, self, lambd) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class HardshrinkBackwardBackward0(Node):
     """Backward of ``hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor``.
 
@@ -21897,11 +22467,34 @@ class HardshrinkBackwardBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                hardshrink_backward_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.lambd,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return hardshrink_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             lambd=self.lambd,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return hardshrink_backward_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.lambd,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -21936,6 +22529,26 @@ def hardshrink_backward_backward0_apply(
     return grad_inputs
 
 
+def hardshrink_backward_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    lambd: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of HardshrinkBackwardBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_out
+        grad_inputs[0] = (
+            arrays.hardshrink_backward(grad, self, lambd) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class SoftshrinkBackward0(Node):
     """Backward of ``softshrink(Tensor self, Scalar lambd=0.5) -> Tensor``.
 
@@ -21952,11 +22565,34 @@ class SoftshrinkBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                softshrink_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.lambd,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return softshrink_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             lambd=self.lambd,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return softshrink_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.lambd,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -21989,6 +22625,24 @@ def softshrink_backward0_apply(
     return grad_inputs
 
 
+def softshrink_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    lambd: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SoftshrinkBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.softshrink_backward(grad, self, lambd) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class SoftshrinkBackwardBackward0(Node):
     """Backward of ``softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor``.
 
@@ -22006,11 +22660,34 @@ class SoftshrinkBackwardBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                softshrink_backward_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.lambd,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return softshrink_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             lambd=self.lambd,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return softshrink_backward_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.lambd,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -22045,6 +22722,26 @@ def softshrink_backward_backward0_apply(
     return grad_inputs
 
 
+def softshrink_backward_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    lambd: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SoftshrinkBackwardBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            arrays.softshrink_backward(grad, self, lambd) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class HardsigmoidBackward0(Node):
     """Backward of ``hardsigmoid(Tensor self) -> Tensor``.
 
@@ -22058,10 +22755,31 @@ class HardsigmoidBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                hardsigmoid_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return hardsigmoid_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return hardsigmoid_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -22087,6 +22805,23 @@ def hardsigmoid_backward0_apply(
     return grad_inputs
 
 
+def hardsigmoid_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of HardsigmoidBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.hardsigmoid_backward(grad, self) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class HardsigmoidBackwardBackward0(Node):
     """Backward of ``hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor``.
 
@@ -22101,10 +22836,31 @@ class HardsigmoidBackwardBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                hardsigmoid_backward_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return hardsigmoid_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return hardsigmoid_backward_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -22132,6 +22888,25 @@ def hardsigmoid_backward_backward0_apply(
     return grad_inputs
 
 
+def hardsigmoid_backward_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of HardsigmoidBackwardBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            arrays.hardsigmoid_backward(grad, self) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class HardswishBackward0(Node):
     """Backward of ``hardswish(Tensor self) -> Tensor``.
 
@@ -22145,10 +22920,31 @@ class HardswishBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                hardswish_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return hardswish_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return hardswish_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -22171,6 +22967,23 @@ def hardswish_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = hardswish_backward(grad, self) if any_grad_defined else None
+    return grad_inputs
+
+
+def hardswish_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of HardswishBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.hardswish_backward(grad, self) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -22516,11 +23329,36 @@ class PreluKernelBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_weight)):
+            return tensors_of(
+                prelu_kernel_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    array_of(saved_weight),
+                ),
+                grads,
+            )
         return prelu_kernel_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-            weight=unpack_saved(self.weight_, self),
+            self=saved_self,
+            weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_self, saved_weight)):
+            return None
+        return prelu_kernel_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -22562,6 +23400,34 @@ def prelu_kernel_backward0_apply(
             grad_inputs[0] = grad_result[0]
         if needs_input_grad[1]:
             grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+def prelu_kernel_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of PreluKernelBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # self, weight
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = (
+            arrays._prelu_kernel_backward(grad, self, weight)
+            if grad is not None
+            else (None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+
     return grad_inputs
 
 
@@ -23062,15 +23928,56 @@ class NllLossBackward0(Node):
         self.total_weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_total_weight = unpack_saved(self.total_weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(
+            grads, (saved_self, saved_target, saved_weight, saved_total_weight)
+        ):
+            return tensors_of(
+                nll_loss_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.ignore_index,
+                    self.reduction,
+                    array_of(saved_self),
+                    array_of(saved_target),
+                    array_of(saved_weight),
+                    array_of(saved_total_weight),
+                ),
+                grads,
+            )
         return nll_loss_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             ignore_index=self.ignore_index,
             reduction=self.reduction,
-            self=unpack_saved(self.self_, self),
-            target=unpack_saved(self.target_, self),
-            weight=unpack_saved(self.weight_, self),
-            total_weight=unpack_saved(self.total_weight_, self),
+            self=saved_self,
+            target=saved_target,
+            weight=saved_weight,
+            total_weight=saved_total_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_total_weight = unpack_saved(self.total_weight_, self)
+        if not plain_tensors(
+            (saved_self, saved_target, saved_weight, saved_total_weight)
+        ):
+            return None
+        return nll_loss_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.ignore_index,
+            self.reduction,
+            array_of(saved_self),
+            array_of(saved_target),
+            array_of(saved_weight),
+            array_of(saved_total_weight),
         )
 
     def release_variables(self) -> None:
@@ -23130,6 +24037,32 @@ def nll_loss_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def nll_loss_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    ignore_index: int,
+    reduction: int,
+    self: np.ndarray | None,
+    target: np.ndarray | None,
+    weight: np.ndarray | None,
+    total_weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of NllLossBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.nll_loss_backward(
+                grad, self, target, weight, reduction, ignore_index, total_weight
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -23231,15 +24164,56 @@ class NllLoss2DBackward0(Node):
         self.total_weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_total_weight = unpack_saved(self.total_weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(
+            grads, (saved_self, saved_target, saved_weight, saved_total_weight)
+        ):
+            return tensors_of(
+                nll_loss2_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.ignore_index,
+                    self.reduction,
+                    array_of(saved_self),
+                    array_of(saved_target),
+                    array_of(saved_weight),
+                    array_of(saved_total_weight),
+                ),
+                grads,
+            )
         return nll_loss2_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             ignore_index=self.ignore_index,
             reduction=self.reduction,
-            self=unpack_saved(self.self_, self),
-            target=unpack_saved(self.target_, self),
-            weight=unpack_saved(self.weight_, self),
-            total_weight=unpack_saved(self.total_weight_, self),
+            self=saved_self,
+            target=saved_target,
+            weight=saved_weight,
+            total_weight=saved_total_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_total_weight = unpack_saved(self.total_weight_, self)
+        if not plain_tensors(
+            (saved_self, saved_target, saved_weight, saved_total_weight)
+        ):
+            return None
+        return nll_loss2_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.ignore_index,
+            self.reduction,
+            array_of(saved_self),
+            array_of(saved_target),
+            array_of(saved_weight),
+            array_of(saved_total_weight),
         )
 
     def release_variables(self) -> None:
@@ -23299,6 +24273,32 @@ def nll_loss2_d_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def nll_loss2_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    ignore_index: int,
+    reduction: int,
+    self: np.ndarray | None,
+    target: np.ndarray | None,
+    weight: np.ndarray | None,
+    total_weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of NllLoss2DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.nll_loss2d_backward(
+                grad, self, target, weight, reduction, ignore_index, total_weight
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -23584,13 +24584,42 @@ class SmoothL1LossBackward0(Node):
         self.target_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_target)):
+            return tensors_of(
+                smooth_l1_loss_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.beta,
+                    self.reduction,
+                    array_of(saved_self),
+                    array_of(saved_target),
+                ),
+                grads,
+            )
         return smooth_l1_loss_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             beta=self.beta,
             reduction=self.reduction,
-            self=unpack_saved(self.self_, self),
-            target=unpack_saved(self.target_, self),
+            self=saved_self,
+            target=saved_target,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        if not plain_tensors((saved_self, saved_target)):
+            return None
+        return smooth_l1_loss_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.beta,
+            self.reduction,
+            array_of(saved_self),
+            array_of(saved_target),
         )
 
     def release_variables(self) -> None:
@@ -23640,6 +24669,34 @@ def smooth_l1_loss_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def smooth_l1_loss_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    beta: float,
+    reduction: int,
+    self: np.ndarray | None,
+    target: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SmoothL1LossBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.smooth_l1_loss_backward(grad, self, target, reduction, beta)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # target
+        grad_inputs[1] = (
+            arrays.smooth_l1_loss_backward(grad, target, self, reduction, beta)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -23763,13 +24820,42 @@ class HuberLossBackward0(Node):
         self.target_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_target)):
+            return tensors_of(
+                huber_loss_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.delta,
+                    self.reduction,
+                    array_of(saved_self),
+                    array_of(saved_target),
+                ),
+                grads,
+            )
         return huber_loss_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             delta=self.delta,
             reduction=self.reduction,
-            self=unpack_saved(self.self_, self),
-            target=unpack_saved(self.target_, self),
+            self=saved_self,
+            target=saved_target,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        if not plain_tensors((saved_self, saved_target)):
+            return None
+        return huber_loss_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.delta,
+            self.reduction,
+            array_of(saved_self),
+            array_of(saved_target),
         )
 
     def release_variables(self) -> None:
@@ -23819,6 +24905,34 @@ def huber_loss_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def huber_loss_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    delta: float,
+    reduction: int,
+    self: np.ndarray | None,
+    target: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of HuberLossBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.huber_loss_backward(grad, self, target, reduction, delta)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # target
+        grad_inputs[1] = (
+            arrays.huber_loss_backward(grad, target, self, reduction, delta)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -24562,17 +25676,81 @@ class NativeBatchNormBackward0(Node):
         self.result2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_input = unpack_saved(self.input_, self)
+        saved_running_mean = unpack_saved(self.running_mean_, self)
+        saved_running_var = unpack_saved(self.running_var_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        saved_result2 = unpack_saved(self.result2_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(
+            grads,
+            (
+                saved_input,
+                saved_running_mean,
+                saved_running_var,
+                saved_weight,
+                saved_result1,
+                saved_result2,
+            ),
+        ):
+            return tensors_of(
+                native_batch_norm_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.eps,
+                    array_of(saved_input),
+                    array_of(saved_running_mean),
+                    array_of(saved_running_var),
+                    self.training,
+                    array_of(saved_weight),
+                    array_of(saved_result1),
+                    array_of(saved_result2),
+                ),
+                grads,
+            )
         return native_batch_norm_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             eps=self.eps,
-            input=unpack_saved(self.input_, self),
-            running_mean=unpack_saved(self.running_mean_, self),
-            running_var=unpack_saved(self.running_var_, self),
+            input=saved_input,
+            running_mean=saved_running_mean,
+            running_var=saved_running_var,
             training=self.training,
-            weight=unpack_saved(self.weight_, self),
-            result1=unpack_saved(self.result1_, self),
-            result2=unpack_saved(self.result2_, self),
+            weight=saved_weight,
+            result1=saved_result1,
+            result2=saved_result2,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_input = unpack_saved(self.input_, self)
+        saved_running_mean = unpack_saved(self.running_mean_, self)
+        saved_running_var = unpack_saved(self.running_var_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        saved_result2 = unpack_saved(self.result2_, self)
+        if not plain_tensors(
+            (
+                saved_input,
+                saved_running_mean,
+                saved_running_var,
+                saved_weight,
+                saved_result1,
+                saved_result2,
+            )
+        ):
+            return None
+        return native_batch_norm_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.eps,
+            array_of(saved_input),
+            array_of(saved_running_mean),
+            array_of(saved_running_var),
+            self.training,
+            array_of(saved_weight),
+            array_of(saved_result1),
+            array_of(saved_result2),
         )
 
     def release_variables(self) -> None:
@@ -24668,6 +25846,56 @@ def native_batch_norm_backward0_apply(
             grad_inputs[1] = grad_result[1]
         if needs_input_grad[2]:
             grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+def native_batch_norm_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    eps: float,
+    input: np.ndarray | None,
+    running_mean: np.ndarray | None,
+    running_var: np.ndarray | None,
+    training: bool,
+    weight: np.ndarray | None,
+    result1: np.ndarray | None,
+    result2: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of NativeBatchNormBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.native_batch_norm_backward(
+                grad,
+                input,
+                weight,
+                running_mean,
+                running_var,
+                result1,
+                result2,
+                training,
+                eps,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
     return grad_inputs
 
 
@@ -24999,15 +26227,58 @@ class NativeLayerNormBackward0(Node):
         self.result2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_bias = unpack_saved(self.bias_, self)
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        saved_result2 = unpack_saved(self.result2_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(
+            grads, (saved_bias, saved_input, saved_weight, saved_result1, saved_result2)
+        ):
+            return tensors_of(
+                native_layer_norm_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_bias),
+                    array_of(saved_input),
+                    self.normalized_shape,
+                    array_of(saved_weight),
+                    array_of(saved_result1),
+                    array_of(saved_result2),
+                ),
+                grads,
+            )
         return native_layer_norm_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            bias=unpack_saved(self.bias_, self),
-            input=unpack_saved(self.input_, self),
+            bias=saved_bias,
+            input=saved_input,
             normalized_shape=self.normalized_shape,
-            weight=unpack_saved(self.weight_, self),
-            result1=unpack_saved(self.result1_, self),
-            result2=unpack_saved(self.result2_, self),
+            weight=saved_weight,
+            result1=saved_result1,
+            result2=saved_result2,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_bias = unpack_saved(self.bias_, self)
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        saved_result2 = unpack_saved(self.result2_, self)
+        if not plain_tensors(
+            (saved_bias, saved_input, saved_weight, saved_result1, saved_result2)
+        ):
+            return None
+        return native_layer_norm_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_bias),
+            array_of(saved_input),
+            self.normalized_shape,
+            array_of(saved_weight),
+            array_of(saved_result1),
+            array_of(saved_result2),
         )
 
     def release_variables(self) -> None:
@@ -25089,6 +26360,52 @@ def native_layer_norm_backward0_apply(
             grad_inputs[1] = grad_result[1]
         if needs_input_grad[2]:
             grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+def native_layer_norm_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    bias: np.ndarray | None,
+    input: np.ndarray | None,
+    normalized_shape: Sequence[int],
+    weight: np.ndarray | None,
+    result1: np.ndarray | None,
+    result2: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of NativeLayerNormBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.native_layer_norm_backward(
+                grad,
+                input,
+                normalized_shape,
+                result1,
+                result2,
+                weight,
+                bias,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
     return grad_inputs
 
 
@@ -25241,16 +26558,78 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
         self.result2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_input = unpack_saved(self.input_, self)
+        saved_running_mean = unpack_saved(self.running_mean_, self)
+        saved_running_var = unpack_saved(self.running_var_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        saved_result2 = unpack_saved(self.result2_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(
+            grads,
+            (
+                saved_input,
+                saved_running_mean,
+                saved_running_var,
+                saved_weight,
+                saved_result1,
+                saved_result2,
+            ),
+        ):
+            return tensors_of(
+                native_batch_norm_legit_no_training_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.eps,
+                    array_of(saved_input),
+                    array_of(saved_running_mean),
+                    array_of(saved_running_var),
+                    array_of(saved_weight),
+                    array_of(saved_result1),
+                    array_of(saved_result2),
+                ),
+                grads,
+            )
         return native_batch_norm_legit_no_training_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             eps=self.eps,
-            input=unpack_saved(self.input_, self),
-            running_mean=unpack_saved(self.running_mean_, self),
-            running_var=unpack_saved(self.running_var_, self),
-            weight=unpack_saved(self.weight_, self),
-            result1=unpack_saved(self.result1_, self),
-            result2=unpack_saved(self.result2_, self),
+            input=saved_input,
+            running_mean=saved_running_mean,
+            running_var=saved_running_var,
+            weight=saved_weight,
+            result1=saved_result1,
+            result2=saved_result2,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_input = unpack_saved(self.input_, self)
+        saved_running_mean = unpack_saved(self.running_mean_, self)
+        saved_running_var = unpack_saved(self.running_var_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        saved_result2 = unpack_saved(self.result2_, self)
+        if not plain_tensors(
+            (
+                saved_input,
+                saved_running_mean,
+                saved_running_var,
+                saved_weight,
+                saved_result1,
+                saved_result2,
+            )
+        ):
+            return None
+        return native_batch_norm_legit_no_training_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.eps,
+            array_of(saved_input),
+            array_of(saved_running_mean),
+            array_of(saved_running_var),
+            array_of(saved_weight),
+            array_of(saved_result1),
+            array_of(saved_result2),
         )
 
     def release_variables(self) -> None:
@@ -25344,6 +26723,55 @@ def native_batch_norm_legit_no_training_backward0_apply(
     return grad_inputs
 
 
+def native_batch_norm_legit_no_training_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    eps: float,
+    input: np.ndarray | None,
+    running_mean: np.ndarray | None,
+    running_var: np.ndarray | None,
+    weight: np.ndarray | None,
+    result1: np.ndarray | None,
+    result2: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of NativeBatchNormLegitNoTrainingBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.native_batch_norm_backward(
+                grad,
+                input,
+                weight,
+                running_mean,
+                running_var,
+                result1,
+                result2,
+                False,
+                eps,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
+    return grad_inputs
+
+
 class NativeBatchNormLegitBackward0(Node):
     """Backward of ``_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``.
 
@@ -25367,15 +26795,54 @@ class NativeBatchNormLegitBackward0(Node):
         self.result2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        saved_result2 = unpack_saved(self.result2_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(
+            grads, (saved_input, saved_weight, saved_result1, saved_result2)
+        ):
+            return tensors_of(
+                native_batch_norm_legit_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.eps,
+                    array_of(saved_input),
+                    self.training,
+                    array_of(saved_weight),
+                    array_of(saved_result1),
+                    array_of(saved_result2),
+                ),
+                grads,
+            )
         return native_batch_norm_legit_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             eps=self.eps,
-            input=unpack_saved(self.input_, self),
+            input=saved_input,
             training=self.training,
-            weight=unpack_saved(self.weight_, self),
-            result1=unpack_saved(self.result1_, self),
-            result2=unpack_saved(self.result2_, self),
+            weight=saved_weight,
+            result1=saved_result1,
+            result2=saved_result2,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        saved_result2 = unpack_saved(self.result2_, self)
+        if not plain_tensors((saved_input, saved_weight, saved_result1, saved_result2)):
+            return None
+        return native_batch_norm_legit_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.eps,
+            array_of(saved_input),
+            self.training,
+            array_of(saved_weight),
+            array_of(saved_result1),
+            array_of(saved_result2),
         )
 
     def release_variables(self) -> None:
@@ -25457,6 +26924,54 @@ def native_batch_norm_legit_backward0_apply(
             grad_inputs[1] = grad_result[1]
         if needs_input_grad[2]:
             grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+def native_batch_norm_legit_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    eps: float,
+    input: np.ndarray | None,
+    training: bool,
+    weight: np.ndarray | None,
+    result1: np.ndarray | None,
+    result2: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of NativeBatchNormLegitBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.native_batch_norm_backward(
+                grad,
+                input,
+                weight,
+                None,
+                None,
+                result1,
+                result2,
+                training,
+                eps,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
     return grad_inputs
 
 
@@ -26027,18 +27542,57 @@ class ConvolutionBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_input, saved_weight)):
+            return tensors_of(
+                convolution_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.bias_sym_sizes,
+                    self.dilation,
+                    self.groups,
+                    array_of(saved_input),
+                    self.output_padding,
+                    self.padding,
+                    self.stride,
+                    self.transposed,
+                    array_of(saved_weight),
+                ),
+                grads,
+            )
         return convolution_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             bias_sym_sizes=self.bias_sym_sizes,
             dilation=self.dilation,
             groups=self.groups,
-            input=unpack_saved(self.input_, self),
+            input=saved_input,
             output_padding=self.output_padding,
             padding=self.padding,
             stride=self.stride,
             transposed=self.transposed,
-            weight=unpack_saved(self.weight_, self),
+            weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_input, saved_weight)):
+            return None
+        return convolution_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.bias_sym_sizes,
+            self.dilation,
+            self.groups,
+            array_of(saved_input),
+            self.output_padding,
+            self.padding,
+            self.stride,
+            self.transposed,
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -26132,6 +27686,58 @@ def convolution_backward0_apply(
             grad_inputs[1] = grad_result[1]
         if needs_input_grad[2]:
             grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+def convolution_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    groups: int,
+    input: np.ndarray | None,
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+    transposed: bool,
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ConvolutionBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.convolution_backward(
+                grad,
+                input,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
     return grad_inputs
 
 
@@ -26283,11 +27889,34 @@ class ReflectionPad1DBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                reflection_pad1_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.padding,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return reflection_pad1_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return reflection_pad1_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.padding,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -26317,6 +27946,26 @@ def reflection_pad1_d_backward0_apply(
         grad_inputs[0] = (
             reflection_pad1d_backward(grad, self, padding) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def reflection_pad1_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ReflectionPad1DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.reflection_pad1d_backward(grad, self, padding)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -26378,11 +28027,34 @@ class ReflectionPad2DBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                reflection_pad2_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.padding,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return reflection_pad2_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return reflection_pad2_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.padding,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -26412,6 +28084,26 @@ def reflection_pad2_d_backward0_apply(
         grad_inputs[0] = (
             reflection_pad2d_backward(grad, self, padding) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def reflection_pad2_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ReflectionPad2DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.reflection_pad2d_backward(grad, self, padding)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -26473,11 +28165,34 @@ class ReflectionPad3DBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                reflection_pad3_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.padding,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return reflection_pad3_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return reflection_pad3_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.padding,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -26507,6 +28222,26 @@ def reflection_pad3_d_backward0_apply(
         grad_inputs[0] = (
             reflection_pad3d_backward(grad, self, padding) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def reflection_pad3_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ReflectionPad3DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.reflection_pad3d_backward(grad, self, padding)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -26568,11 +28303,34 @@ class ReplicationPad1DBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                replication_pad1_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.padding,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return replication_pad1_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return replication_pad1_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.padding,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -26604,6 +28362,26 @@ def replication_pad1_d_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def replication_pad1_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ReplicationPad1DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.replication_pad1d_backward(grad, self, padding)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -26665,11 +28443,34 @@ class ReplicationPad2DBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                replication_pad2_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.padding,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return replication_pad2_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return replication_pad2_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.padding,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -26701,6 +28502,26 @@ def replication_pad2_d_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def replication_pad2_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ReplicationPad2DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.replication_pad2d_backward(grad, self, padding)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -26762,11 +28583,34 @@ class ReplicationPad3DBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                replication_pad3_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.padding,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return replication_pad3_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return replication_pad3_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.padding,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -26798,6 +28642,26 @@ def replication_pad3_d_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def replication_pad3_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ReplicationPad3DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.replication_pad3d_backward(grad, self, padding)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -26953,6 +28817,24 @@ class SlowConvTranspose2DBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_weight)):
+            return tensors_of(
+                slow_conv_transpose2_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.bias_sym_sizes,
+                    self.dilation,
+                    self.output_padding,
+                    self.padding,
+                    array_of(saved_self),
+                    self.stride,
+                    array_of(saved_weight),
+                ),
+                grads,
+            )
         return slow_conv_transpose2_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -26960,9 +28842,26 @@ class SlowConvTranspose2DBackward0(Node):
             dilation=self.dilation,
             output_padding=self.output_padding,
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             stride=self.stride,
-            weight=unpack_saved(self.weight_, self),
+            weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_self, saved_weight)):
+            return None
+        return slow_conv_transpose2_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.bias_sym_sizes,
+            self.dilation,
+            self.output_padding,
+            self.padding,
+            array_of(saved_self),
+            self.stride,
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -27049,6 +28948,56 @@ def slow_conv_transpose2_d_backward0_apply(
     return grad_inputs
 
 
+def slow_conv_transpose2_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+    stride: Sequence[int],
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SlowConvTranspose2DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
+    return grad_inputs
+
+
 class SlowConvTranspose3DBackward0(Node):
     """Backward of ``slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor``.
 
@@ -27071,6 +29020,24 @@ class SlowConvTranspose3DBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_weight)):
+            return tensors_of(
+                slow_conv_transpose3_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.bias_sym_sizes,
+                    self.dilation,
+                    self.output_padding,
+                    self.padding,
+                    array_of(saved_self),
+                    self.stride,
+                    array_of(saved_weight),
+                ),
+                grads,
+            )
         return slow_conv_transpose3_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -27078,9 +29045,26 @@ class SlowConvTranspose3DBackward0(Node):
             dilation=self.dilation,
             output_padding=self.output_padding,
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             stride=self.stride,
-            weight=unpack_saved(self.weight_, self),
+            weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_self, saved_weight)):
+            return None
+        return slow_conv_transpose3_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.bias_sym_sizes,
+            self.dilation,
+            self.output_padding,
+            self.padding,
+            array_of(saved_self),
+            self.stride,
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -27164,6 +29148,56 @@ def slow_conv_transpose3_d_backward0_apply(
             grad_inputs[1] = grad_result[1]
         if needs_input_grad[2]:
             grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+def slow_conv_transpose3_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+    stride: Sequence[int],
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SlowConvTranspose3DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
     return grad_inputs
 
 
@@ -27621,14 +29655,45 @@ class SlowConv3DBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_weight)):
+            return tensors_of(
+                slow_conv3_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.bias_sym_sizes,
+                    self.padding,
+                    array_of(saved_self),
+                    self.stride,
+                    array_of(saved_weight),
+                ),
+                grads,
+            )
         return slow_conv3_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             bias_sym_sizes=self.bias_sym_sizes,
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             stride=self.stride,
-            weight=unpack_saved(self.weight_, self),
+            weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_self, saved_weight)):
+            return None
+        return slow_conv3_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.bias_sym_sizes,
+            self.padding,
+            array_of(saved_self),
+            self.stride,
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -27705,6 +29770,54 @@ def slow_conv3_d_backward0_apply(
     return grad_inputs
 
 
+def slow_conv3_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    padding: Sequence[int],
+    self: np.ndarray | None,
+    stride: Sequence[int],
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SlowConv3DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                [1, 1, 1],
+                False,
+                [0, 0, 0],
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
+    return grad_inputs
+
+
 class SlowConvDilated2DBackward0(Node):
     """Backward of ``slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor``.
 
@@ -27726,15 +29839,48 @@ class SlowConvDilated2DBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_weight)):
+            return tensors_of(
+                slow_conv_dilated2_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.bias_sym_sizes,
+                    self.dilation,
+                    self.padding,
+                    array_of(saved_self),
+                    self.stride,
+                    array_of(saved_weight),
+                ),
+                grads,
+            )
         return slow_conv_dilated2_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             bias_sym_sizes=self.bias_sym_sizes,
             dilation=self.dilation,
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             stride=self.stride,
-            weight=unpack_saved(self.weight_, self),
+            weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_self, saved_weight)):
+            return None
+        return slow_conv_dilated2_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.bias_sym_sizes,
+            self.dilation,
+            self.padding,
+            array_of(saved_self),
+            self.stride,
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -27816,6 +29962,55 @@ def slow_conv_dilated2_d_backward0_apply(
     return grad_inputs
 
 
+def slow_conv_dilated2_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+    stride: Sequence[int],
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SlowConvDilated2DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                False,
+                [0] * len(padding),
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
+    return grad_inputs
+
+
 class SlowConvDilated3DBackward0(Node):
     """Backward of ``slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor``.
 
@@ -27837,15 +30032,48 @@ class SlowConvDilated3DBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_weight)):
+            return tensors_of(
+                slow_conv_dilated3_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.bias_sym_sizes,
+                    self.dilation,
+                    self.padding,
+                    array_of(saved_self),
+                    self.stride,
+                    array_of(saved_weight),
+                ),
+                grads,
+            )
         return slow_conv_dilated3_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             bias_sym_sizes=self.bias_sym_sizes,
             dilation=self.dilation,
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             stride=self.stride,
-            weight=unpack_saved(self.weight_, self),
+            weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_self, saved_weight)):
+            return None
+        return slow_conv_dilated3_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.bias_sym_sizes,
+            self.dilation,
+            self.padding,
+            array_of(saved_self),
+            self.stride,
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -27927,6 +30155,55 @@ def slow_conv_dilated3_d_backward0_apply(
     return grad_inputs
 
 
+def slow_conv_dilated3_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+    stride: Sequence[int],
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SlowConvDilated3DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                False,
+                [0] * len(padding),
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
+    return grad_inputs
+
+
 class ConvolutionBackward1(Node):
     """Backward of ``_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor``.
 
@@ -27951,18 +30228,57 @@ class ConvolutionBackward1(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_input, saved_weight)):
+            return tensors_of(
+                convolution_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.bias_sym_sizes,
+                    self.dilation,
+                    self.groups,
+                    array_of(saved_input),
+                    self.output_padding,
+                    self.padding,
+                    self.stride,
+                    self.transposed,
+                    array_of(saved_weight),
+                ),
+                grads,
+            )
         return convolution_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             bias_sym_sizes=self.bias_sym_sizes,
             dilation=self.dilation,
             groups=self.groups,
-            input=unpack_saved(self.input_, self),
+            input=saved_input,
             output_padding=self.output_padding,
             padding=self.padding,
             stride=self.stride,
             transposed=self.transposed,
-            weight=unpack_saved(self.weight_, self),
+            weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_input, saved_weight)):
+            return None
+        return convolution_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.bias_sym_sizes,
+            self.dilation,
+            self.groups,
+            array_of(saved_input),
+            self.output_padding,
+            self.padding,
+            self.stride,
+            self.transposed,
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -28056,6 +30372,58 @@ def convolution_backward1_apply(
             grad_inputs[1] = grad_result[1]
         if needs_input_grad[2]:
             grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+def convolution_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    groups: int,
+    input: np.ndarray | None,
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+    transposed: bool,
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ConvolutionBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.convolution_backward(
+                grad,
+                input,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
     return grad_inputs
 
 
@@ -28335,14 +30703,45 @@ class NnpackSpatialConvolutionBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_input, saved_weight)):
+            return tensors_of(
+                nnpack_spatial_convolution_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.bias_sym_sizes,
+                    array_of(saved_input),
+                    self.padding,
+                    self.stride,
+                    array_of(saved_weight),
+                ),
+                grads,
+            )
         return nnpack_spatial_convolution_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             bias_sym_sizes=self.bias_sym_sizes,
-            input=unpack_saved(self.input_, self),
+            input=saved_input,
             padding=self.padding,
             stride=self.stride,
-            weight=unpack_saved(self.weight_, self),
+            weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_input, saved_weight)):
+            return None
+        return nnpack_spatial_convolution_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.bias_sym_sizes,
+            array_of(saved_input),
+            self.padding,
+            self.stride,
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -28419,6 +30818,54 @@ def nnpack_spatial_convolution_backward0_apply(
     return grad_inputs
 
 
+def nnpack_spatial_convolution_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    input: np.ndarray | None,
+    padding: Sequence[int],
+    stride: Sequence[int],
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of NnpackSpatialConvolutionBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.convolution_backward(
+                grad,
+                input,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                [1] * len(padding),
+                False,
+                [0] * len(padding),
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
+    return grad_inputs
+
+
 class MaxPool2DWithIndicesBackward0(Node):
     """Backward of ``max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``.
 
@@ -28441,6 +30888,24 @@ class MaxPool2DWithIndicesBackward0(Node):
         self.result1_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_result1)):
+            return tensors_of(
+                max_pool2_d_with_indices_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.ceil_mode,
+                    self.dilation,
+                    self.kernel_size,
+                    self.padding,
+                    array_of(saved_self),
+                    self.stride,
+                    array_of(saved_result1),
+                ),
+                grads,
+            )
         return max_pool2_d_with_indices_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -28448,9 +30913,26 @@ class MaxPool2DWithIndicesBackward0(Node):
             dilation=self.dilation,
             kernel_size=self.kernel_size,
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             stride=self.stride,
-            result1=unpack_saved(self.result1_, self),
+            result1=saved_result1,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        if not plain_tensors((saved_self, saved_result1)):
+            return None
+        return max_pool2_d_with_indices_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.ceil_mode,
+            self.dilation,
+            self.kernel_size,
+            self.padding,
+            array_of(saved_self),
+            self.stride,
+            array_of(saved_result1),
         )
 
     def release_variables(self) -> None:
@@ -28514,6 +30996,33 @@ def max_pool2_d_with_indices_backward0_apply(
     return grad_inputs
 
 
+def max_pool2_d_with_indices_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    ceil_mode: bool,
+    dilation: Sequence[int],
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+    stride: Sequence[int],
+    result1: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MaxPool2DWithIndicesBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.max_pool2d_with_indices_backward(
+                grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class MaxPool3DWithIndicesBackward0(Node):
     """Backward of ``max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``.
 
@@ -28536,6 +31045,24 @@ class MaxPool3DWithIndicesBackward0(Node):
         self.result1_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_result1)):
+            return tensors_of(
+                max_pool3_d_with_indices_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.ceil_mode,
+                    self.dilation,
+                    self.kernel_size,
+                    self.padding,
+                    array_of(saved_self),
+                    self.stride,
+                    array_of(saved_result1),
+                ),
+                grads,
+            )
         return max_pool3_d_with_indices_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -28543,9 +31070,26 @@ class MaxPool3DWithIndicesBackward0(Node):
             dilation=self.dilation,
             kernel_size=self.kernel_size,
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             stride=self.stride,
-            result1=unpack_saved(self.result1_, self),
+            result1=saved_result1,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        if not plain_tensors((saved_self, saved_result1)):
+            return None
+        return max_pool3_d_with_indices_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.ceil_mode,
+            self.dilation,
+            self.kernel_size,
+            self.padding,
+            array_of(saved_self),
+            self.stride,
+            array_of(saved_result1),
         )
 
     def release_variables(self) -> None:
@@ -28606,6 +31150,33 @@ def max_pool3_d_with_indices_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def max_pool3_d_with_indices_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    ceil_mode: bool,
+    dilation: Sequence[int],
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+    stride: Sequence[int],
+    result1: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MaxPool3DWithIndicesBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.max_pool3d_with_indices_backward(
+                grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -28734,6 +31305,23 @@ class AvgPool2DBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                avg_pool2_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.ceil_mode,
+                    self.count_include_pad,
+                    self.divisor_override,
+                    self.kernel_size,
+                    self.padding,
+                    array_of(saved_self),
+                    self.stride,
+                ),
+                grads,
+            )
         return avg_pool2_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -28742,8 +31330,24 @@ class AvgPool2DBackward0(Node):
             divisor_override=self.divisor_override,
             kernel_size=self.kernel_size,
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             stride=self.stride,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return avg_pool2_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+            self.kernel_size,
+            self.padding,
+            array_of(saved_self),
+            self.stride,
         )
 
     def release_variables(self) -> None:
@@ -28812,6 +31416,40 @@ def avg_pool2_d_backward0_apply(
     return grad_inputs
 
 
+def avg_pool2_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+    stride: Sequence[int],
+) -> list[Any]:
+    """The formulas of AvgPool2DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.avg_pool2d_backward(
+                grad,
+                self,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class AvgPool3DBackward0(Node):
     """Backward of ``avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``.
 
@@ -28833,6 +31471,23 @@ class AvgPool3DBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                avg_pool3_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.ceil_mode,
+                    self.count_include_pad,
+                    self.divisor_override,
+                    self.kernel_size,
+                    self.padding,
+                    array_of(saved_self),
+                    self.stride,
+                ),
+                grads,
+            )
         return avg_pool3_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -28841,8 +31496,24 @@ class AvgPool3DBackward0(Node):
             divisor_override=self.divisor_override,
             kernel_size=self.kernel_size,
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             stride=self.stride,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return avg_pool3_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+            self.kernel_size,
+            self.padding,
+            array_of(saved_self),
+            self.stride,
         )
 
     def release_variables(self) -> None:
@@ -28908,6 +31579,40 @@ def avg_pool3_d_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def avg_pool3_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+    stride: Sequence[int],
+) -> list[Any]:
+    """The formulas of AvgPool3DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.avg_pool3d_backward(
+                grad,
+                self,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -29102,10 +31807,31 @@ class AdaptiveAvgPool2DBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                adaptive_avg_pool2_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return adaptive_avg_pool2_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return adaptive_avg_pool2_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -29133,6 +31859,25 @@ def adaptive_avg_pool2_d_backward0_apply(
     return grad_inputs
 
 
+def adaptive_avg_pool2_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AdaptiveAvgPool2DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays._adaptive_avg_pool2d_backward(grad, self)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class AdaptiveAvgPool3DBackward0(Node):
     """Backward of ``_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor``.
 
@@ -29146,10 +31891,31 @@ class AdaptiveAvgPool3DBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                adaptive_avg_pool3_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return adaptive_avg_pool3_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return adaptive_avg_pool3_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -29174,6 +31940,25 @@ def adaptive_avg_pool3_d_backward0_apply(
         grad_inputs[0] = (
             _adaptive_avg_pool3d_backward(grad, self) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def adaptive_avg_pool3_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AdaptiveAvgPool3DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays._adaptive_avg_pool3d_backward(grad, self)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -29295,11 +32080,36 @@ class AdaptiveMaxPool2DBackward0(Node):
         self.result1_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_result1)):
+            return tensors_of(
+                adaptive_max_pool2_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    array_of(saved_result1),
+                ),
+                grads,
+            )
         return adaptive_max_pool2_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-            result1=unpack_saved(self.result1_, self),
+            self=saved_self,
+            result1=saved_result1,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        if not plain_tensors((saved_self, saved_result1)):
+            return None
+        return adaptive_max_pool2_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            array_of(saved_result1),
         )
 
     def release_variables(self) -> None:
@@ -29336,6 +32146,26 @@ def adaptive_max_pool2_d_backward0_apply(
     return grad_inputs
 
 
+def adaptive_max_pool2_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    result1: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AdaptiveMaxPool2DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.adaptive_max_pool2d_backward(grad, self, result1)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class AdaptiveMaxPool3DBackward0(Node):
     """Backward of ``adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)``.
 
@@ -29353,11 +32183,36 @@ class AdaptiveMaxPool3DBackward0(Node):
         self.result1_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_result1)):
+            return tensors_of(
+                adaptive_max_pool3_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    array_of(saved_result1),
+                ),
+                grads,
+            )
         return adaptive_max_pool3_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-            result1=unpack_saved(self.result1_, self),
+            self=saved_self,
+            result1=saved_result1,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        if not plain_tensors((saved_self, saved_result1)):
+            return None
+        return adaptive_max_pool3_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            array_of(saved_result1),
         )
 
     def release_variables(self) -> None:
@@ -29391,6 +32246,26 @@ def adaptive_max_pool3_d_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def adaptive_max_pool3_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    result1: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AdaptiveMaxPool3DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.adaptive_max_pool3d_backward(grad, self, result1)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -31472,10 +34347,27 @@ class PixelShuffleBackward0(Node):
     __slots__ = ("upscale_factor",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                pixel_shuffle_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.upscale_factor,
+                ),
+                grads,
+            )
         return pixel_shuffle_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             upscale_factor=self.upscale_factor,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return pixel_shuffle_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.upscale_factor,
         )
 
     @property
@@ -31499,6 +34391,23 @@ def pixel_shuffle_backward0_apply(
     return grad_inputs
 
 
+def pixel_shuffle_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    upscale_factor: int,
+) -> list[Any]:
+    """The formulas of PixelShuffleBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.pixel_unshuffle(grad, upscale_factor) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class PixelUnshuffleBackward0(Node):
     """Backward of ``pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor``.
 
@@ -31508,10 +34417,27 @@ class PixelUnshuffleBackward0(Node):
     __slots__ = ("downscale_factor",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                pixel_unshuffle_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.downscale_factor,
+                ),
+                grads,
+            )
         return pixel_unshuffle_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             downscale_factor=self.downscale_factor,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return pixel_unshuffle_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.downscale_factor,
         )
 
     @property
@@ -31535,6 +34461,23 @@ def pixel_unshuffle_backward0_apply(
     return grad_inputs
 
 
+def pixel_unshuffle_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    downscale_factor: int,
+) -> list[Any]:
+    """The formulas of PixelUnshuffleBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.pixel_shuffle(grad, downscale_factor) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class ChannelShuffleBackward0(Node):
     """Backward of ``channel_shuffle(Tensor self, SymInt groups) -> Tensor``.
 
@@ -31544,10 +34487,27 @@ class ChannelShuffleBackward0(Node):
     __slots__ = ("groups",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                channel_shuffle_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.groups,
+                ),
+                grads,
+            )
         return channel_shuffle_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             groups=self.groups,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return channel_shuffle_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.groups,
         )
 
     @property
@@ -31571,6 +34531,23 @@ def channel_shuffle_backward0_apply(
     return grad_inputs
 
 
+def channel_shuffle_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...], groups: int
+) -> list[Any]:
+    """The formulas of ChannelShuffleBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.channel_shuffle(grad, tuple(grad.shape)[1] // groups)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class Im2ColBackward0(Node):
     """Backward of ``im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor``.
 
@@ -31586,6 +34563,20 @@ class Im2ColBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                im2_col_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dilation,
+                    self.kernel_size,
+                    self.padding,
+                    self.self_sym_sizes,
+                    self.stride,
+                ),
+                grads,
+            )
         return im2_col_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -31594,6 +34585,17 @@ class Im2ColBackward0(Node):
             padding=self.padding,
             self_sym_sizes=self.self_sym_sizes,
             stride=self.stride,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return im2_col_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dilation,
+            self.kernel_size,
+            self.padding,
+            self.self_sym_sizes,
+            self.stride,
         )
 
     @property
@@ -31646,6 +34648,36 @@ def im2_col_backward0_apply(
     return grad_inputs
 
 
+def im2_col_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dilation: Sequence[int],
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self_sym_sizes: tuple[int, ...],
+    stride: Sequence[int],
+) -> list[Any]:
+    """The formulas of Im2ColBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.col2im(
+                grad,
+                [self_sym_sizes[-2], self_sym_sizes[-1]],
+                kernel_size,
+                dilation,
+                padding,
+                stride,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class Col2ImBackward0(Node):
     """Backward of ``col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor``.
 
@@ -31660,6 +34692,19 @@ class Col2ImBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                col2_im_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dilation,
+                    self.kernel_size,
+                    self.padding,
+                    self.stride,
+                ),
+                grads,
+            )
         return col2_im_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -31667,6 +34712,16 @@ class Col2ImBackward0(Node):
             kernel_size=self.kernel_size,
             padding=self.padding,
             stride=self.stride,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return col2_im_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dilation,
+            self.kernel_size,
+            self.padding,
+            self.stride,
         )
 
     @property
@@ -31704,6 +34759,28 @@ def col2_im_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def col2_im_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dilation: Sequence[int],
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+) -> list[Any]:
+    """The formulas of Col2ImBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.im2col(grad, kernel_size, dilation, padding, stride)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from ... import dispatch, dtypes, grad_mode
 from ...engine import ARRAY_FORMS
 from ...tensor import Tensor
+from ...variable_type_utils import _normalise_dtype as normalise_dtype
 
 __all__ = [
     "ARRAY_FORMS",
@@ -127,6 +128,20 @@ def tensors_of(values: list[Any], grads: Sequence[Tensor | None]) -> list[Any]:
 def scalar_conj(scalar: Any) -> Any:
     """The conjugate of a Scalar argument (PyTorch's ``Scalar::conj``)."""
     return scalar.conjugate() if isinstance(scalar, complex) else scalar
+
+
+def kernel_result(value: Any) -> np.ndarray:
+    """A kernel's result as its operator returns it when nothing is promoted (as
+    wrap_result without a dtype: numpy types gradgen lacks mapped to its own)."""
+    array = as_array(value)
+    if array.dtype not in dtypes._FROM_NUMPY:
+        array = normalise_dtype(array)
+    return array
+
+
+def optional_array(value: Any) -> np.ndarray | None:
+    """A Tensor? argument's array (None stays None)."""
+    return None if value is None else as_array(value)
 
 
 def is_array(value: object) -> bool:
