@@ -8617,12 +8617,41 @@ class ClampBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_max = unpack_saved(self.max_, self)
+        saved_min = unpack_saved(self.min_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_max, saved_min, saved_self)):
+            return tensors_of(
+                clamp_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_max),
+                    array_of(saved_min),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return clamp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            max=unpack_saved(self.max_, self),
-            min=unpack_saved(self.min_, self),
-            self=unpack_saved(self.self_, self),
+            max=saved_max,
+            min=saved_min,
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_max = unpack_saved(self.max_, self)
+        saved_min = unpack_saved(self.min_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_max, saved_min, saved_self)):
+            return None
+        return clamp_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_max),
+            array_of(saved_min),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -8674,6 +8703,37 @@ def clamp_backward0_apply(
     return grad_inputs
 
 
+def clamp_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    max: np.ndarray | None,
+    min: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ClampBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1] or needs_input_grad[2]:  # min, max
+        grad_input_mask = (
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = arrays.clamp_backward_min_max(
+            grad, self, min, max, grad_input_mask
+        )
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[0])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[1])
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.clamp_backward(grad, self, min, max) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class ClampBackward1(Node):
     """Backward of ``clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``.
 
@@ -8691,12 +8751,37 @@ class ClampBackward1(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                clamp_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.max,
+                    self.min,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return clamp_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             max=self.max,
             min=self.min,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return clamp_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.max,
+            self.min,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -8731,6 +8816,25 @@ def clamp_backward1_apply(
         grad_inputs[0] = (
             clamp_backward(grad, self, min, max) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def clamp_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    max: Number | None,
+    min: Number | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ClampBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.clamp_backward(grad, self, min, max) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -12414,13 +12518,42 @@ class LogsumexpBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_result)):
+            return tensors_of(
+                logsumexp_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.keepdim,
+                    array_of(saved_self),
+                    array_of(saved_result),
+                ),
+                grads,
+            )
         return logsumexp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
-            self=unpack_saved(self.self_, self),
-            result=unpack_saved(self.result_, self),
+            self=saved_self,
+            result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_self, saved_result)):
+            return None
+        return logsumexp_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.keepdim,
+            array_of(saved_self),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -12464,6 +12597,28 @@ def logsumexp_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def logsumexp_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int],
+    keepdim: bool,
+    self: np.ndarray | None,
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LogsumexpBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.logsumexp_backward(grad, self, result, dim, keepdim)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -12627,11 +12782,30 @@ class CumsumBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                cumsum_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.self_scalar_type,
+                ),
+                grads,
+            )
         return cumsum_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return cumsum_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.self_scalar_type,
         )
 
     @property
@@ -12655,6 +12829,26 @@ def cumsum_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def cumsum_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of CumsumBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.cumsum_backward(arrays.to(grad, self_scalar_type), dim)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -15038,10 +15232,31 @@ class MaskedFillBackward1(Node):
         self.mask_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_mask = unpack_saved(self.mask_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_mask,)):
+            return tensors_of(
+                masked_fill_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_mask),
+                ),
+                grads,
+            )
         return masked_fill_backward1_apply(
             grads,
             self.task_needs_input_grad(),
-            mask=unpack_saved(self.mask_, self),
+            mask=saved_mask,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_mask = unpack_saved(self.mask_, self)
+        if not plain_tensors((saved_mask,)):
+            return None
+        return masked_fill_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_mask),
         )
 
     def release_variables(self) -> None:
@@ -15066,6 +15281,25 @@ def masked_fill_backward1_apply(
         grad_inputs[0] = grad.masked_fill(mask, 0) if any_grad_defined else None
     if needs_input_grad[1]:  # value
         grad_inputs[1] = masked_fill_backward(grad, mask) if any_grad_defined else None
+    return grad_inputs
+
+
+def masked_fill_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    mask: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MaskedFillBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = arrays.masked_fill(grad, mask, 0) if any_grad_defined else None
+    if needs_input_grad[1]:  # value
+        grad_inputs[1] = (
+            arrays.masked_fill_backward(grad, mask) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -20397,10 +20631,31 @@ class SiluBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                silu_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return silu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return silu_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -20431,6 +20686,29 @@ def silu_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def silu_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SiluBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            (
+                arrays.infinitely_differentiable_silu_backward(grad, self)
+                if is_grad_enabled()
+                else arrays.silu_backward(grad, self)
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 

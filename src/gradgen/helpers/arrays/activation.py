@@ -25,7 +25,9 @@ from ...numpy_kernels import (
     prelu_kernel_backward as _prelu_kernel_backward_kernel,
     softshrink_backward as _softshrink_backward,
 )
+from ...dtypes import _FROM_NUMPY
 from ._common import as_array, in_dtype, kernel_result, promoted, result_dtype
+from .elementwise import add, mul, sigmoid, sub, to
 
 __all__ = [
     "threshold_backward",
@@ -44,6 +46,8 @@ __all__ = [
     "hardshrink_backward",
     "softshrink_backward",
     "_prelu_kernel_backward",
+    "infinitely_differentiable_silu_backward",
+    "infinitely_differentiable_native_dropout_backward",
 ]
 
 
@@ -213,3 +217,18 @@ def _prelu_kernel_backward(
         as_array(grad_output), as_array(self), as_array(weight)
     )
     return kernel_result(grad_self), kernel_result(grad_weight)
+
+
+def infinitely_differentiable_silu_backward(
+    grad_output: np.ndarray, input: np.ndarray  # noqa: A002  (PyTorch's name)
+) -> np.ndarray:
+    """grad_output * s * (1 + input * (1 - s)), s = sigmoid(input): the tensor
+    helper's operations in its order."""
+    s = sigmoid(input)
+    return mul(mul(grad_output, s), add(1.0, mul(input, sub(1.0, s))))
+
+
+def infinitely_differentiable_native_dropout_backward(
+    grad: np.ndarray, mask: np.ndarray, scale: float
+) -> np.ndarray:
+    return mul(grad, mul(to(mask, _FROM_NUMPY[grad.dtype]), scale))

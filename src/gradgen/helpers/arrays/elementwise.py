@@ -22,6 +22,7 @@ from ...numpy_kernels import (
     power,
     reverse_subtract,
     sgn as _sgn,
+    sigmoid as _sigmoid,
     sigmoid_backward as _sigmoid_backward,
     subtract,
     tanh_backward as _tanh_backward,
@@ -83,6 +84,9 @@ __all__ = [
     "tanh_backward",
     "sigmoid_backward",
     "log1p_backward",
+    "sigmoid",
+    "clamp_backward",
+    "clamp_backward_min_max",
 ]
 
 
@@ -401,3 +405,44 @@ def sigmoid_backward(grad_output: np.ndarray, output: np.ndarray) -> np.ndarray:
 
 def log1p_backward(grad: np.ndarray, self: np.ndarray) -> np.ndarray:
     return div(grad, add(conj(self), 1))
+
+
+def sigmoid(self: np.ndarray) -> np.ndarray:
+    return as_array(_sigmoid(int_to_float(as_array(self))))
+
+
+def clamp_backward(
+    grad: np.ndarray, self: np.ndarray, min: Any, max: Any  # noqa: A002
+) -> np.ndarray:
+    """grad where min <= self <= max, else zero (the tensor helper's steps)."""
+    if max is not None and min is not None:
+        return where(logical_and(ge(self, min), le(self, max)), grad, 0.0)
+    if min is not None:
+        return where(ge(self, min), grad, 0.0)
+    if max is not None:
+        return where(le(self, max), grad, 0.0)
+    return grad
+
+
+def clamp_backward_min_max(
+    grad: np.ndarray | None,
+    self: np.ndarray,
+    min: np.ndarray | None,  # noqa: A002
+    max: np.ndarray | None,  # noqa: A002
+    grad_input_mask: Any,
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The gradients of clamp's Tensor bounds (the tensor helper's steps)."""
+    grad_min: np.ndarray | None = None
+    grad_max: np.ndarray | None = None
+    if grad is None:
+        return grad_min, grad_max
+    if max is not None and min is not None:
+        if grad_input_mask[0]:
+            grad_min = where(logical_and(lt(self, min), lt(min, max)), grad, 0.0)
+        if grad_input_mask[1]:
+            grad_max = where(logical_or(gt(self, max), lt(max, min)), grad, 0.0)
+    elif min is not None and grad_input_mask[0]:
+        grad_min = where(lt(self, min), grad, 0.0)
+    elif max is not None and grad_input_mask[1]:
+        grad_max = where(gt(self, max), grad, 0.0)
+    return grad_min, grad_max
