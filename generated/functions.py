@@ -960,6 +960,7 @@ class PermuteBackward0(Node):
     """
 
     __slots__ = ("dims",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -1028,6 +1029,7 @@ class ExpandBackward0(Node):
     """
 
     __slots__ = ("self_sym_sizes",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -1096,6 +1098,7 @@ class SumToSizeBackward0(Node):
     """
 
     __slots__ = ("self_sym_sizes",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -1164,6 +1167,7 @@ class ViewBackward0(Node):
     """
 
     __slots__ = ("self_sym_sizes",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -1232,6 +1236,7 @@ class SqueezeBackward0(Node):
     """
 
     __slots__ = ("self_sym_sizes",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -1305,6 +1310,7 @@ class SqueezeBackward1(Node):
         "dim",
         "self_sym_sizes",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -1384,6 +1390,7 @@ class UnsqueezeBackward0(Node):
     """
 
     __slots__ = ("dim",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -1449,6 +1456,7 @@ class TransposeBackward0(Node):
         "dim0",
         "dim1",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -1526,6 +1534,7 @@ class TBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -1585,6 +1594,7 @@ class SelectBackward0(Node):
         "index",
         "self_sym_sizes",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -1683,6 +1693,7 @@ class SliceBackward0(Node):
         "start",
         "step",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -2209,6 +2220,7 @@ class FlipBackward0(Node):
     """
 
     __slots__ = ("dims",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -2278,6 +2290,7 @@ class RollBackward0(Node):
         "dims",
         "shifts",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -2406,6 +2419,7 @@ class UnsafeViewBackward0(Node):
     """
 
     __slots__ = ("self_sym_sizes",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -2474,6 +2488,7 @@ class ConstantPadNdBackward0(Node):
     """
 
     __slots__ = ("pad",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -2609,6 +2624,7 @@ class DiagonalBackwardBackward0(Node):
         "dim2",
         "offset",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -2760,6 +2776,7 @@ class DiagEmbedBackward0(Node):
         "dim2",
         "offset",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -2846,6 +2863,7 @@ class AliasBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -3181,6 +3199,7 @@ class NarrowCopyBackward0(Node):
         "self_sym_sizes",
         "start",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -3398,6 +3417,7 @@ class LiftBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -3453,6 +3473,7 @@ class LiftFreshBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -3564,6 +3585,7 @@ class Rot90Backward0(Node):
         "dims",
         "k",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -3724,6 +3746,7 @@ class AddBackward0(Node):
         "other_scalar_type",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -3824,6 +3847,7 @@ class SubBackward0(Node):
         "other_scalar_type",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -3925,6 +3949,7 @@ class MulBackward0(Node):
         "self_",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4050,6 +4075,7 @@ class PowBackward0(Node):
         "exponent",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4141,6 +4167,7 @@ class NegBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -4196,6 +4223,7 @@ class ConjBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -4251,6 +4279,7 @@ class RealBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -4306,6 +4335,7 @@ class CloneBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -4393,6 +4423,7 @@ class ExpBackward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4473,6 +4504,7 @@ class Exp2Backward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4557,6 +4589,7 @@ class LogBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4637,6 +4670,7 @@ class Log2Backward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4721,6 +4755,7 @@ class Log10Backward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4805,6 +4840,7 @@ class Log1PBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4883,6 +4919,7 @@ class Expm1Backward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4965,6 +5002,7 @@ class SqrtBackward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5047,6 +5085,7 @@ class RsqrtBackward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5131,6 +5170,7 @@ class ReciprocalBackward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5213,6 +5253,7 @@ class AbsBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5347,6 +5388,7 @@ class SignBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -5402,6 +5444,7 @@ class SinBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5484,6 +5527,7 @@ class CosBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5566,6 +5610,7 @@ class TanBackward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5648,6 +5693,7 @@ class AsinBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5737,6 +5783,7 @@ class AcosBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5828,6 +5875,7 @@ class AtanBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5910,6 +5958,7 @@ class SinhBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5992,6 +6041,7 @@ class CoshBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -6074,6 +6124,7 @@ class TanhBackward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -6154,6 +6205,7 @@ class SigmoidBackward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -6234,6 +6286,7 @@ class ErfBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -6326,6 +6379,7 @@ class FloorBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -6381,6 +6435,7 @@ class CeilBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -6436,6 +6491,7 @@ class RoundBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -6491,6 +6547,7 @@ class RoundBackward1(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -6546,6 +6603,7 @@ class TruncBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -6647,6 +6705,7 @@ class SigmoidBackwardBackward0(Node):
         "grad_output_",
         "output_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -6764,6 +6823,7 @@ class TanhBackwardBackward0(Node):
         "grad_output_",
         "output_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -7015,6 +7075,7 @@ class AddBackward1(Node):
     """
 
     __slots__ = ("self_scalar_type",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -7081,6 +7142,7 @@ class SubBackward1(Node):
     """
 
     __slots__ = ("self_scalar_type",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -7150,6 +7212,7 @@ class MulBackward1(Node):
         "other",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -7236,6 +7299,7 @@ class DivBackward0(Node):
         "self_",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -7354,6 +7418,7 @@ class DivBackward1(Node):
         "other",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -7439,6 +7504,7 @@ class DivBackward2(Node):
         "self_",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -7572,6 +7638,7 @@ class RsubBackward0(Node):
         "other_scalar_type",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -7670,6 +7737,7 @@ class RsubBackward1(Node):
         "alpha",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -7756,6 +7824,7 @@ class MaximumBackward0(Node):
         "other_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -7880,6 +7949,7 @@ class MinimumBackward0(Node):
         "other_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -8004,6 +8074,7 @@ class FmaxBackward0(Node):
         "other_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -8128,6 +8199,7 @@ class FminBackward0(Node):
         "other_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -8407,6 +8479,7 @@ class HypotBackward0(Node):
         "self_",
         "result_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -8522,6 +8595,7 @@ class WhereBackward0(Node):
     """
 
     __slots__ = ("condition_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -8609,6 +8683,7 @@ class ClampBackward0(Node):
         "min_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -8745,6 +8820,7 @@ class ClampBackward1(Node):
         "min",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -8955,6 +9031,7 @@ class FmodBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -9014,6 +9091,7 @@ class FmodBackward1(Node):
         "other_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -9116,6 +9194,7 @@ class RemainderBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -9175,6 +9254,7 @@ class RemainderBackward1(Node):
         "other_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -9312,6 +9392,7 @@ class ZeroBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -9367,6 +9448,7 @@ class FillBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -9423,6 +9505,7 @@ class FillBackward1(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -9482,6 +9565,7 @@ class FillBackward2(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -9538,6 +9622,7 @@ class FillBackward3(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -9598,6 +9683,7 @@ class LerpBackward0(Node):
     """
 
     __slots__ = ("weight",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -9678,6 +9764,7 @@ class LerpBackward1(Node):
         "self_",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -9811,6 +9898,7 @@ class AddcmulBackward0(Node):
         "tensor2_scalar_type",
         "value",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -9970,6 +10058,7 @@ class AddcdivBackward0(Node):
         "tensor2_scalar_type",
         "value",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -10248,6 +10337,7 @@ class AsinhBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -10360,6 +10450,7 @@ class AtanhBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -10648,6 +10739,7 @@ class FracBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -10749,6 +10841,7 @@ class LdexpBackward0(Node):
         "other_",
         "result_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -10860,6 +10953,7 @@ class NextafterBackward0(Node):
         "other_info",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -10969,6 +11063,7 @@ class Logaddexp2Backward0(Node):
         "other_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -11077,6 +11172,7 @@ class ClampMinBackward1(Node):
         "min_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -11181,6 +11277,7 @@ class ClampMaxBackward1(Node):
         "max_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -11285,6 +11382,7 @@ class LogaddexpBackward0(Node):
         "other_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -11397,6 +11495,7 @@ class PoissonBackward0(Node):
     """
 
     __slots__ = ("self_info",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -11459,6 +11558,7 @@ class BernoulliBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -11514,6 +11614,7 @@ class SumBackward0(Node):
     """
 
     __slots__ = ("self_sym_sizes",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -11586,6 +11687,7 @@ class SumBackward1(Node):
         "keepdim",
         "self_sym_sizes",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -11681,6 +11783,7 @@ class MeanBackward0(Node):
         "self_sym_numel",
         "self_sym_sizes",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -11767,6 +11870,7 @@ class MeanBackward1(Node):
         "self_sym_numel",
         "self_sym_sizes",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -12003,6 +12107,7 @@ class MaxBackward0(Node):
         "self_sym_sizes",
         "indices_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -12181,6 +12286,7 @@ class MinBackward0(Node):
         "self_sym_sizes",
         "indices_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -12511,6 +12617,7 @@ class LogsumexpBackward0(Node):
         "self_",
         "result_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -12780,6 +12887,7 @@ class CumsumBackward0(Node):
         "dim",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -12931,6 +13039,7 @@ class SortBackward0(Node):
         "self_sym_sizes",
         "indices_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -13043,6 +13152,7 @@ class SortBackward1(Node):
         "self_sym_sizes",
         "indices_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -13155,6 +13265,7 @@ class TopkBackward0(Node):
         "self_sym_sizes",
         "indices_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -13457,6 +13568,7 @@ class KthvalueBackward0(Node):
         "self_sym_sizes",
         "indices_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -13635,6 +13747,7 @@ class MedianBackward1(Node):
         "self_sym_sizes",
         "indices_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -13813,6 +13926,7 @@ class NanmedianBackward1(Node):
         "self_sym_sizes",
         "indices_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -13935,6 +14049,7 @@ class ModeBackward0(Node):
         "self_sym_sizes",
         "indices_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -14646,6 +14761,7 @@ class IndexAddBackward0(Node):
         "source_",
         "source_dim",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -14867,6 +14983,7 @@ class ScatterBackward0(Node):
         "dim",
         "index_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -14963,6 +15080,7 @@ class ScatterBackward1(Node):
         "dim",
         "index_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -15056,6 +15174,7 @@ class ScatterAddBackward0(Node):
         "dim",
         "index_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -15147,6 +15266,7 @@ class MaskedFillBackward0(Node):
     """
 
     __slots__ = ("mask_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -15226,6 +15346,7 @@ class MaskedFillBackward1(Node):
     """
 
     __slots__ = ("mask_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -16483,6 +16604,7 @@ class MmBackward0(Node):
         "self_sym_sizes",
         "self_sym_strides",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -16639,6 +16761,7 @@ class BmmBackward0(Node):
         "mat2_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -16751,6 +16874,7 @@ class DotBackward0(Node):
         "self_",
         "tensor_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -16855,6 +16979,7 @@ class VdotBackward0(Node):
         "other_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -17021,6 +17146,7 @@ class AddmmBackward0(Node):
         "mat2_sym_sizes",
         "mat2_sym_strides",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -17423,6 +17549,7 @@ class TrilBackward0(Node):
     """
 
     __slots__ = ("diagonal",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -17487,6 +17614,7 @@ class TriuBackward0(Node):
     """
 
     __slots__ = ("diagonal",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -19197,6 +19325,7 @@ class AddrBackward0(Node):
         "vec1_",
         "vec2_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -19350,6 +19479,7 @@ class AddbmmBackward0(Node):
         "batch2_sym_sizes",
         "beta",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -19547,6 +19677,7 @@ class BaddbmmBackward0(Node):
         "batch2_",
         "beta",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -20445,6 +20576,7 @@ class ReluBackward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -20530,6 +20662,7 @@ class GeluBackward0(Node):
         "approximate",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -20625,6 +20758,7 @@ class SiluBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -20723,6 +20857,7 @@ class ThresholdBackwardBackward0(Node):
         "self_",
         "threshold",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -20896,6 +21031,7 @@ class SoftmaxBackward0(Node):
         "self_scalar_type",
         "result_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -21086,6 +21222,7 @@ class LogSoftmaxBackward0(Node):
         "self_scalar_type",
         "result_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -21192,6 +21329,7 @@ class LogSoftmaxBackwardDataBackward0(Node):
         "output_",
         "output_scalar_type",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -21340,6 +21478,7 @@ class LeakyReluBackward0(Node):
         "negative_slope",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -21439,6 +21578,7 @@ class LeakyReluBackwardBackward0(Node):
         "negative_slope",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -21543,6 +21683,7 @@ class EluBackward0(Node):
         "scale",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -21755,6 +21896,7 @@ class SoftplusBackward0(Node):
         "self_",
         "threshold",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -21937,6 +22079,7 @@ class LogSigmoidBackward0(Node):
         "self_",
         "buffer_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -22112,6 +22255,7 @@ class HardtanhBackward0(Node):
         "min_val",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -22221,6 +22365,7 @@ class HardtanhBackwardBackward0(Node):
         "min_val",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -22382,6 +22527,7 @@ class CeluBackward0(Node):
         "alpha",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -22480,6 +22626,7 @@ class GluBackward0(Node):
         "dim",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -22644,6 +22791,7 @@ class HardshrinkBackward0(Node):
         "lambd",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -22739,6 +22887,7 @@ class HardshrinkBackwardBackward0(Node):
         "lambd",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -22837,6 +22986,7 @@ class SoftshrinkBackward0(Node):
         "lambd",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -22932,6 +23082,7 @@ class SoftshrinkBackwardBackward0(Node):
         "lambd",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -23027,6 +23178,7 @@ class HardsigmoidBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -23108,6 +23260,7 @@ class HardsigmoidBackwardBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -23192,6 +23345,7 @@ class HardswishBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -23343,6 +23497,7 @@ class ThresholdBackward0(Node):
         "self_",
         "threshold",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -23600,6 +23755,7 @@ class PreluKernelBackward0(Node):
         "self_",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -23980,6 +24136,7 @@ class MseLossBackward0(Node):
         "self_",
         "target_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -24197,6 +24354,7 @@ class NllLossBackward0(Node):
         "weight_",
         "total_weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -24433,6 +24591,7 @@ class NllLoss2DBackward0(Node):
         "weight_",
         "total_weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -24855,6 +25014,7 @@ class SmoothL1LossBackward0(Node):
         "self_",
         "target_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -25091,6 +25251,7 @@ class HuberLossBackward0(Node):
         "self_",
         "target_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -25943,6 +26104,7 @@ class NativeBatchNormBackward0(Node):
         "result1_",
         "result2_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -26495,6 +26657,7 @@ class NativeLayerNormBackward0(Node):
         "result1_",
         "result2_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -26825,6 +26988,7 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
         "result1_",
         "result2_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -27064,6 +27228,7 @@ class NativeBatchNormLegitBackward0(Node):
         "result1_",
         "result2_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -27813,6 +27978,7 @@ class ConvolutionBackward0(Node):
         "transposed",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -28161,6 +28327,7 @@ class ReflectionPad1DBackward0(Node):
         "padding",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -28299,6 +28466,7 @@ class ReflectionPad2DBackward0(Node):
         "padding",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -28437,6 +28605,7 @@ class ReflectionPad3DBackward0(Node):
         "padding",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -28575,6 +28744,7 @@ class ReplicationPad1DBackward0(Node):
         "padding",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -28715,6 +28885,7 @@ class ReplicationPad2DBackward0(Node):
         "padding",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -28855,6 +29026,7 @@ class ReplicationPad3DBackward0(Node):
         "padding",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -29088,6 +29260,7 @@ class SlowConvTranspose2DBackward0(Node):
         "stride",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -29291,6 +29464,7 @@ class SlowConvTranspose3DBackward0(Node):
         "stride",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -29926,6 +30100,7 @@ class SlowConv3DBackward0(Node):
         "stride",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -30110,6 +30285,7 @@ class SlowConvDilated2DBackward0(Node):
         "stride",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -30303,6 +30479,7 @@ class SlowConvDilated3DBackward0(Node):
         "stride",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -30499,6 +30676,7 @@ class ConvolutionBackward1(Node):
         "transposed",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -30974,6 +31152,7 @@ class NnpackSpatialConvolutionBackward0(Node):
         "stride",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -31159,6 +31338,7 @@ class MaxPool2DWithIndicesBackward0(Node):
         "stride",
         "result1_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -31316,6 +31496,7 @@ class MaxPool3DWithIndicesBackward0(Node):
         "stride",
         "result1_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -31577,6 +31758,7 @@ class AvgPool2DBackward0(Node):
         "self_",
         "stride",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -31743,6 +31925,7 @@ class AvgPool3DBackward0(Node):
         "self_",
         "stride",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -32079,6 +32262,7 @@ class AdaptiveAvgPool2DBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -32163,6 +32347,7 @@ class AdaptiveAvgPool3DBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -32351,6 +32536,7 @@ class AdaptiveMaxPool2DBackward0(Node):
         "self_",
         "result1_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -32454,6 +32640,7 @@ class AdaptiveMaxPool3DBackward0(Node):
         "self_",
         "result1_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -34623,6 +34810,7 @@ class PixelShuffleBackward0(Node):
     """
 
     __slots__ = ("upscale_factor",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -34693,6 +34881,7 @@ class PixelUnshuffleBackward0(Node):
     """
 
     __slots__ = ("downscale_factor",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -34763,6 +34952,7 @@ class ChannelShuffleBackward0(Node):
     """
 
     __slots__ = ("groups",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -34839,6 +35029,7 @@ class Im2ColBackward0(Node):
         "self_sym_sizes",
         "stride",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -34968,6 +35159,7 @@ class Col2ImBackward0(Node):
         "padding",
         "stride",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
@@ -35795,6 +35987,7 @@ class ErfcBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -35951,6 +36144,7 @@ class XlogyBackward1(Node):
         "other_",
         "self",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -36647,6 +36841,7 @@ class SpecialEntrBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -36778,6 +36973,7 @@ class SpecialLogNdtrBackward0(Node):
         "self_",
         "result_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -36886,6 +37082,7 @@ class SpecialErfcxBackward0(Node):
         "self_",
         "result_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -37057,6 +37254,7 @@ class SpecialXlog1PyBackward1(Node):
         "other_",
         "self",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()

@@ -540,7 +540,7 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
             if not keep_graph:
                 node.will_release_variables()
             produced = None
-            if arrays and _as_arrays(inputs):
+            if arrays and node._has_array_form and _as_arrays(inputs):
                 produced = node.apply_arrays(inputs)
             if produced is None:
                 produced = node.apply(_as_tensors(inputs))
@@ -555,7 +555,21 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                 continue
             gradient = outputs[index]
             if gradient is not None:
-                gradient = _checked(node, index, gradient, function, input_nr)
+                # The common case inline: an array (or a plain Tensor's) of the
+                # input's shape and dtype; anything else through _checked.
+                expected_shape, expected_dtype = function._input_metadata[input_nr]
+                cls = gradient.__class__
+                data = (
+                    gradient
+                    if cls is _NDARRAY
+                    else gradient._data if cls is Tensor else None
+                )
+                if (
+                    data is None
+                    or data.shape != expected_shape
+                    or (expected_dtype is not None and data.dtype != expected_dtype)
+                ):
+                    gradient = _checked(node, index, gradient, function, input_nr)
                 outputs[index] = gradient
             remaining = dependencies[function] - 1
             next_buffer = not_ready.pop(function, None)
@@ -580,7 +594,7 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                 not_ready[function] = next_buffer
         # Drop this node's references to the gradients it passed on: a gradient that
         # only its buffer holds can be taken over (not copied) where it arrives.
-        outputs = gradient = next_buffer = None  # type: ignore[assignment]
+        outputs = gradient = next_buffer = data = None  # type: ignore[assignment]
 
 
 def _checked(
