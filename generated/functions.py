@@ -1013,7 +1013,7 @@ def permute_backward0_arrays(
     """The formulas of PermuteBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.permute_backwards(grad, dims) if any_grad_defined else None
@@ -1082,7 +1082,7 @@ def expand_backward0_arrays(
     """The formulas of ExpandBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.sum_to(grad, self_sym_sizes) if any_grad_defined else None
@@ -1151,7 +1151,7 @@ def sum_to_size_backward0_arrays(
     """The formulas of SumToSizeBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.expand(grad, self_sym_sizes) if any_grad_defined else None
@@ -1220,7 +1220,7 @@ def view_backward0_arrays(
     """The formulas of ViewBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.reshape(grad, self_sym_sizes) if any_grad_defined else None
@@ -1291,7 +1291,7 @@ def squeeze_backward0_arrays(
     """The formulas of SqueezeBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.unsqueeze_to(grad, self_sym_sizes) if any_grad_defined else None
@@ -1374,7 +1374,7 @@ def squeeze_backward1_arrays(
     """The formulas of SqueezeBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.unsqueeze_to(grad, dim, self_sym_sizes) if any_grad_defined else None
@@ -1439,7 +1439,7 @@ def unsqueeze_backward0_arrays(
     """The formulas of UnsqueezeBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.squeeze(grad, dim) if any_grad_defined else None
 
@@ -1518,7 +1518,7 @@ def transpose_backward0_arrays(
     """The formulas of TransposeBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.transpose(grad, dim0, dim1) if any_grad_defined else None
@@ -1576,7 +1576,7 @@ def t_backward0_arrays(
     """The formulas of TBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.t(grad) if any_grad_defined else None
 
@@ -1669,7 +1669,7 @@ def select_backward0_arrays(
     """The formulas of SelectBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.select_backward(grad, self_sym_sizes, dim, index)
@@ -1786,7 +1786,7 @@ def slice_backward0_arrays(
     """The formulas of SliceBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.slice_backward_wrapper(grad, self_sym_sizes, dim, start, end, step)
@@ -2273,7 +2273,7 @@ def flip_backward0_arrays(
     """The formulas of FlipBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.flip(grad, dims) if any_grad_defined else None
 
@@ -2356,7 +2356,7 @@ def roll_backward0_arrays(
     """The formulas of RollBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.roll(grad, fmap_neg(reverse_list_symint(shifts)), reverse_list(dims))
@@ -2472,7 +2472,7 @@ def unsafe_view_backward0_arrays(
     """The formulas of UnsafeViewBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.reshape(grad, self_sym_sizes) if any_grad_defined else None
@@ -2543,7 +2543,7 @@ def constant_pad_nd_backward0_arrays(
     """The formulas of ConstantPadNdBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.constant_pad_nd(grad, fmap_neg(pad), 0) if any_grad_defined else None
@@ -2695,7 +2695,7 @@ def diagonal_backward_backward0_arrays(
     """The formulas of DiagonalBackwardBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
             arrays.diagonal(grad, offset, dim1, dim2) if any_grad_defined else None
@@ -2847,7 +2847,7 @@ def diag_embed_backward0_arrays(
     """The formulas of DiagEmbedBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.diagonal(grad, offset, dim1, dim2) if any_grad_defined else None
@@ -2905,7 +2905,7 @@ def alias_backward0_arrays(
     """The formulas of AliasBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
 
@@ -3283,7 +3283,7 @@ def narrow_copy_backward0_arrays(
     """The formulas of NarrowCopyBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.slice_backward_wrapper(
@@ -3459,7 +3459,7 @@ def lift_backward0_arrays(
     """The formulas of LiftBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
 
@@ -3515,7 +3515,7 @@ def lift_fresh_backward0_arrays(
     """The formulas of LiftFreshBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
 
@@ -3647,7 +3647,7 @@ def rot90_backward0_arrays(
     """The formulas of Rot90Backward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.rot90(grad, -k, dims) if any_grad_defined else None
 
@@ -3817,7 +3817,7 @@ def add_backward0_arrays(
     """The formulas of AddBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             arrays.handle_r_to_c(
@@ -3918,7 +3918,7 @@ def sub_backward0_arrays(
     """The formulas of SubBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             arrays.handle_r_to_c(
@@ -4048,7 +4048,7 @@ def mul_backward0_arrays(
     """The formulas of MulBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             arrays.mul_tensor_backward(grad, self, other_scalar_type)
@@ -4151,7 +4151,7 @@ def pow_backward0_arrays(
     """The formulas of PowBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.pow_backward(grad, self, exponent) if any_grad_defined else None
@@ -4209,7 +4209,7 @@ def neg_backward0_arrays(
     """The formulas of NegBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.neg(grad) if any_grad_defined else None
 
@@ -4265,7 +4265,7 @@ def conj_backward0_arrays(
     """The formulas of ConjBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.conj(grad) if any_grad_defined else None
 
@@ -4321,7 +4321,7 @@ def real_backward0_arrays(
     """The formulas of RealBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.real(grad) if any_grad_defined else None
 
@@ -4377,7 +4377,7 @@ def clone_backward0_arrays(
     """The formulas of CloneBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
 
@@ -4488,7 +4488,7 @@ def exp_backward0_arrays(
     """The formulas of ExpBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(grad, arrays.conj(result)) if any_grad_defined else None
@@ -4571,7 +4571,7 @@ def exp2_backward0_arrays(
     """The formulas of Exp2Backward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453)
@@ -4654,7 +4654,7 @@ def log_backward0_arrays(
     """The formulas of LogBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.div(grad, arrays.conj(self)) if any_grad_defined else None
@@ -4737,7 +4737,7 @@ def log2_backward0_arrays(
     """The formulas of Log2Backward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.div(grad, arrays.mul(arrays.conj(self), 0.6931471805599453))
@@ -4822,7 +4822,7 @@ def log10_backward0_arrays(
     """The formulas of Log10Backward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.div(grad, arrays.mul(arrays.conj(self), 2.3025850929940455))
@@ -4905,7 +4905,7 @@ def log1_p_backward0_arrays(
     """The formulas of Log1PBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.log1p_backward(grad, self) if any_grad_defined else None
 
@@ -4984,7 +4984,7 @@ def expm1_backward0_arrays(
     """The formulas of Expm1Backward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(grad, arrays.add(arrays.conj(result), 1))
@@ -5067,7 +5067,7 @@ def sqrt_backward0_arrays(
     """The formulas of SqrtBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.div(grad, arrays.mul(2, arrays.conj(result)))
@@ -5152,7 +5152,7 @@ def rsqrt_backward0_arrays(
     """The formulas of RsqrtBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(arrays.mul(-0.5, grad), arrays.conj(arrays.pow(result, 3)))
@@ -5235,7 +5235,7 @@ def reciprocal_backward0_arrays(
     """The formulas of ReciprocalBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(arrays.neg(grad), arrays.conj(arrays.mul(result, result)))
@@ -5318,7 +5318,7 @@ def abs_backward0_arrays(
     """The formulas of AbsBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(grad, arrays.sgn(self)) if any_grad_defined else None
@@ -5430,7 +5430,7 @@ def sign_backward0_arrays(
     """The formulas of SignBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
@@ -5509,7 +5509,7 @@ def sin_backward0_arrays(
     """The formulas of SinBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(grad, arrays.conj(arrays.cos(self)))
@@ -5592,7 +5592,7 @@ def cos_backward0_arrays(
     """The formulas of CosBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(grad, arrays.neg(arrays.conj(arrays.sin(self))))
@@ -5675,7 +5675,7 @@ def tan_backward0_arrays(
     """The formulas of TanBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(grad, arrays.conj(arrays.add(1, arrays.pow(result, 2))))
@@ -5760,7 +5760,7 @@ def asin_backward0_arrays(
     """The formulas of AsinBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(
@@ -5850,7 +5850,7 @@ def acos_backward0_arrays(
     """The formulas of AcosBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(
@@ -5940,7 +5940,7 @@ def atan_backward0_arrays(
     """The formulas of AtanBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.div(grad, arrays.conj(arrays.add(arrays.mul(self, self), 1)))
@@ -6023,7 +6023,7 @@ def sinh_backward0_arrays(
     """The formulas of SinhBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(grad, arrays.conj(arrays.cosh(self)))
@@ -6106,7 +6106,7 @@ def cosh_backward0_arrays(
     """The formulas of CoshBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(grad, arrays.conj(arrays.sinh(self)))
@@ -6189,7 +6189,7 @@ def tanh_backward0_arrays(
     """The formulas of TanhBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.tanh_backward(grad, result) if any_grad_defined else None
@@ -6270,7 +6270,7 @@ def sigmoid_backward0_arrays(
     """The formulas of SigmoidBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.sigmoid_backward(grad, result) if any_grad_defined else None
@@ -6355,7 +6355,7 @@ def erf_backward0_arrays(
     """The formulas of ErfBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(
@@ -6421,7 +6421,7 @@ def floor_backward0_arrays(
     """The formulas of FloorBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
@@ -6477,7 +6477,7 @@ def ceil_backward0_arrays(
     """The formulas of CeilBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
@@ -6533,7 +6533,7 @@ def round_backward0_arrays(
     """The formulas of RoundBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
@@ -6589,7 +6589,7 @@ def round_backward1_arrays(
     """The formulas of RoundBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
@@ -6645,7 +6645,7 @@ def trunc_backward0_arrays(
     """The formulas of TruncBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
@@ -6792,7 +6792,7 @@ def sigmoid_backward_backward0_arrays(
     """The formulas of SigmoidBackwardBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
             arrays.sigmoid_backward(grad, arrays.conj(output))
@@ -6910,7 +6910,7 @@ def tanh_backward_backward0_arrays(
     """The formulas of TanhBackwardBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
             arrays.tanh_backward(grad, arrays.conj(output))
@@ -7126,7 +7126,7 @@ def add_backward1_arrays(
     """The formulas of AddBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
@@ -7193,7 +7193,7 @@ def sub_backward1_arrays(
     """The formulas of SubBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
@@ -7274,7 +7274,7 @@ def mul_backward1_arrays(
     """The formulas of MulBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.handle_r_to_c(
@@ -7391,7 +7391,7 @@ def div_backward0_arrays(
     """The formulas of DivBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             arrays.div_tensor_other_backward(grad, self, other)
@@ -7480,7 +7480,7 @@ def div_backward1_arrays(
     """The formulas of DivBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.div_tensor_self_backward(grad, other, self_scalar_type)
@@ -7607,7 +7607,7 @@ def div_backward2_arrays(
     """The formulas of DivBackward2 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             arrays.div_tensor_other_backward(grad, self, other, rounding_mode)
@@ -7709,7 +7709,7 @@ def rsub_backward0_arrays(
     """The formulas of RsubBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             arrays.handle_r_to_c(other_scalar_type, grad) if any_grad_defined else None
@@ -7799,7 +7799,7 @@ def rsub_backward1_arrays(
     """The formulas of RsubBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.handle_r_to_c(
@@ -7913,7 +7913,7 @@ def maximum_backward0_arrays(
     """The formulas of MaximumBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             arrays.masked_fill_(
@@ -8038,7 +8038,7 @@ def minimum_backward0_arrays(
     """The formulas of MinimumBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             arrays.masked_fill_(
@@ -8163,7 +8163,7 @@ def fmax_backward0_arrays(
     """The formulas of FmaxBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             arrays.where(
@@ -8288,7 +8288,7 @@ def fmin_backward0_arrays(
     """The formulas of FminBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             arrays.where(
@@ -8574,7 +8574,7 @@ def hypot_backward0_arrays(
     """The formulas of HypotBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             arrays.div(arrays.mul(grad, other), result) if any_grad_defined else None
@@ -8662,7 +8662,7 @@ def where_backward0_arrays(
     """The formulas of WhereBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = arrays.where(condition, 0, grad) if any_grad_defined else None
     if needs_input_grad[0]:  # self
@@ -8788,7 +8788,7 @@ def clamp_backward0_arrays(
     """The formulas of ClampBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1] or needs_input_grad[2]:  # min, max
         grad_input_mask = (
             needs_input_grad[1],
@@ -8905,7 +8905,7 @@ def clamp_backward1_arrays(
     """The formulas of ClampBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.clamp_backward(grad, self, min, max) if any_grad_defined else None
@@ -9073,7 +9073,7 @@ def fmod_backward0_arrays(
     """The formulas of FmodBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
 
@@ -9174,7 +9174,7 @@ def fmod_backward1_arrays(
     """The formulas of FmodBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             arrays.mul(arrays.neg(grad), arrays.div(self, other, rounding_mode="trunc"))
@@ -9236,7 +9236,7 @@ def remainder_backward0_arrays(
     """The formulas of RemainderBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
 
@@ -9337,7 +9337,7 @@ def remainder_backward1_arrays(
     """The formulas of RemainderBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             arrays.mul(arrays.neg(grad), arrays.div(self, other, rounding_mode="floor"))
@@ -9434,7 +9434,7 @@ def zero_backward0_arrays(
     """The formulas of ZeroBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
@@ -9490,7 +9490,7 @@ def fill_backward0_arrays(
     """The formulas of FillBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
@@ -9549,7 +9549,7 @@ def fill_backward1_arrays(
     """The formulas of FillBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
     if needs_input_grad[1]:  # value
@@ -9607,7 +9607,7 @@ def fill_backward2_arrays(
     """The formulas of FillBackward2 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
@@ -9666,7 +9666,7 @@ def fill_backward3_arrays(
     """The formulas of FillBackward3 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
     if needs_input_grad[1]:  # value
@@ -9736,7 +9736,7 @@ def lerp_backward0_arrays(
     """The formulas of LerpBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # end
         grad_inputs[1] = (
             arrays.mul(grad, arrays.scalar_conj(weight)) if any_grad_defined else None
@@ -9861,7 +9861,7 @@ def lerp_backward1_arrays(
     """The formulas of LerpBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # end
         grad_inputs[1] = (
             arrays.mul(grad, arrays.conj(weight)) if any_grad_defined else None
@@ -10015,7 +10015,7 @@ def addcmul_backward0_arrays(
     """The formulas of AddcmulBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
@@ -10178,7 +10178,7 @@ def addcdiv_backward0_arrays(
     """The formulas of AddcdivBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
@@ -10404,7 +10404,7 @@ def asinh_backward0_arrays(
     """The formulas of AsinhBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(
@@ -10517,7 +10517,7 @@ def atanh_backward0_arrays(
     """The formulas of AtanhBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.div(
@@ -10781,7 +10781,7 @@ def frac_backward0_arrays(
     """The formulas of FracBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
 
@@ -10924,7 +10924,7 @@ def ldexp_backward0_arrays(
     """The formulas of LdexpBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453)
@@ -11039,7 +11039,7 @@ def nextafter_backward0_arrays(
     """The formulas of NextafterBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             arrays.type_and_size_zeros(other_info) if any_grad_defined else None
@@ -11144,7 +11144,7 @@ def logaddexp2_backward0_arrays(
     """The formulas of Logaddexp2Backward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(self, other))))
@@ -11253,7 +11253,7 @@ def clamp_min_backward1_arrays(
     """The formulas of ClampMinBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # min
         grad_inputs[1] = (
             arrays.where(arrays.lt(self, min), grad, 0.0) if any_grad_defined else None
@@ -11358,7 +11358,7 @@ def clamp_max_backward1_arrays(
     """The formulas of ClampMaxBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # max
         grad_inputs[1] = (
             arrays.where(arrays.gt(self, max), grad, 0.0) if any_grad_defined else None
@@ -11467,7 +11467,7 @@ def logaddexp_backward0_arrays(
     """The formulas of LogaddexpBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
             arrays.div(
@@ -11600,7 +11600,7 @@ def bernoulli_backward0_arrays(
     """The formulas of BernoulliBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
@@ -11667,7 +11667,7 @@ def sum_backward0_arrays(
     """The formulas of SumBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.expand(grad, self_sym_sizes) if any_grad_defined else None
@@ -11762,7 +11762,7 @@ def sum_backward1_arrays(
     """The formulas of SumBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.sum_backward(grad, self_sym_sizes, dim, keepdim)
@@ -11847,7 +11847,7 @@ def mean_backward0_arrays(
     """The formulas of MeanBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.div(arrays.expand(grad, self_sym_sizes), self_sym_numel)
@@ -11954,7 +11954,7 @@ def mean_backward1_arrays(
     """The formulas of MeanBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mean_backward(grad, self_sym_sizes, dim, self_sym_numel, keepdim)
@@ -12205,7 +12205,7 @@ def max_backward0_arrays(
     """The formulas of MaxBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.value_selecting_reduction_backward_symint(
@@ -12384,7 +12384,7 @@ def min_backward0_arrays(
     """The formulas of MinBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.value_selecting_reduction_backward_symint(
@@ -12718,7 +12718,7 @@ def logsumexp_backward0_arrays(
     """The formulas of LogsumexpBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.logsumexp_backward(grad, self, result, dim, keepdim)
@@ -12949,7 +12949,7 @@ def cumsum_backward0_arrays(
     """The formulas of CumsumBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.cumsum_backward(arrays.to(grad, self_scalar_type), dim)
@@ -13128,7 +13128,7 @@ def sort_backward0_arrays(
     """The formulas of SortBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.value_selecting_reduction_backward_symint(
@@ -13241,7 +13241,7 @@ def sort_backward1_arrays(
     """The formulas of SortBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.value_selecting_reduction_backward_symint(
@@ -13354,7 +13354,7 @@ def topk_backward0_arrays(
     """The formulas of TopkBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.value_selecting_reduction_backward_symint(
@@ -13666,7 +13666,7 @@ def kthvalue_backward0_arrays(
     """The formulas of KthvalueBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.value_selecting_reduction_backward_symint(
@@ -13845,7 +13845,7 @@ def median_backward1_arrays(
     """The formulas of MedianBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.value_selecting_reduction_backward_symint(
@@ -14024,7 +14024,7 @@ def nanmedian_backward1_arrays(
     """The formulas of NanmedianBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.value_selecting_reduction_backward_symint(
@@ -14147,7 +14147,7 @@ def mode_backward0_arrays(
     """The formulas of ModeBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.value_selecting_reduction_backward_symint(
@@ -14880,7 +14880,7 @@ def index_add_backward0_arrays(
     """The formulas of IndexAddBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
     if needs_input_grad[1]:  # source
@@ -15059,7 +15059,7 @@ def scatter_backward0_arrays(
     """The formulas of ScatterBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.scatter(grad, dim, index, 0) if any_grad_defined else None
@@ -15154,7 +15154,7 @@ def scatter_backward1_arrays(
     """The formulas of ScatterBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.scatter(grad, dim, index, 0) if any_grad_defined else None
@@ -15250,7 +15250,7 @@ def scatter_add_backward0_arrays(
     """The formulas of ScatterAddBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
     if needs_input_grad[1]:  # src
@@ -15331,7 +15331,7 @@ def masked_fill_backward0_arrays(
     """The formulas of MaskedFillBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.masked_fill(grad, mask, 0) if any_grad_defined else None
 
@@ -15413,7 +15413,7 @@ def masked_fill_backward1_arrays(
     """The formulas of MaskedFillBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.masked_fill(grad, mask, 0) if any_grad_defined else None
     if needs_input_grad[1]:  # value
@@ -16729,7 +16729,7 @@ def mm_backward0_arrays(
     """The formulas of MmBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # mat2
         grad_inputs[1] = (
             arrays.mm_mat2_backward(
@@ -16846,7 +16846,7 @@ def bmm_backward0_arrays(
     """The formulas of BmmBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # mat2
         grad_inputs[1] = (
             arrays.bmm(arrays.conj(arrays.transpose(self, 1, 2)), grad)
@@ -16955,7 +16955,7 @@ def dot_backward0_arrays(
     """The formulas of DotBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(grad, arrays.conj(tensor)) if any_grad_defined else None
@@ -17060,7 +17060,7 @@ def vdot_backward0_arrays(
     """The formulas of VdotBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = arrays.mul(grad, self) if any_grad_defined else None
     if needs_input_grad[0]:  # self
@@ -17297,7 +17297,7 @@ def addmm_backward0_arrays(
     """The formulas of AddmmBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # mat1
         grad_inputs[1] = (
             arrays.mm_mat1_backward(
@@ -17600,7 +17600,7 @@ def tril_backward0_arrays(
     """The formulas of TrilBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.tril(grad, diagonal) if any_grad_defined else None
 
@@ -17665,7 +17665,7 @@ def triu_backward0_arrays(
     """The formulas of TriuBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = arrays.triu(grad, diagonal) if any_grad_defined else None
 
@@ -19436,7 +19436,7 @@ def addr_backward0_arrays(
     """The formulas of AddrBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.maybe_multiply(grad, arrays.scalar_conj(beta))
@@ -19622,7 +19622,7 @@ def addbmm_backward0_arrays(
     """The formulas of AddbmmBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # batch1
         grad_inputs[1] = (
             arrays.maybe_multiply(
@@ -19788,7 +19788,7 @@ def baddbmm_backward0_arrays(
     """The formulas of BaddbmmBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # batch1
         grad_inputs[1] = (
             arrays.maybe_multiply(
@@ -20643,7 +20643,7 @@ def relu_backward0_arrays(
     """The formulas of ReluBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.threshold_backward(grad, result, 0) if any_grad_defined else None
@@ -20740,7 +20740,7 @@ def gelu_backward0_arrays(
     """The formulas of GeluBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.gelu_backward(grad, self, approximate=approximate)
@@ -20831,7 +20831,7 @@ def silu_backward0_arrays(
     """The formulas of SiluBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             (
@@ -20935,7 +20935,7 @@ def threshold_backward_backward0_arrays(
     """The formulas of ThresholdBackwardBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
             arrays.threshold_backward(grad, self, threshold)
@@ -21114,7 +21114,7 @@ def softmax_backward0_arrays(
     """The formulas of SoftmaxBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays._softmax_backward_data(grad, result, dim, self_scalar_type)
@@ -21305,7 +21305,7 @@ def log_softmax_backward0_arrays(
     """The formulas of LogSoftmaxBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays._log_softmax_backward_data(grad, result, dim, self_scalar_type)
@@ -21435,7 +21435,7 @@ def log_softmax_backward_data_backward0_arrays(
     """The formulas of LogSoftmaxBackwardDataBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
             arrays.sub(
@@ -21556,7 +21556,7 @@ def leaky_relu_backward0_arrays(
     """The formulas of LeakyReluBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.leaky_relu_backward(grad, self, negative_slope, False)
@@ -21658,7 +21658,7 @@ def leaky_relu_backward_backward0_arrays(
     """The formulas of LeakyReluBackwardBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
             arrays.leaky_relu_backward(grad, self, negative_slope, False)
@@ -21779,7 +21779,7 @@ def elu_backward0_arrays(
     """The formulas of EluBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.elu_backward(grad, alpha, scale, input_scale, False, self)
@@ -21981,7 +21981,7 @@ def softplus_backward0_arrays(
     """The formulas of SoftplusBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.softplus_backward(grad, self, beta, threshold)
@@ -22160,7 +22160,7 @@ def log_sigmoid_backward0_arrays(
     """The formulas of LogSigmoidBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.log_sigmoid_backward(grad, self, buffer)
@@ -22342,7 +22342,7 @@ def hardtanh_backward0_arrays(
     """The formulas of HardtanhBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.hardtanh_backward(grad, self, min_val, max_val)
@@ -22454,7 +22454,7 @@ def hardtanh_backward_backward0_arrays(
     """The formulas of HardtanhBackwardBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
             arrays.hardtanh_backward(grad, self, min_val, max_val)
@@ -22605,7 +22605,7 @@ def celu_backward0_arrays(
     """The formulas of CeluBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)
@@ -22700,7 +22700,7 @@ def glu_backward0_arrays(
     """The formulas of GluBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.glu_backward(grad, self, dim) if any_grad_defined else None
@@ -22867,7 +22867,7 @@ def hardshrink_backward0_arrays(
     """The formulas of HardshrinkBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.hardshrink_backward(grad, self, lambd) if any_grad_defined else None
@@ -22965,7 +22965,7 @@ def hardshrink_backward_backward0_arrays(
     """The formulas of HardshrinkBackwardBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_out
         grad_inputs[0] = (
             arrays.hardshrink_backward(grad, self, lambd) if any_grad_defined else None
@@ -23062,7 +23062,7 @@ def softshrink_backward0_arrays(
     """The formulas of SoftshrinkBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.softshrink_backward(grad, self, lambd) if any_grad_defined else None
@@ -23160,7 +23160,7 @@ def softshrink_backward_backward0_arrays(
     """The formulas of SoftshrinkBackwardBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
             arrays.softshrink_backward(grad, self, lambd) if any_grad_defined else None
@@ -23243,7 +23243,7 @@ def hardsigmoid_backward0_arrays(
     """The formulas of HardsigmoidBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.hardsigmoid_backward(grad, self) if any_grad_defined else None
@@ -23327,7 +23327,7 @@ def hardsigmoid_backward_backward0_arrays(
     """The formulas of HardsigmoidBackwardBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
             arrays.hardsigmoid_backward(grad, self) if any_grad_defined else None
@@ -23410,7 +23410,7 @@ def hardswish_backward0_arrays(
     """The formulas of HardswishBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.hardswish_backward(grad, self) if any_grad_defined else None
@@ -23573,7 +23573,7 @@ def threshold_backward0_arrays(
     """The formulas of ThresholdBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.threshold_backward(grad, self, threshold)
@@ -23846,7 +23846,7 @@ def prelu_kernel_backward0_arrays(
     """The formulas of PreluKernelBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0] or needs_input_grad[1]:  # self, weight
         grad_input_mask = (
             needs_input_grad[0],
@@ -24234,7 +24234,7 @@ def mse_loss_backward0_arrays(
     """The formulas of MseLossBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mse_loss_backward(grad, self, target, reduction)
@@ -24489,7 +24489,7 @@ def nll_loss_backward0_arrays(
     """The formulas of NllLossBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.nll_loss_backward(
@@ -24726,7 +24726,7 @@ def nll_loss2_d_backward0_arrays(
     """The formulas of NllLoss2DBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.nll_loss2d_backward(
@@ -25121,7 +25121,7 @@ def smooth_l1_loss_backward0_arrays(
     """The formulas of SmoothL1LossBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.smooth_l1_loss_backward(grad, self, target, reduction, beta)
@@ -25358,7 +25358,7 @@ def huber_loss_backward0_arrays(
     """The formulas of HuberLossBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.huber_loss_backward(grad, self, target, reduction, delta)
@@ -26304,7 +26304,7 @@ def native_batch_norm_backward0_arrays(
     """The formulas of NativeBatchNormBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if (
         needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
     ):  # input, weight, bias
@@ -26817,7 +26817,7 @@ def native_layer_norm_backward0_arrays(
     """The formulas of NativeLayerNormBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if (
         needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
     ):  # input, weight, bias
@@ -27179,7 +27179,7 @@ def native_batch_norm_legit_no_training_backward0_arrays(
     """The formulas of NativeBatchNormLegitNoTrainingBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if (
         needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
     ):  # input, weight, bias
@@ -27383,7 +27383,7 @@ def native_batch_norm_legit_backward0_arrays(
     """The formulas of NativeBatchNormLegitBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if (
         needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
     ):  # input, weight, bias
@@ -28149,7 +28149,7 @@ def convolution_backward0_arrays(
     """The formulas of ConvolutionBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if (
         needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
     ):  # input, weight, bias
@@ -28403,7 +28403,7 @@ def reflection_pad1_d_backward0_arrays(
     """The formulas of ReflectionPad1DBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.reflection_pad1d_backward(grad, self, padding)
@@ -28542,7 +28542,7 @@ def reflection_pad2_d_backward0_arrays(
     """The formulas of ReflectionPad2DBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.reflection_pad2d_backward(grad, self, padding)
@@ -28681,7 +28681,7 @@ def reflection_pad3_d_backward0_arrays(
     """The formulas of ReflectionPad3DBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.reflection_pad3d_backward(grad, self, padding)
@@ -28822,7 +28822,7 @@ def replication_pad1_d_backward0_arrays(
     """The formulas of ReplicationPad1DBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.replication_pad1d_backward(grad, self, padding)
@@ -28963,7 +28963,7 @@ def replication_pad2_d_backward0_arrays(
     """The formulas of ReplicationPad2DBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.replication_pad2d_backward(grad, self, padding)
@@ -29104,7 +29104,7 @@ def replication_pad3_d_backward0_arrays(
     """The formulas of ReplicationPad3DBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.replication_pad3d_backward(grad, self, padding)
@@ -29413,7 +29413,7 @@ def slow_conv_transpose2_d_backward0_arrays(
     """The formulas of SlowConvTranspose2DBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if (
         needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
     ):  # self, weight, bias
@@ -29617,7 +29617,7 @@ def slow_conv_transpose3_d_backward0_arrays(
     """The formulas of SlowConvTranspose3DBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if (
         needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
     ):  # self, weight, bias
@@ -30235,7 +30235,7 @@ def slow_conv3_d_backward0_arrays(
     """The formulas of SlowConv3DBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if (
         needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
     ):  # self, weight, bias
@@ -30429,7 +30429,7 @@ def slow_conv_dilated2_d_backward0_arrays(
     """The formulas of SlowConvDilated2DBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if (
         needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
     ):  # self, weight, bias
@@ -30623,7 +30623,7 @@ def slow_conv_dilated3_d_backward0_arrays(
     """The formulas of SlowConvDilated3DBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if (
         needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
     ):  # self, weight, bias
@@ -30847,7 +30847,7 @@ def convolution_backward1_arrays(
     """The formulas of ConvolutionBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if (
         needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
     ):  # input, weight, bias
@@ -31287,7 +31287,7 @@ def nnpack_spatial_convolution_backward0_arrays(
     """The formulas of NnpackSpatialConvolutionBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if (
         needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
     ):  # input, weight, bias
@@ -31468,7 +31468,7 @@ def max_pool2_d_with_indices_backward0_arrays(
     """The formulas of MaxPool2DWithIndicesBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.max_pool2d_with_indices_backward(
@@ -31626,7 +31626,7 @@ def max_pool3_d_with_indices_backward0_arrays(
     """The formulas of MaxPool3DWithIndicesBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.max_pool3d_with_indices_backward(
@@ -31890,7 +31890,7 @@ def avg_pool2_d_backward0_arrays(
     """The formulas of AvgPool2DBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.avg_pool2d_backward(
@@ -32057,7 +32057,7 @@ def avg_pool3_d_backward0_arrays(
     """The formulas of AvgPool3DBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.avg_pool3d_backward(
@@ -32329,7 +32329,7 @@ def adaptive_avg_pool2_d_backward0_arrays(
     """The formulas of AdaptiveAvgPool2DBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays._adaptive_avg_pool2d_backward(grad, self)
@@ -32414,7 +32414,7 @@ def adaptive_avg_pool3_d_backward0_arrays(
     """The formulas of AdaptiveAvgPool3DBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays._adaptive_avg_pool3d_backward(grad, self)
@@ -32619,7 +32619,7 @@ def adaptive_max_pool2_d_backward0_arrays(
     """The formulas of AdaptiveMaxPool2DBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.adaptive_max_pool2d_backward(grad, self, result1)
@@ -32723,7 +32723,7 @@ def adaptive_max_pool3_d_backward0_arrays(
     """The formulas of AdaptiveMaxPool3DBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.adaptive_max_pool3d_backward(grad, self, result1)
@@ -34865,7 +34865,7 @@ def pixel_shuffle_backward0_arrays(
     """The formulas of PixelShuffleBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.pixel_unshuffle(grad, upscale_factor) if any_grad_defined else None
@@ -34936,7 +34936,7 @@ def pixel_unshuffle_backward0_arrays(
     """The formulas of PixelUnshuffleBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.pixel_shuffle(grad, downscale_factor) if any_grad_defined else None
@@ -35005,7 +35005,7 @@ def channel_shuffle_backward0_arrays(
     """The formulas of ChannelShuffleBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.channel_shuffle(grad, tuple(grad.shape)[1] // groups)
@@ -35129,7 +35129,7 @@ def im2_col_backward0_arrays(
     """The formulas of Im2ColBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.col2im(
@@ -35243,7 +35243,7 @@ def col2_im_backward0_arrays(
     """The formulas of Col2ImBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.im2col(grad, kernel_size, dilation, padding, stride)
@@ -36056,7 +36056,7 @@ def erfc_backward0_arrays(
     """The formulas of ErfcBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(
@@ -36218,7 +36218,7 @@ def xlogy_backward1_arrays(
     """The formulas of XlogyBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # other
         grad_inputs[0] = (
             arrays.div(arrays.mul(grad, self), other) if any_grad_defined else None
@@ -36906,7 +36906,7 @@ def special_entr_backward0_arrays(
     """The formulas of SpecialEntrBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(grad, arrays.neg(arrays.add(1, arrays.log(self))))
@@ -37056,7 +37056,7 @@ def special_log_ndtr_backward0_arrays(
     """The formulas of SpecialLogNdtrBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(
@@ -37165,7 +37165,7 @@ def special_erfcx_backward0_arrays(
     """The formulas of SpecialErfcxBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             arrays.mul(
@@ -37328,7 +37328,7 @@ def special_xlog1_py_backward1_arrays(
     """The formulas of SpecialXlog1PyBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # other
         grad_inputs[0] = (
             arrays.div(arrays.mul(grad, self), arrays.add(other, 1))

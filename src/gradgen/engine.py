@@ -40,6 +40,7 @@ from .graph import (
     is_stealable,
     task_state,
 )
+from .numpy_kernels import sum_to_size
 from .scalars import python_type_name
 from .tensor import Tensor
 
@@ -605,9 +606,16 @@ def _checked(
     expected_shape, expected_dtype = function._input_metadata[input_nr]
     cls = gradient.__class__
     if cls is _NDARRAY:
-        if gradient.shape == expected_shape and (
-            expected_dtype is None or gradient.dtype == expected_dtype
-        ):
+        shape = gradient.shape
+        if shape != expected_shape:
+            # As _validated, on the array: no graph is recorded, so the operator
+            # would run this very kernel.
+            if not is_expandable_to(expected_shape, shape):
+                raise RuntimeError(
+                    _error(node, _shape_error(index, shape, expected_shape))
+                )
+            gradient = np.asarray(sum_to_size(gradient, expected_shape))
+        if expected_dtype is None or gradient.dtype == expected_dtype:
             return gradient
         return _validated(node, index, Tensor(gradient), function, input_nr)
     if cls is Tensor:

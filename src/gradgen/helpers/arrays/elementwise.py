@@ -175,7 +175,8 @@ def neg(self: np.ndarray) -> np.ndarray:
 def pow(self: Any, exponent: Any) -> np.ndarray:  # noqa: A001  (PyTorch's name)
     """pow.Tensor_Scalar, pow.Tensor_Tensor and pow.Scalar (a number base)."""
     if _float_and_number(self, exponent):
-        return in_dtype(power(self, exponent), self.dtype)
+        # power's own branch for a floating base: numpy's `**`.
+        return as_array(self**exponent)
     common = result_dtype(self, exponent)
     return in_dtype(power(promoted(self, common), promoted(exponent, common)), common)
 
