@@ -595,7 +595,7 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                 not_ready[function] = next_buffer
         # Drop this node's references to the gradients it passed on: a gradient that
         # only its buffer holds can be taken over (not copied) where it arrives.
-        outputs = gradient = next_buffer = data = None  # type: ignore[assignment]
+        outputs = produced = gradient = next_buffer = data = None  # type: ignore
 
 
 def _checked(
