@@ -132,7 +132,7 @@ def _as_arrays(inputs: InputBuffer) -> bool:
             continue
         if value.__class__ is not Tensor:
             return False
-        inputs[slot] = value._data  # type: ignore[union-attr]
+        inputs[slot] = value._data
     return True
 
 
@@ -540,7 +540,7 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
             # below that hands the gradients on.
             if not keep_graph:
                 node.will_release_variables()
-            produced = None
+            produced: Any = None
             if arrays and node._has_array_form and _as_arrays(inputs):
                 produced = node.apply_arrays(inputs)
             if produced is None:

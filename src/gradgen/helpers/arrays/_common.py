@@ -104,7 +104,7 @@ def as_grad_array(value: Any) -> np.ndarray | None:
     """A formula's result as the engine hands it on: an ndarray (a numpy scalar made
     0-d), or None."""
     if value is None or value.__class__ is _NDARRAY:
-        return value  # type: ignore[no-any-return]
+        return value
     return np.asarray(value)
 
 
