@@ -544,7 +544,10 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
             if arrays and node._has_array_form and _as_arrays(inputs):
                 produced = node.apply_arrays(inputs)
             if produced is None:
-                produced = node.apply(_as_tensors(inputs))
+                # Only a backward that hands arrays on has arrays in its buffers.
+                produced = node.apply(
+                    _as_tensors(inputs) if arrays else inputs  # type: ignore[arg-type]
+                )
             outputs = produced if type(produced) is list else list(produced)
             if len(outputs) != len(edges):
                 validate_outputs(edges, outputs, node)  # raises the count error
