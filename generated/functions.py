@@ -10795,16 +10795,38 @@ class FrexpBackward0(Node):
     """
 
     __slots__ = ("exponent_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.exponent_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_exponent = unpack_saved(self.exponent_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_exponent,)):
+            return tensors_of(
+                frexp_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_exponent),
+                ),
+                grads,
+            )
         return frexp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            exponent=unpack_saved(self.exponent_, self),
+            exponent=saved_exponent,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_exponent = unpack_saved(self.exponent_, self)
+        if not plain_tensors((saved_exponent,)):
+            return None
+        return frexp_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_exponent),
         )
 
     def release_variables(self) -> None:
@@ -10827,6 +10849,23 @@ def frexp_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad / exponent.exp2() if any_grad_defined else None
+    return grad_inputs
+
+
+def frexp_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    exponent: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of FrexpBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.div(grad, arrays.exp2(exponent)) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -36445,16 +36484,38 @@ class LgammaBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                lgamma_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return lgamma_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return lgamma_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -36480,6 +36541,23 @@ def lgamma_backward0_apply(
     return grad_inputs
 
 
+def lgamma_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LgammaBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.mul(grad, arrays.digamma(self)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class DigammaBackward0(Node):
     """Backward of ``digamma(Tensor self) -> Tensor``.
 
@@ -36487,16 +36565,38 @@ class DigammaBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                digamma_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return digamma_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return digamma_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -36522,6 +36622,23 @@ def digamma_backward0_apply(
     return grad_inputs
 
 
+def digamma_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of DigammaBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.mul(grad, arrays.polygamma(1, self)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class PolygammaBackward0(Node):
     """Backward of ``polygamma(int n, Tensor self) -> Tensor``.
 
@@ -36532,17 +36649,41 @@ class PolygammaBackward0(Node):
         "n",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                polygamma_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.n,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return polygamma_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             n=self.n,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return polygamma_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.n,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -36573,6 +36714,26 @@ def polygamma_backward0_apply(
     return grad_inputs
 
 
+def polygamma_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    n: int,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of PolygammaBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.mul(grad, arrays.polygamma(n + 1, self))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class PolygammaBackward1(Node):
     """Backward of ``polygamma_(Tensor(a!) self, int n) -> Tensor(a!)``.
 
@@ -36583,17 +36744,41 @@ class PolygammaBackward1(Node):
         "n",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                polygamma_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.n,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return polygamma_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             n=self.n,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return polygamma_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.n,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -36624,6 +36809,26 @@ def polygamma_backward1_apply(
     return grad_inputs
 
 
+def polygamma_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    n: int,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of PolygammaBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.mul(grad, arrays.polygamma(n + 1, self))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ErfinvBackward0(Node):
     """Backward of ``erfinv(Tensor self) -> Tensor``.
 
@@ -36631,16 +36836,38 @@ class ErfinvBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                erfinv_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return erfinv_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return erfinv_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -36670,6 +36897,31 @@ def erfinv_backward0_apply(
     return grad_inputs
 
 
+def erfinv_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ErfinvBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.mul(
+                arrays.mul(
+                    0.5 * 1.7724538509055159,
+                    arrays.exp(arrays.pow(arrays.erfinv(self), 2)),
+                ),
+                grad,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class I0Backward0(Node):
     """Backward of ``i0(Tensor self) -> Tensor``.
 
@@ -36677,16 +36929,38 @@ class I0Backward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                i0_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return i0_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return i0_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -36709,6 +36983,23 @@ def i0_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad * special_i1(self) if any_grad_defined else None
+    return grad_inputs
+
+
+def i0_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of I0Backward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.mul(grad, arrays.special_i1(self)) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -37546,6 +37837,7 @@ class SpecialI0EBackward0(Node):
         "self_",
         "result_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -37553,11 +37845,36 @@ class SpecialI0EBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_result)):
+            return tensors_of(
+                special_i0_e_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    array_of(saved_result),
+                ),
+                grads,
+            )
         return special_i0_e_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-            result=unpack_saved(self.result_, self),
+            self=saved_self,
+            result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_self, saved_result)):
+            return None
+        return special_i0_e_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -37591,6 +37908,31 @@ def special_i0_e_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def special_i0_e_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SpecialI0EBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.mul(
+                grad,
+                arrays.sub(
+                    arrays.special_i1e(self), arrays.mul(arrays.sgn(self), result)
+                ),
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 

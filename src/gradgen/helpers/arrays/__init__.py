@@ -32,6 +32,7 @@ from .pooling import *  # noqa: F403  (the names of its __all__)
 from .reduction import *  # noqa: F403  (the names of its __all__)
 from .shape import *  # noqa: F403  (the names of its __all__)
 from .shape_ops import *  # noqa: F403  (the names of its __all__)
+from .special import *  # noqa: F403  (the names of its __all__)
 
 # Helpers of gradgen.helpers that compute plain values (sizes, flags, scalars) from
 # plain values: an array form calls them as the tensor form does.
@@ -58,6 +59,7 @@ for _family in (
     "reduction",
     "shape",
     "shape_ops",
+    "special",
 ):
     __all__ += import_module(f".{_family}", __name__).__all__
 del _family
