@@ -131,18 +131,18 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
         (f"saved_{python_identifier(a.local)}", _saved_getter_expression(a))
         for a in tensors
     )
-    tensor_arguments, array_arguments = [], []
+    tensor_arguments: list[tuple[str, str]] = []
+    array_arguments: list[str] = []
     for attribute in saved:
         parameter = python_identifier(attribute.local)
         if attribute.kind is SavedKind.VALUE:
             tensor_arguments.append((parameter, f"self.{attribute.name}"))
-            array_arguments.append((parameter, f"self.{attribute.name}"))
+            array_arguments.append(f"self.{attribute.name}")
         else:
             tensor_arguments.append((parameter, f"saved_{parameter}"))
-            array_arguments.append((parameter, f"array_of(saved_{parameter})"))
+            array_arguments.append(f"array_of(saved_{parameter})")
     parameters = [
         "grads: Sequence[np.ndarray | None]",
-        "grad_tensors: Sequence[Tensor | None]",
         "needs_input_grad: tuple[bool, ...]",
         *(
             f"{python_identifier(a.local)}: "
@@ -151,8 +151,8 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
         ),
     ]
     if any(d.formula.uses_retain_variables for d in info.derivatives):
-        for arguments in (tensor_arguments, array_arguments):
-            arguments.append(("retain_variables", "self.retain_variables"))
+        tensor_arguments.append(("retain_variables", "self.retain_variables"))
+        array_arguments.append("self.retain_variables")
         parameters.append("retain_variables: bool")
     return ArrayFormIR(
         function_name=f"{info.op[0].lower()}{_snake(info.op[1:])}_arrays",
@@ -168,8 +168,8 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
 def _array_formulas(
     info: DifferentiabilityInfo, twins: Twins
 ) -> tuple[FormulaIR, ...] | None:
-    """Each formula translated to array twins, its results made Tensors; None when a
-    formula has no array form."""
+    """Each formula translated to array twins (its results stay arrays: the engine
+    hands them on, apply wraps them); None when a formula has no array form."""
     formulas = []
     for formula in _formula_irs(info):
         try:
@@ -181,10 +181,7 @@ def _array_formulas(
             FormulaIR(
                 indices=formula.indices,
                 var_names=formula.var_names,
-                expression=_guardable(
-                    f"as_tensor({expression}, grad_tensors)" if single else expression,
-                    single,
-                ),
+                expression=_guardable(expression, single),
                 wrap_any_grad_defined=formula.wrap_any_grad_defined,
                 uses_grad_input_mask=formula.uses_grad_input_mask,
                 wrap_results=not single,

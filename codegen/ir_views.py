@@ -172,7 +172,7 @@ class ArrayFormIR:
     unpacked: tuple[tuple[str, str], ...]  # (apply's local, unpack expression)
     unpacked_tuple: str  # the locals as a tuple display, "(saved_self,)"
     tensor_arguments: tuple[tuple[str, str], ...]  # (parameter, expression)
-    array_arguments: tuple[tuple[str, str], ...]
+    array_arguments: tuple[str, ...]  # positional, after grads and needs_input_grad
     formulas: tuple[FormulaIR, ...]
 
 

@@ -203,7 +203,14 @@ from gradgen.helpers import (
     zeros_like,
 )
 from gradgen.helpers import arrays
-from gradgen.helpers.arrays import array_form_allowed, array_of, arrays_of, as_tensor
+from gradgen.helpers.arrays import (
+    array_form_allowed,
+    array_of,
+    arrays_of,
+    as_grad_array,
+    plain_tensors,
+    tensors_of,
+)
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import TypeAndSize, not_implemented
 
@@ -953,20 +960,30 @@ class PermuteBackward0(Node):
     """
 
     __slots__ = ("dims",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return permute_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                permute_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dims,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dims=self.dims,
             )
         return permute_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dims=self.dims,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return permute_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dims,
         )
 
     @property
@@ -990,19 +1007,16 @@ def permute_backward0_apply(
 
 def permute_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dims: Sequence[int],
 ) -> list[Any]:
     """The formulas of PermuteBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.permute_backwards(grad, dims), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.permute_backwards(grad, dims) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -1015,20 +1029,30 @@ class ExpandBackward0(Node):
     """
 
     __slots__ = ("self_sym_sizes",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return expand_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                expand_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_sym_sizes=self.self_sym_sizes,
             )
         return expand_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return expand_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_sym_sizes,
         )
 
     @property
@@ -1052,19 +1076,16 @@ def expand_backward0_apply(
 
 def expand_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
     """The formulas of ExpandBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.sum_to(grad, self_sym_sizes), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.sum_to(grad, self_sym_sizes) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -1077,20 +1098,30 @@ class SumToSizeBackward0(Node):
     """
 
     __slots__ = ("self_sym_sizes",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return sum_to_size_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sum_to_size_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_sym_sizes=self.self_sym_sizes,
             )
         return sum_to_size_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return sum_to_size_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_sym_sizes,
         )
 
     @property
@@ -1114,19 +1145,16 @@ def sum_to_size_backward0_apply(
 
 def sum_to_size_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
     """The formulas of SumToSizeBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.expand(grad, self_sym_sizes), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.expand(grad, self_sym_sizes) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -1139,20 +1167,30 @@ class ViewBackward0(Node):
     """
 
     __slots__ = ("self_sym_sizes",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return view_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                view_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_sym_sizes=self.self_sym_sizes,
             )
         return view_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return view_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_sym_sizes,
         )
 
     @property
@@ -1176,19 +1214,16 @@ def view_backward0_apply(
 
 def view_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
     """The formulas of ViewBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.reshape(grad, self_sym_sizes), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.reshape(grad, self_sym_sizes) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -1201,20 +1236,30 @@ class SqueezeBackward0(Node):
     """
 
     __slots__ = ("self_sym_sizes",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return squeeze_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                squeeze_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_sym_sizes=self.self_sym_sizes,
             )
         return squeeze_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return squeeze_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_sym_sizes,
         )
 
     @property
@@ -1240,19 +1285,16 @@ def squeeze_backward0_apply(
 
 def squeeze_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
     """The formulas of SqueezeBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.unsqueeze_to(grad, self_sym_sizes), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.unsqueeze_to(grad, self_sym_sizes) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -1268,22 +1310,33 @@ class SqueezeBackward1(Node):
         "dim",
         "self_sym_sizes",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return squeeze_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                squeeze_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                self_sym_sizes=self.self_sym_sizes,
             )
         return squeeze_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return squeeze_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.self_sym_sizes,
         )
 
     @property
@@ -1314,7 +1367,6 @@ def squeeze_backward1_apply(
 
 def squeeze_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     self_sym_sizes: tuple[int, ...],
@@ -1322,12 +1374,10 @@ def squeeze_backward1_arrays(
     """The formulas of SqueezeBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.unsqueeze_to(grad, dim, self_sym_sizes), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.unsqueeze_to(grad, dim, self_sym_sizes) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -1340,20 +1390,30 @@ class UnsqueezeBackward0(Node):
     """
 
     __slots__ = ("dim",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return unsqueeze_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                unsqueeze_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
             )
         return unsqueeze_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return unsqueeze_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
         )
 
     @property
@@ -1374,21 +1434,14 @@ def unsqueeze_backward0_apply(
 
 
 def unsqueeze_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...], dim: int
 ) -> list[Any]:
     """The formulas of UnsqueezeBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.squeeze(grad, dim), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.squeeze(grad, dim) if any_grad_defined else None
 
     return grad_inputs
 
@@ -1403,22 +1456,33 @@ class TransposeBackward0(Node):
         "dim0",
         "dim1",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return transpose_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                transpose_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim0,
+                    self.dim1,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim0=self.dim0,
-                dim1=self.dim1,
             )
         return transpose_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim0=self.dim0,
             dim1=self.dim1,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return transpose_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim0,
+            self.dim1,
         )
 
     @property
@@ -1447,7 +1511,6 @@ def transpose_backward0_apply(
 
 def transpose_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim0: int,
     dim1: int,
@@ -1455,12 +1518,10 @@ def transpose_backward0_arrays(
     """The formulas of TransposeBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.transpose(grad, dim0, dim1), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.transpose(grad, dim0, dim1) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -1473,16 +1534,25 @@ class TBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return t_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                t_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return t_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return t_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -1501,18 +1571,14 @@ def t_backward0_apply(
 
 
 def t_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of TBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.t(grad), grad_tensors) if any_grad_defined else None
-        )
+        grad_inputs[0] = arrays.t(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -1528,14 +1594,36 @@ class SelectBackward0(Node):
         "index",
         "self_sym_sizes",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                select_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.index,
+                    self.self_sym_sizes,
+                ),
+                grads,
+            )
         return select_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             index=self.index,
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return select_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.index,
+            self.self_sym_sizes,
         )
 
     @property
@@ -1571,6 +1659,27 @@ def select_backward0_apply(
     return grad_inputs
 
 
+def select_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: int,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SelectBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.select_backward(grad, self_sym_sizes, dim, index)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class SliceBackward0(Node):
     """Backward of ``slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)``.
 
@@ -1584,8 +1693,23 @@ class SliceBackward0(Node):
         "start",
         "step",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                slice_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.end,
+                    self.self_sym_sizes,
+                    self.start,
+                    self.step,
+                ),
+                grads,
+            )
         return slice_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1594,6 +1718,17 @@ class SliceBackward0(Node):
             self_sym_sizes=self.self_sym_sizes,
             start=self.start,
             step=self.step,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return slice_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.end,
+            self.self_sym_sizes,
+            self.start,
+            self.step,
         )
 
     @property
@@ -1636,6 +1771,29 @@ def slice_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def slice_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    end: int | None,
+    self_sym_sizes: tuple[int, ...],
+    start: int | None,
+    step: int,
+) -> list[Any]:
+    """The formulas of SliceBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.slice_backward_wrapper(grad, self_sym_sizes, dim, start, end, step)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -2062,12 +2220,30 @@ class FlipBackward0(Node):
     """
 
     __slots__ = ("dims",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                flip_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dims,
+                ),
+                grads,
+            )
         return flip_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dims=self.dims,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return flip_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dims,
         )
 
     @property
@@ -2089,6 +2265,21 @@ def flip_backward0_apply(
     return grad_inputs
 
 
+def flip_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dims: Sequence[int],
+) -> list[Any]:
+    """The formulas of FlipBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = arrays.flip(grad, dims) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class RollBackward0(Node):
     """Backward of ``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``.
 
@@ -2099,13 +2290,33 @@ class RollBackward0(Node):
         "dims",
         "shifts",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                roll_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dims,
+                    self.shifts,
+                ),
+                grads,
+            )
         return roll_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dims=self.dims,
             shifts=self.shifts,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return roll_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dims,
+            self.shifts,
         )
 
     @property
@@ -2133,6 +2344,26 @@ def roll_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def roll_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dims: Sequence[int],
+    shifts: Sequence[int],
+) -> list[Any]:
+    """The formulas of RollBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.roll(grad, fmap_neg(reverse_list_symint(shifts)), reverse_list(dims))
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -2188,20 +2419,30 @@ class UnsafeViewBackward0(Node):
     """
 
     __slots__ = ("self_sym_sizes",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return unsafe_view_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                unsafe_view_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_sym_sizes=self.self_sym_sizes,
             )
         return unsafe_view_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return unsafe_view_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_sym_sizes,
         )
 
     @property
@@ -2225,19 +2466,16 @@ def unsafe_view_backward0_apply(
 
 def unsafe_view_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
     """The formulas of UnsafeViewBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.reshape(grad, self_sym_sizes), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.reshape(grad, self_sym_sizes) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -2250,12 +2488,30 @@ class ConstantPadNdBackward0(Node):
     """
 
     __slots__ = ("pad",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                constant_pad_nd_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.pad,
+                ),
+                grads,
+            )
         return constant_pad_nd_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             pad=self.pad,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return constant_pad_nd_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.pad,
         )
 
     @property
@@ -2276,6 +2532,23 @@ def constant_pad_nd_backward0_apply(
         grad_inputs[0] = (
             constant_pad_nd(grad, fmap_neg(pad), 0) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def constant_pad_nd_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    pad: Sequence[int],
+) -> list[Any]:
+    """The formulas of ConstantPadNdBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.constant_pad_nd(grad, fmap_neg(pad), 0) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -2351,14 +2624,36 @@ class DiagonalBackwardBackward0(Node):
         "dim2",
         "offset",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                diagonal_backward_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim1,
+                    self.dim2,
+                    self.offset,
+                ),
+                grads,
+            )
         return diagonal_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim1=self.dim1,
             dim2=self.dim2,
             offset=self.offset,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return diagonal_backward_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim1,
+            self.dim2,
+            self.offset,
         )
 
     @property
@@ -2387,6 +2682,25 @@ def diagonal_backward_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = grad.diagonal(offset, dim1, dim2) if any_grad_defined else None
+    return grad_inputs
+
+
+def diagonal_backward_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim1: int,
+    dim2: int,
+    offset: int,
+) -> list[Any]:
+    """The formulas of DiagonalBackwardBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            arrays.diagonal(grad, offset, dim1, dim2) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -2462,14 +2776,36 @@ class DiagEmbedBackward0(Node):
         "dim2",
         "offset",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                diag_embed_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim1,
+                    self.dim2,
+                    self.offset,
+                ),
+                grads,
+            )
         return diag_embed_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim1=self.dim1,
             dim2=self.dim2,
             offset=self.offset,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return diag_embed_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim1,
+            self.dim2,
+            self.offset,
         )
 
     @property
@@ -2501,6 +2837,25 @@ def diag_embed_backward0_apply(
     return grad_inputs
 
 
+def diag_embed_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim1: int,
+    dim2: int,
+    offset: int,
+) -> list[Any]:
+    """The formulas of DiagEmbedBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.diagonal(grad, offset, dim1, dim2) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class AliasBackward0(Node):
     """Backward of ``alias(Tensor(a) self) -> Tensor(a)``.
 
@@ -2508,16 +2863,25 @@ class AliasBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return alias_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                alias_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return alias_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return alias_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -2536,16 +2900,14 @@ def alias_backward0_apply(
 
 
 def alias_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of AliasBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
 
     return grad_inputs
 
@@ -2837,8 +3199,22 @@ class NarrowCopyBackward0(Node):
         "self_sym_sizes",
         "start",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                narrow_copy_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.length,
+                    self.self_sym_sizes,
+                    self.start,
+                ),
+                grads,
+            )
         return narrow_copy_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2846,6 +3222,16 @@ class NarrowCopyBackward0(Node):
             length=self.length,
             self_sym_sizes=self.self_sym_sizes,
             start=self.start,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return narrow_copy_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.length,
+            self.self_sym_sizes,
+            self.start,
         )
 
     @property
@@ -2883,6 +3269,30 @@ def narrow_copy_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def narrow_copy_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    length: int,
+    self_sym_sizes: tuple[int, ...],
+    start: int,
+) -> list[Any]:
+    """The formulas of NarrowCopyBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.slice_backward_wrapper(
+                grad, self_sym_sizes, dim, start, start + length, 1
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -3007,16 +3417,25 @@ class LiftBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return lift_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                lift_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return lift_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return lift_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -3035,16 +3454,14 @@ def lift_backward0_apply(
 
 
 def lift_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of LiftBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
 
     return grad_inputs
 
@@ -3056,16 +3473,25 @@ class LiftFreshBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return lift_fresh_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                lift_fresh_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return lift_fresh_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return lift_fresh_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -3084,16 +3510,14 @@ def lift_fresh_backward0_apply(
 
 
 def lift_fresh_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of LiftFreshBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
 
     return grad_inputs
 
@@ -3161,13 +3585,33 @@ class Rot90Backward0(Node):
         "dims",
         "k",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                rot90_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dims,
+                    self.k,
+                ),
+                grads,
+            )
         return rot90_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dims=self.dims,
             k=self.k,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return rot90_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dims,
+            self.k,
         )
 
     @property
@@ -3191,6 +3635,22 @@ def rot90_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.rot90(-k, dims) if any_grad_defined else None
+    return grad_inputs
+
+
+def rot90_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dims: Sequence[int],
+    k: int,
+) -> list[Any]:
+    """The formulas of Rot90Backward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = arrays.rot90(grad, -k, dims) if any_grad_defined else None
+
     return grad_inputs
 
 
@@ -3286,17 +3746,20 @@ class AddBackward0(Node):
         "other_scalar_type",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return add_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                add_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    self.other_scalar_type,
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                other_scalar_type=self.other_scalar_type,
-                self_scalar_type=self.self_scalar_type,
             )
         return add_backward0_apply(
             grads,
@@ -3304,6 +3767,15 @@ class AddBackward0(Node):
             alpha=self.alpha,
             other_scalar_type=self.other_scalar_type,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return add_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            self.other_scalar_type,
+            self.self_scalar_type,
         )
 
     @property
@@ -3337,7 +3809,6 @@ def add_backward0_apply(
 
 def add_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     other_scalar_type: dtype,
@@ -3346,24 +3817,19 @@ def add_backward0_arrays(
     """The formulas of AddBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.handle_r_to_c(
-                    other_scalar_type,
-                    arrays.maybe_multiply(grad, arrays.scalar_conj(alpha)),
-                ),
-                grad_tensors,
+            arrays.handle_r_to_c(
+                other_scalar_type,
+                arrays.maybe_multiply(grad, arrays.scalar_conj(alpha)),
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -3381,17 +3847,20 @@ class SubBackward0(Node):
         "other_scalar_type",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return sub_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sub_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    self.other_scalar_type,
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                other_scalar_type=self.other_scalar_type,
-                self_scalar_type=self.self_scalar_type,
             )
         return sub_backward0_apply(
             grads,
@@ -3399,6 +3868,15 @@ class SubBackward0(Node):
             alpha=self.alpha,
             other_scalar_type=self.other_scalar_type,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return sub_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            self.other_scalar_type,
+            self.self_scalar_type,
         )
 
     @property
@@ -3432,7 +3910,6 @@ def sub_backward0_apply(
 
 def sub_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     other_scalar_type: dtype,
@@ -3441,24 +3918,19 @@ def sub_backward0_arrays(
     """The formulas of SubBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.handle_r_to_c(
-                    other_scalar_type,
-                    arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
-                ),
-                grad_tensors,
+            arrays.handle_r_to_c(
+                other_scalar_type,
+                arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -3477,6 +3949,7 @@ class MulBackward0(Node):
         "self_",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -3488,14 +3961,16 @@ class MulBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return mul_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                mul_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    self.other_scalar_type,
+                    array_of(saved_self),
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                other_scalar_type=self.other_scalar_type,
-                self=array_of(saved_self),
-                self_scalar_type=self.self_scalar_type,
             )
         return mul_backward0_apply(
             grads,
@@ -3504,6 +3979,20 @@ class MulBackward0(Node):
             other_scalar_type=self.other_scalar_type,
             self=saved_self,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return mul_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            self.other_scalar_type,
+            array_of(saved_self),
+            self.self_scalar_type,
         )
 
     def release_variables(self) -> None:
@@ -3550,7 +4039,6 @@ def mul_backward0_apply(
 
 def mul_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     other_scalar_type: dtype,
@@ -3560,20 +4048,16 @@ def mul_backward0_arrays(
     """The formulas of MulBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.mul_tensor_backward(grad, self, other_scalar_type), grad_tensors
-            )
+            arrays.mul_tensor_backward(grad, self, other_scalar_type)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul_tensor_backward(grad, other, self_scalar_type), grad_tensors
-            )
+            arrays.mul_tensor_backward(grad, other, self_scalar_type)
             if any_grad_defined
             else None
         )
@@ -3591,6 +4075,7 @@ class PowBackward0(Node):
         "exponent",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -3600,18 +4085,31 @@ class PowBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return pow_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                pow_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.exponent,
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                exponent=self.exponent,
-                self=array_of(saved_self),
             )
         return pow_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             exponent=self.exponent,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return pow_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.exponent,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -3646,7 +4144,6 @@ def pow_backward0_apply(
 
 def pow_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     exponent: Number,
     self: np.ndarray | None,
@@ -3654,12 +4151,10 @@ def pow_backward0_arrays(
     """The formulas of PowBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.pow_backward(grad, self, exponent), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.pow_backward(grad, self, exponent) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -3672,16 +4167,25 @@ class NegBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return neg_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                neg_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return neg_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return neg_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -3700,18 +4204,14 @@ def neg_backward0_apply(
 
 
 def neg_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of NegBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.neg(grad), grad_tensors) if any_grad_defined else None
-        )
+        grad_inputs[0] = arrays.neg(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -3723,16 +4223,25 @@ class ConjBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return conj_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                conj_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return conj_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return conj_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -3751,18 +4260,14 @@ def conj_backward0_apply(
 
 
 def conj_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of ConjBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.conj(grad), grad_tensors) if any_grad_defined else None
-        )
+        grad_inputs[0] = arrays.conj(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -3774,16 +4279,25 @@ class RealBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return real_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                real_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return real_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return real_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -3802,18 +4316,14 @@ def real_backward0_apply(
 
 
 def real_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of RealBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.real(grad), grad_tensors) if any_grad_defined else None
-        )
+        grad_inputs[0] = arrays.real(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -3825,16 +4335,25 @@ class CloneBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return clone_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                clone_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return clone_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return clone_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -3853,16 +4372,14 @@ def clone_backward0_apply(
 
 
 def clone_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of CloneBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
 
     return grad_inputs
 
@@ -3906,6 +4423,7 @@ class ExpBackward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -3915,16 +4433,28 @@ class ExpBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return exp_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                exp_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return exp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return exp_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -3952,19 +4482,16 @@ def exp_backward0_apply(
 
 def exp_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of ExpBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.conj(result)), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.mul(grad, arrays.conj(result)) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -3977,6 +4504,7 @@ class Exp2Backward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -3986,16 +4514,28 @@ class Exp2Backward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return exp2_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                exp2_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return exp2_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return exp2_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -4025,20 +4565,16 @@ def exp2_backward0_apply(
 
 def exp2_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of Exp2Backward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453),
-                grad_tensors,
-            )
+            arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453)
             if any_grad_defined
             else None
         )
@@ -4053,6 +4589,7 @@ class LogBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4062,16 +4599,28 @@ class LogBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return log_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                log_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return log_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return log_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -4099,19 +4648,16 @@ def log_backward0_apply(
 
 def log_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of LogBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.div(grad, arrays.conj(self)), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.div(grad, arrays.conj(self)) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -4124,6 +4670,7 @@ class Log2Backward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4133,16 +4680,28 @@ class Log2Backward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return log2_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                log2_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return log2_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return log2_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -4172,20 +4731,16 @@ def log2_backward0_apply(
 
 def log2_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of Log2Backward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div(grad, arrays.mul(arrays.conj(self), 0.6931471805599453)),
-                grad_tensors,
-            )
+            arrays.div(grad, arrays.mul(arrays.conj(self), 0.6931471805599453))
             if any_grad_defined
             else None
         )
@@ -4200,6 +4755,7 @@ class Log10Backward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4209,16 +4765,28 @@ class Log10Backward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return log10_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                log10_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return log10_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return log10_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -4248,20 +4816,16 @@ def log10_backward0_apply(
 
 def log10_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of Log10Backward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div(grad, arrays.mul(arrays.conj(self), 2.3025850929940455)),
-                grad_tensors,
-            )
+            arrays.div(grad, arrays.mul(arrays.conj(self), 2.3025850929940455))
             if any_grad_defined
             else None
         )
@@ -4276,6 +4840,7 @@ class Log1PBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4285,16 +4850,28 @@ class Log1PBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return log1_p_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                log1_p_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return log1_p_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return log1_p_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -4322,20 +4899,15 @@ def log1_p_backward0_apply(
 
 def log1_p_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of Log1PBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.log1p_backward(grad, self), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.log1p_backward(grad, self) if any_grad_defined else None
 
     return grad_inputs
 
@@ -4347,6 +4919,7 @@ class Expm1Backward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4356,16 +4929,28 @@ class Expm1Backward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return expm1_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                expm1_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return expm1_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return expm1_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -4393,19 +4978,16 @@ def expm1_backward0_apply(
 
 def expm1_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of Expm1Backward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(grad, arrays.add(arrays.conj(result), 1)), grad_tensors
-            )
+            arrays.mul(grad, arrays.add(arrays.conj(result), 1))
             if any_grad_defined
             else None
         )
@@ -4420,6 +5002,7 @@ class SqrtBackward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4429,16 +5012,28 @@ class SqrtBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return sqrt_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sqrt_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return sqrt_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return sqrt_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -4466,19 +5061,16 @@ def sqrt_backward0_apply(
 
 def sqrt_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of SqrtBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div(grad, arrays.mul(2, arrays.conj(result))), grad_tensors
-            )
+            arrays.div(grad, arrays.mul(2, arrays.conj(result)))
             if any_grad_defined
             else None
         )
@@ -4493,6 +5085,7 @@ class RsqrtBackward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4502,16 +5095,28 @@ class RsqrtBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return rsqrt_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                rsqrt_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return rsqrt_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return rsqrt_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -4541,20 +5146,16 @@ def rsqrt_backward0_apply(
 
 def rsqrt_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of RsqrtBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(arrays.mul(-0.5, grad), arrays.conj(arrays.pow(result, 3))),
-                grad_tensors,
-            )
+            arrays.mul(arrays.mul(-0.5, grad), arrays.conj(arrays.pow(result, 3)))
             if any_grad_defined
             else None
         )
@@ -4569,6 +5170,7 @@ class ReciprocalBackward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4578,16 +5180,28 @@ class ReciprocalBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return reciprocal_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                reciprocal_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return reciprocal_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return reciprocal_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -4615,20 +5229,16 @@ def reciprocal_backward0_apply(
 
 def reciprocal_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of ReciprocalBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(arrays.neg(grad), arrays.conj(arrays.mul(result, result))),
-                grad_tensors,
-            )
+            arrays.mul(arrays.neg(grad), arrays.conj(arrays.mul(result, result)))
             if any_grad_defined
             else None
         )
@@ -4643,6 +5253,7 @@ class AbsBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4652,16 +5263,28 @@ class AbsBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return abs_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                abs_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return abs_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return abs_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -4689,19 +5312,16 @@ def abs_backward0_apply(
 
 def abs_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of AbsBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.sgn(self)), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.mul(grad, arrays.sgn(self)) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -4768,16 +5388,25 @@ class SignBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return sign_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sign_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return sign_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return sign_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -4796,20 +5425,14 @@ def sign_backward0_apply(
 
 
 def sign_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of SignBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -4821,6 +5444,7 @@ class SinBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4830,16 +5454,28 @@ class SinBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return sin_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sin_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return sin_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return sin_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -4867,17 +5503,16 @@ def sin_backward0_apply(
 
 def sin_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of SinBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.conj(arrays.cos(self))), grad_tensors)
+            arrays.mul(grad, arrays.conj(arrays.cos(self)))
             if any_grad_defined
             else None
         )
@@ -4892,6 +5527,7 @@ class CosBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4901,16 +5537,28 @@ class CosBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return cos_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                cos_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return cos_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return cos_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -4938,20 +5586,16 @@ def cos_backward0_apply(
 
 def cos_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of CosBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(grad, arrays.neg(arrays.conj(arrays.sin(self)))),
-                grad_tensors,
-            )
+            arrays.mul(grad, arrays.neg(arrays.conj(arrays.sin(self))))
             if any_grad_defined
             else None
         )
@@ -4966,6 +5610,7 @@ class TanBackward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -4975,16 +5620,28 @@ class TanBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return tan_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                tan_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return tan_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return tan_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -5012,20 +5669,16 @@ def tan_backward0_apply(
 
 def tan_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of TanBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(grad, arrays.conj(arrays.add(1, arrays.pow(result, 2)))),
-                grad_tensors,
-            )
+            arrays.mul(grad, arrays.conj(arrays.add(1, arrays.pow(result, 2))))
             if any_grad_defined
             else None
         )
@@ -5040,6 +5693,7 @@ class AsinBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5049,16 +5703,28 @@ class AsinBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return asin_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                asin_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return asin_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return asin_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -5088,24 +5754,20 @@ def asin_backward0_apply(
 
 def asin_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of AsinBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(
-                    grad,
-                    arrays.conj(
-                        arrays.rsqrt(arrays.add(arrays.mul(arrays.neg(self), self), 1))
-                    ),
+            arrays.mul(
+                grad,
+                arrays.conj(
+                    arrays.rsqrt(arrays.add(arrays.mul(arrays.neg(self), self), 1))
                 ),
-                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -5121,6 +5783,7 @@ class AcosBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5130,16 +5793,28 @@ class AcosBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return acos_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                acos_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return acos_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return acos_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -5169,28 +5844,22 @@ def acos_backward0_apply(
 
 def acos_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of AcosBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(
-                    grad,
-                    arrays.neg(
-                        arrays.conj(
-                            arrays.rsqrt(
-                                arrays.add(arrays.mul(arrays.neg(self), self), 1)
-                            )
-                        )
-                    ),
+            arrays.mul(
+                grad,
+                arrays.neg(
+                    arrays.conj(
+                        arrays.rsqrt(arrays.add(arrays.mul(arrays.neg(self), self), 1))
+                    )
                 ),
-                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -5206,6 +5875,7 @@ class AtanBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5215,16 +5885,28 @@ class AtanBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return atan_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                atan_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return atan_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return atan_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -5252,20 +5934,16 @@ def atan_backward0_apply(
 
 def atan_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of AtanBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div(grad, arrays.conj(arrays.add(arrays.mul(self, self), 1))),
-                grad_tensors,
-            )
+            arrays.div(grad, arrays.conj(arrays.add(arrays.mul(self, self), 1)))
             if any_grad_defined
             else None
         )
@@ -5280,6 +5958,7 @@ class SinhBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5289,16 +5968,28 @@ class SinhBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return sinh_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sinh_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return sinh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return sinh_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -5326,17 +6017,16 @@ def sinh_backward0_apply(
 
 def sinh_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of SinhBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.conj(arrays.cosh(self))), grad_tensors)
+            arrays.mul(grad, arrays.conj(arrays.cosh(self)))
             if any_grad_defined
             else None
         )
@@ -5351,6 +6041,7 @@ class CoshBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5360,16 +6051,28 @@ class CoshBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return cosh_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                cosh_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return cosh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return cosh_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -5397,17 +6100,16 @@ def cosh_backward0_apply(
 
 def cosh_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of CoshBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.conj(arrays.sinh(self))), grad_tensors)
+            arrays.mul(grad, arrays.conj(arrays.sinh(self)))
             if any_grad_defined
             else None
         )
@@ -5422,6 +6124,7 @@ class TanhBackward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5431,16 +6134,28 @@ class TanhBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return tanh_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                tanh_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return tanh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return tanh_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -5468,19 +6183,16 @@ def tanh_backward0_apply(
 
 def tanh_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of TanhBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.tanh_backward(grad, result), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.tanh_backward(grad, result) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -5493,6 +6205,7 @@ class SigmoidBackward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5502,16 +6215,28 @@ class SigmoidBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return sigmoid_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sigmoid_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return sigmoid_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return sigmoid_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -5539,19 +6264,16 @@ def sigmoid_backward0_apply(
 
 def sigmoid_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of SigmoidBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.sigmoid_backward(grad, result), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.sigmoid_backward(grad, result) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -5564,6 +6286,7 @@ class ErfBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5573,16 +6296,28 @@ class ErfBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return erf_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                erf_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return erf_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return erf_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -5614,25 +6349,21 @@ def erf_backward0_apply(
 
 def erf_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of ErfBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
+            arrays.mul(
                 arrays.mul(
-                    arrays.mul(
-                        2.0 / 1.7724538509055159,
-                        arrays.exp(arrays.neg(arrays.pow(self, 2))),
-                    ),
-                    grad,
+                    2.0 / 1.7724538509055159,
+                    arrays.exp(arrays.neg(arrays.pow(self, 2))),
                 ),
-                grad_tensors,
+                grad,
             )
             if any_grad_defined
             else None
@@ -5648,16 +6379,25 @@ class FloorBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return floor_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                floor_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return floor_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return floor_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -5676,20 +6416,14 @@ def floor_backward0_apply(
 
 
 def floor_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of FloorBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -5701,16 +6435,25 @@ class CeilBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return ceil_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                ceil_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return ceil_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return ceil_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -5729,20 +6472,14 @@ def ceil_backward0_apply(
 
 
 def ceil_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of CeilBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -5754,16 +6491,25 @@ class RoundBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return round_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                round_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return round_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return round_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -5782,20 +6528,14 @@ def round_backward0_apply(
 
 
 def round_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of RoundBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -5807,16 +6547,25 @@ class RoundBackward1(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return round_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                round_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return round_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return round_backward1_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -5835,20 +6584,14 @@ def round_backward1_apply(
 
 
 def round_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of RoundBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -5860,16 +6603,25 @@ class TruncBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return trunc_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                trunc_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return trunc_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return trunc_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -5888,20 +6640,14 @@ def trunc_backward0_apply(
 
 
 def trunc_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of TruncBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -5959,6 +6705,7 @@ class SigmoidBackwardBackward0(Node):
         "grad_output_",
         "output_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -5970,18 +6717,32 @@ class SigmoidBackwardBackward0(Node):
         saved_output = unpack_saved(self.output_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_grad_output, saved_output)):
-            return sigmoid_backward_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sigmoid_backward_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_grad_output),
+                    array_of(saved_output),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                grad_output=array_of(saved_grad_output),
-                output=array_of(saved_output),
             )
         return sigmoid_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             grad_output=saved_grad_output,
             output=saved_output,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_grad_output = unpack_saved(self.grad_output_, self)
+        saved_output = unpack_saved(self.output_, self)
+        if not plain_tensors((saved_grad_output, saved_output)):
+            return None
+        return sigmoid_backward_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_grad_output),
+            array_of(saved_output),
         )
 
     def release_variables(self) -> None:
@@ -6024,7 +6785,6 @@ def sigmoid_backward_backward0_apply(
 
 def sigmoid_backward_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     grad_output: np.ndarray | None,
     output: np.ndarray | None,
@@ -6032,21 +6792,18 @@ def sigmoid_backward_backward0_arrays(
     """The formulas of SigmoidBackwardBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            as_tensor(arrays.sigmoid_backward(grad, arrays.conj(output)), grad_tensors)
+            arrays.sigmoid_backward(grad, arrays.conj(output))
             if any_grad_defined
             else None
         )
     if needs_input_grad[1]:  # output
         grad_inputs[1] = (
-            as_tensor(
-                arrays.mul(
-                    arrays.mul(arrays.conj(grad), grad_output),
-                    arrays.add(arrays.mul(-2, arrays.conj(output)), 1),
-                ),
-                grad_tensors,
+            arrays.mul(
+                arrays.mul(arrays.conj(grad), grad_output),
+                arrays.add(arrays.mul(-2, arrays.conj(output)), 1),
             )
             if any_grad_defined
             else None
@@ -6066,6 +6823,7 @@ class TanhBackwardBackward0(Node):
         "grad_output_",
         "output_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -6077,18 +6835,32 @@ class TanhBackwardBackward0(Node):
         saved_output = unpack_saved(self.output_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_grad_output, saved_output)):
-            return tanh_backward_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                tanh_backward_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_grad_output),
+                    array_of(saved_output),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                grad_output=array_of(saved_grad_output),
-                output=array_of(saved_output),
             )
         return tanh_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             grad_output=saved_grad_output,
             output=saved_output,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_grad_output = unpack_saved(self.grad_output_, self)
+        saved_output = unpack_saved(self.output_, self)
+        if not plain_tensors((saved_grad_output, saved_output)):
+            return None
+        return tanh_backward_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_grad_output),
+            array_of(saved_output),
         )
 
     def release_variables(self) -> None:
@@ -6131,7 +6903,6 @@ def tanh_backward_backward0_apply(
 
 def tanh_backward_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     grad_output: np.ndarray | None,
     output: np.ndarray | None,
@@ -6139,21 +6910,18 @@ def tanh_backward_backward0_arrays(
     """The formulas of TanhBackwardBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            as_tensor(arrays.tanh_backward(grad, arrays.conj(output)), grad_tensors)
+            arrays.tanh_backward(grad, arrays.conj(output))
             if any_grad_defined
             else None
         )
     if needs_input_grad[1]:  # output
         grad_inputs[1] = (
-            as_tensor(
-                arrays.mul(
-                    arrays.conj(grad),
-                    arrays.mul(arrays.mul(-2, arrays.conj(output)), grad_output),
-                ),
-                grad_tensors,
+            arrays.mul(
+                arrays.conj(grad),
+                arrays.mul(arrays.mul(-2, arrays.conj(output)), grad_output),
             )
             if any_grad_defined
             else None
@@ -6307,20 +7075,30 @@ class AddBackward1(Node):
     """
 
     __slots__ = ("self_scalar_type",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return add_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                add_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_scalar_type=self.self_scalar_type,
             )
         return add_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return add_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_scalar_type,
         )
 
 
@@ -6342,19 +7120,16 @@ def add_backward1_apply(
 
 def add_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_scalar_type: dtype,
 ) -> list[Any]:
     """The formulas of AddBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -6367,20 +7142,30 @@ class SubBackward1(Node):
     """
 
     __slots__ = ("self_scalar_type",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return sub_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sub_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_scalar_type=self.self_scalar_type,
             )
         return sub_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return sub_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_scalar_type,
         )
 
 
@@ -6402,19 +7187,16 @@ def sub_backward1_apply(
 
 def sub_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_scalar_type: dtype,
 ) -> list[Any]:
     """The formulas of SubBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -6430,22 +7212,33 @@ class MulBackward1(Node):
         "other",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return mul_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                mul_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.other,
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=self.other,
-                self_scalar_type=self.self_scalar_type,
             )
         return mul_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             other=self.other,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return mul_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.other,
+            self.self_scalar_type,
         )
 
     @property
@@ -6474,7 +7267,6 @@ def mul_backward1_apply(
 
 def mul_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: Number,
     self_scalar_type: dtype,
@@ -6482,14 +7274,11 @@ def mul_backward1_arrays(
     """The formulas of MulBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.handle_r_to_c(
-                    self_scalar_type, arrays.mul(grad, arrays.scalar_conj(other))
-                ),
-                grad_tensors,
+            arrays.handle_r_to_c(
+                self_scalar_type, arrays.mul(grad, arrays.scalar_conj(other))
             )
             if any_grad_defined
             else None
@@ -6510,6 +7299,7 @@ class DivBackward0(Node):
         "self_",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -6521,13 +7311,15 @@ class DivBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return div_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                div_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
-                self_scalar_type=self.self_scalar_type,
             )
         return div_backward0_apply(
             grads,
@@ -6535,6 +7327,19 @@ class DivBackward0(Node):
             other=saved_other,
             self=saved_self,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return div_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
+            self.self_scalar_type,
         )
 
     def release_variables(self) -> None:
@@ -6578,7 +7383,6 @@ def div_backward0_apply(
 
 def div_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -6587,19 +7391,16 @@ def div_backward0_arrays(
     """The formulas of DivBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(arrays.div_tensor_other_backward(grad, self, other), grad_tensors)
+            arrays.div_tensor_other_backward(grad, self, other)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div_tensor_self_backward(grad, other, self_scalar_type),
-                grad_tensors,
-            )
+            arrays.div_tensor_self_backward(grad, other, self_scalar_type)
             if any_grad_defined
             else None
         )
@@ -6617,22 +7418,33 @@ class DivBackward1(Node):
         "other",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return div_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                div_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.other,
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=self.other,
-                self_scalar_type=self.self_scalar_type,
             )
         return div_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             other=self.other,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return div_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.other,
+            self.self_scalar_type,
         )
 
     @property
@@ -6661,7 +7473,6 @@ def div_backward1_apply(
 
 def div_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: Number,
     self_scalar_type: dtype,
@@ -6669,13 +7480,10 @@ def div_backward1_arrays(
     """The formulas of DivBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div_tensor_self_backward(grad, other, self_scalar_type),
-                grad_tensors,
-            )
+            arrays.div_tensor_self_backward(grad, other, self_scalar_type)
             if any_grad_defined
             else None
         )
@@ -6696,6 +7504,7 @@ class DivBackward2(Node):
         "self_",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -6707,14 +7516,16 @@ class DivBackward2(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return div_backward2_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                div_backward2_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    self.rounding_mode,
+                    array_of(saved_self),
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                rounding_mode=self.rounding_mode,
-                self=array_of(saved_self),
-                self_scalar_type=self.self_scalar_type,
             )
         return div_backward2_apply(
             grads,
@@ -6723,6 +7534,20 @@ class DivBackward2(Node):
             rounding_mode=self.rounding_mode,
             self=saved_self,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return div_backward2_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            self.rounding_mode,
+            array_of(saved_self),
+            self.self_scalar_type,
         )
 
     def release_variables(self) -> None:
@@ -6773,7 +7598,6 @@ def div_backward2_apply(
 
 def div_backward2_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     rounding_mode: str | None,
@@ -6783,23 +7607,17 @@ def div_backward2_arrays(
     """The formulas of DivBackward2 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.div_tensor_other_backward(grad, self, other, rounding_mode),
-                grad_tensors,
-            )
+            arrays.div_tensor_other_backward(grad, self, other, rounding_mode)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div_tensor_self_backward(
-                    grad, other, self_scalar_type, rounding_mode
-                ),
-                grad_tensors,
+            arrays.div_tensor_self_backward(
+                grad, other, self_scalar_type, rounding_mode
             )
             if any_grad_defined
             else None
@@ -6820,17 +7638,20 @@ class RsubBackward0(Node):
         "other_scalar_type",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return rsub_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                rsub_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    self.other_scalar_type,
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                other_scalar_type=self.other_scalar_type,
-                self_scalar_type=self.self_scalar_type,
             )
         return rsub_backward0_apply(
             grads,
@@ -6838,6 +7659,15 @@ class RsubBackward0(Node):
             alpha=self.alpha,
             other_scalar_type=self.other_scalar_type,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return rsub_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            self.other_scalar_type,
+            self.self_scalar_type,
         )
 
     @property
@@ -6871,7 +7701,6 @@ def rsub_backward0_apply(
 
 def rsub_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     other_scalar_type: dtype,
@@ -6880,21 +7709,16 @@ def rsub_backward0_arrays(
     """The formulas of RsubBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(arrays.handle_r_to_c(other_scalar_type, grad), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.handle_r_to_c(other_scalar_type, grad) if any_grad_defined else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.handle_r_to_c(
-                    self_scalar_type,
-                    arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
-                ),
-                grad_tensors,
+            arrays.handle_r_to_c(
+                self_scalar_type,
+                arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
             )
             if any_grad_defined
             else None
@@ -6913,22 +7737,33 @@ class RsubBackward1(Node):
         "alpha",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return rsub_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                rsub_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    self.self_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                self_scalar_type=self.self_scalar_type,
             )
         return rsub_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             alpha=self.alpha,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return rsub_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            self.self_scalar_type,
         )
 
     @property
@@ -6957,7 +7792,6 @@ def rsub_backward1_apply(
 
 def rsub_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     self_scalar_type: dtype,
@@ -6965,15 +7799,12 @@ def rsub_backward1_arrays(
     """The formulas of RsubBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.handle_r_to_c(
-                    self_scalar_type,
-                    arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
-                ),
-                grad_tensors,
+            arrays.handle_r_to_c(
+                self_scalar_type,
+                arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
             )
             if any_grad_defined
             else None
@@ -6993,6 +7824,7 @@ class MaximumBackward0(Node):
         "other_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -7004,18 +7836,32 @@ class MaximumBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return maximum_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                maximum_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
             )
         return maximum_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return maximum_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -7060,7 +7906,6 @@ def maximum_backward0_apply(
 
 def maximum_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -7068,29 +7913,23 @@ def maximum_backward0_arrays(
     """The formulas of MaximumBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.masked_fill_(
-                    arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
-                    arrays.gt(self, other),
-                    0,
-                ),
-                grad_tensors,
+            arrays.masked_fill_(
+                arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
+                arrays.gt(self, other),
+                0,
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.masked_fill_(
-                    arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
-                    arrays.lt(self, other),
-                    0,
-                ),
-                grad_tensors,
+            arrays.masked_fill_(
+                arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
+                arrays.lt(self, other),
+                0,
             )
             if any_grad_defined
             else None
@@ -7110,6 +7949,7 @@ class MinimumBackward0(Node):
         "other_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -7121,18 +7961,32 @@ class MinimumBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return minimum_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                minimum_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
             )
         return minimum_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return minimum_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -7177,7 +8031,6 @@ def minimum_backward0_apply(
 
 def minimum_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -7185,29 +8038,23 @@ def minimum_backward0_arrays(
     """The formulas of MinimumBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.masked_fill_(
-                    arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
-                    arrays.lt(self, other),
-                    0,
-                ),
-                grad_tensors,
+            arrays.masked_fill_(
+                arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
+                arrays.lt(self, other),
+                0,
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.masked_fill_(
-                    arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
-                    arrays.gt(self, other),
-                    0,
-                ),
-                grad_tensors,
+            arrays.masked_fill_(
+                arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
+                arrays.gt(self, other),
+                0,
             )
             if any_grad_defined
             else None
@@ -7227,6 +8074,7 @@ class FmaxBackward0(Node):
         "other_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -7238,18 +8086,32 @@ class FmaxBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return fmax_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                fmax_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
             )
         return fmax_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return fmax_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -7294,7 +8156,6 @@ def fmax_backward0_apply(
 
 def fmax_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -7302,31 +8163,23 @@ def fmax_backward0_arrays(
     """The formulas of FmaxBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.where(
-                    arrays.logical_or(arrays.ge(self, other), arrays.isnan(other)),
-                    0,
-                    grad,
-                ),
-                grad_tensors,
+            arrays.where(
+                arrays.logical_or(arrays.ge(self, other), arrays.isnan(other)), 0, grad
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.where(
-                    arrays.logical_not(
-                        arrays.logical_or(arrays.ge(self, other), arrays.isnan(other))
-                    ),
-                    0,
-                    grad,
+            arrays.where(
+                arrays.logical_not(
+                    arrays.logical_or(arrays.ge(self, other), arrays.isnan(other))
                 ),
-                grad_tensors,
+                0,
+                grad,
             )
             if any_grad_defined
             else None
@@ -7346,6 +8199,7 @@ class FminBackward0(Node):
         "other_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -7357,18 +8211,32 @@ class FminBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return fmin_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                fmin_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
             )
         return fmin_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return fmin_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -7413,7 +8281,6 @@ def fmin_backward0_apply(
 
 def fmin_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -7421,31 +8288,23 @@ def fmin_backward0_arrays(
     """The formulas of FminBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.where(
-                    arrays.logical_or(arrays.le(self, other), arrays.isnan(other)),
-                    0,
-                    grad,
-                ),
-                grad_tensors,
+            arrays.where(
+                arrays.logical_or(arrays.le(self, other), arrays.isnan(other)), 0, grad
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.where(
-                    arrays.logical_not(
-                        arrays.logical_or(arrays.le(self, other), arrays.isnan(other))
-                    ),
-                    0,
-                    grad,
+            arrays.where(
+                arrays.logical_not(
+                    arrays.logical_or(arrays.le(self, other), arrays.isnan(other))
                 ),
-                grad_tensors,
+                0,
+                grad,
             )
             if any_grad_defined
             else None
@@ -7620,6 +8479,7 @@ class HypotBackward0(Node):
         "self_",
         "result_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -7633,13 +8493,15 @@ class HypotBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self, saved_result)):
-            return hypot_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                hypot_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
-                result=array_of(saved_result),
             )
         return hypot_backward0_apply(
             grads,
@@ -7647,6 +8509,20 @@ class HypotBackward0(Node):
             other=saved_other,
             self=saved_self,
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_other, saved_self, saved_result)):
+            return None
+        return hypot_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -7690,7 +8566,6 @@ def hypot_backward0_apply(
 
 def hypot_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -7699,18 +8574,14 @@ def hypot_backward0_arrays(
     """The formulas of HypotBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(arrays.div(arrays.mul(grad, other), result), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.div(arrays.mul(grad, other), result) if any_grad_defined else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.div(arrays.mul(grad, self), result), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.div(arrays.mul(grad, self), result) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -7724,6 +8595,7 @@ class WhereBackward0(Node):
     """
 
     __slots__ = ("condition_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -7733,16 +8605,28 @@ class WhereBackward0(Node):
         saved_condition = unpack_saved(self.condition_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_condition,)):
-            return where_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                where_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_condition),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                condition=array_of(saved_condition),
             )
         return where_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             condition=saved_condition,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_condition = unpack_saved(self.condition_, self)
+        if not plain_tensors((saved_condition,)):
+            return None
+        return where_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_condition),
         )
 
     def release_variables(self) -> None:
@@ -7772,26 +8656,17 @@ def where_backward0_apply(
 
 def where_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     condition: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of WhereBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            as_tensor(arrays.where(condition, 0, grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[1] = arrays.where(condition, 0, grad) if any_grad_defined else None
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.where(condition, grad, 0), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.where(condition, grad, 0) if any_grad_defined else None
 
     return grad_inputs
 
@@ -7808,6 +8683,7 @@ class ClampBackward0(Node):
         "min_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -7816,12 +8692,41 @@ class ClampBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_max = unpack_saved(self.max_, self)
+        saved_min = unpack_saved(self.min_, self)
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_max, saved_min, saved_self)):
+            return tensors_of(
+                clamp_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_max),
+                    array_of(saved_min),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return clamp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            max=unpack_saved(self.max_, self),
-            min=unpack_saved(self.min_, self),
-            self=unpack_saved(self.self_, self),
+            max=saved_max,
+            min=saved_min,
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_max = unpack_saved(self.max_, self)
+        saved_min = unpack_saved(self.min_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_max, saved_min, saved_self)):
+            return None
+        return clamp_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_max),
+            array_of(saved_min),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -7873,6 +8778,37 @@ def clamp_backward0_apply(
     return grad_inputs
 
 
+def clamp_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    max: np.ndarray | None,
+    min: np.ndarray | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ClampBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[1] or needs_input_grad[2]:  # min, max
+        grad_input_mask = (
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = arrays.clamp_backward_min_max(
+            grad, self, min, max, grad_input_mask
+        )
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[0])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[1])
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.clamp_backward(grad, self, min, max) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class ClampBackward1(Node):
     """Backward of ``clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``.
 
@@ -7884,18 +8820,44 @@ class ClampBackward1(Node):
         "min",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                clamp_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.max,
+                    self.min,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return clamp_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             max=self.max,
             min=self.min,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return clamp_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.max,
+            self.min,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -7930,6 +8892,25 @@ def clamp_backward1_apply(
         grad_inputs[0] = (
             clamp_backward(grad, self, min, max) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def clamp_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    max: Number | None,
+    min: Number | None,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ClampBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.clamp_backward(grad, self, min, max) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -8050,16 +9031,25 @@ class FmodBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return fmod_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                fmod_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return fmod_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return fmod_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -8078,16 +9068,14 @@ def fmod_backward0_apply(
 
 
 def fmod_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of FmodBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
 
     return grad_inputs
 
@@ -8103,6 +9091,7 @@ class FmodBackward1(Node):
         "other_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -8114,18 +9103,32 @@ class FmodBackward1(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return fmod_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                fmod_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
             )
         return fmod_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return fmod_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -8164,7 +9167,6 @@ def fmod_backward1_apply(
 
 def fmod_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -8172,20 +9174,15 @@ def fmod_backward1_arrays(
     """The formulas of FmodBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.mul(
-                    arrays.neg(grad), arrays.div(self, other, rounding_mode="trunc")
-                ),
-                grad_tensors,
-            )
+            arrays.mul(arrays.neg(grad), arrays.div(self, other, rounding_mode="trunc"))
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
 
     return grad_inputs
 
@@ -8197,16 +9194,25 @@ class RemainderBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return remainder_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                remainder_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return remainder_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return remainder_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -8225,16 +9231,14 @@ def remainder_backward0_apply(
 
 
 def remainder_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of RemainderBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
 
     return grad_inputs
 
@@ -8250,6 +9254,7 @@ class RemainderBackward1(Node):
         "other_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -8261,18 +9266,32 @@ class RemainderBackward1(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return remainder_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                remainder_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
             )
         return remainder_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return remainder_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -8311,7 +9330,6 @@ def remainder_backward1_apply(
 
 def remainder_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -8319,20 +9337,15 @@ def remainder_backward1_arrays(
     """The formulas of RemainderBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.mul(
-                    arrays.neg(grad), arrays.div(self, other, rounding_mode="floor")
-                ),
-                grad_tensors,
-            )
+            arrays.mul(arrays.neg(grad), arrays.div(self, other, rounding_mode="floor"))
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
 
     return grad_inputs
 
@@ -8379,16 +9392,25 @@ class ZeroBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return zero_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                zero_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return zero_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return zero_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -8407,20 +9429,14 @@ def zero_backward0_apply(
 
 
 def zero_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of ZeroBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -8432,16 +9448,25 @@ class FillBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return fill_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                fill_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return fill_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return fill_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -8460,20 +9485,14 @@ def fill_backward0_apply(
 
 
 def fill_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of FillBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -8486,16 +9505,25 @@ class FillBackward1(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return fill_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                fill_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return fill_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return fill_backward1_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -8516,24 +9544,16 @@ def fill_backward1_apply(
 
 
 def fill_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of FillBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
     if needs_input_grad[1]:  # value
-        grad_inputs[1] = (
-            as_tensor(arrays.sum(grad), grad_tensors) if any_grad_defined else None
-        )
+        grad_inputs[1] = arrays.sum(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -8545,16 +9565,25 @@ class FillBackward2(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return fill_backward2_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                fill_backward2_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return fill_backward2_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return fill_backward2_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -8573,20 +9602,14 @@ def fill_backward2_apply(
 
 
 def fill_backward2_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of FillBackward2 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -8599,16 +9622,25 @@ class FillBackward3(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return fill_backward3_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                fill_backward3_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return fill_backward3_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return fill_backward3_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -8629,24 +9661,16 @@ def fill_backward3_apply(
 
 
 def fill_backward3_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of FillBackward3 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
     if needs_input_grad[1]:  # value
-        grad_inputs[1] = (
-            as_tensor(arrays.sum(grad), grad_tensors) if any_grad_defined else None
-        )
+        grad_inputs[1] = arrays.sum(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -8659,20 +9683,30 @@ class LerpBackward0(Node):
     """
 
     __slots__ = ("weight",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return lerp_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                lerp_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.weight,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                weight=self.weight,
             )
         return lerp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             weight=self.weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return lerp_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.weight,
         )
 
     @property
@@ -8696,23 +9730,20 @@ def lerp_backward0_apply(
 
 def lerp_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     weight: Number,
 ) -> list[Any]:
     """The formulas of LerpBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # end
         grad_inputs[1] = (
-            as_tensor(arrays.mul(grad, arrays.scalar_conj(weight)), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.mul(grad, arrays.scalar_conj(weight)) if any_grad_defined else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, 1 - arrays.scalar_conj(weight)), grad_tensors)
+            arrays.mul(grad, 1 - arrays.scalar_conj(weight))
             if any_grad_defined
             else None
         )
@@ -8733,6 +9764,7 @@ class LerpBackward1(Node):
         "self_",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -8746,13 +9778,15 @@ class LerpBackward1(Node):
         saved_weight = unpack_saved(self.weight_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_end, saved_self, saved_weight)):
-            return lerp_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                lerp_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_end),
+                    array_of(saved_self),
+                    array_of(saved_weight),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                end=array_of(saved_end),
-                self=array_of(saved_self),
-                weight=array_of(saved_weight),
             )
         return lerp_backward1_apply(
             grads,
@@ -8760,6 +9794,20 @@ class LerpBackward1(Node):
             end=saved_end,
             self=saved_self,
             weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_end = unpack_saved(self.end_, self)
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_end, saved_self, saved_weight)):
+            return None
+        return lerp_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_end),
+            array_of(saved_self),
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -8805,7 +9853,6 @@ def lerp_backward1_apply(
 
 def lerp_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     end: np.ndarray | None,
     self: np.ndarray | None,
@@ -8814,26 +9861,20 @@ def lerp_backward1_arrays(
     """The formulas of LerpBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # end
         grad_inputs[1] = (
-            as_tensor(arrays.mul(grad, arrays.conj(weight)), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.mul(grad, arrays.conj(weight)) if any_grad_defined else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(grad, arrays.conj(arrays.sub(1, weight))), grad_tensors
-            )
+            arrays.mul(grad, arrays.conj(arrays.sub(1, weight)))
             if any_grad_defined
             else None
         )
     if needs_input_grad[2]:  # weight
         grad_inputs[2] = (
-            as_tensor(
-                arrays.mul(grad, arrays.conj(arrays.sub(end, self))), grad_tensors
-            )
+            arrays.mul(grad, arrays.conj(arrays.sub(end, self)))
             if any_grad_defined
             else None
         )
@@ -8857,6 +9898,7 @@ class AddcmulBackward0(Node):
         "tensor2_scalar_type",
         "value",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -8868,16 +9910,18 @@ class AddcmulBackward0(Node):
         saved_tensor2 = unpack_saved(self.tensor2_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_tensor1, saved_tensor2)):
-            return addcmul_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                addcmul_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_scalar_type,
+                    array_of(saved_tensor1),
+                    self.tensor1_scalar_type,
+                    array_of(saved_tensor2),
+                    self.tensor2_scalar_type,
+                    self.value,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_scalar_type=self.self_scalar_type,
-                tensor1=array_of(saved_tensor1),
-                tensor1_scalar_type=self.tensor1_scalar_type,
-                tensor2=array_of(saved_tensor2),
-                tensor2_scalar_type=self.tensor2_scalar_type,
-                value=self.value,
             )
         return addcmul_backward0_apply(
             grads,
@@ -8888,6 +9932,22 @@ class AddcmulBackward0(Node):
             tensor2=saved_tensor2,
             tensor2_scalar_type=self.tensor2_scalar_type,
             value=self.value,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_tensor1 = unpack_saved(self.tensor1_, self)
+        saved_tensor2 = unpack_saved(self.tensor2_, self)
+        if not plain_tensors((saved_tensor1, saved_tensor2)):
+            return None
+        return addcmul_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_scalar_type,
+            array_of(saved_tensor1),
+            self.tensor1_scalar_type,
+            array_of(saved_tensor2),
+            self.tensor2_scalar_type,
+            self.value,
         )
 
     def release_variables(self) -> None:
@@ -8944,7 +10004,6 @@ def addcmul_backward0_apply(
 
 def addcmul_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_scalar_type: dtype,
     tensor1: np.ndarray | None,
@@ -8956,33 +10015,25 @@ def addcmul_backward0_arrays(
     """The formulas of AddcmulBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
         )
     if needs_input_grad[1]:  # tensor1
         grad_inputs[1] = (
-            as_tensor(
-                arrays.handle_r_to_c(
-                    tensor1_scalar_type,
-                    arrays.mul(grad, arrays.conj(arrays.mul(tensor2, value))),
-                ),
-                grad_tensors,
+            arrays.handle_r_to_c(
+                tensor1_scalar_type,
+                arrays.mul(grad, arrays.conj(arrays.mul(tensor2, value))),
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[2]:  # tensor2
         grad_inputs[2] = (
-            as_tensor(
-                arrays.handle_r_to_c(
-                    tensor2_scalar_type,
-                    arrays.mul(grad, arrays.conj(arrays.mul(tensor1, value))),
-                ),
-                grad_tensors,
+            arrays.handle_r_to_c(
+                tensor2_scalar_type,
+                arrays.mul(grad, arrays.conj(arrays.mul(tensor1, value))),
             )
             if any_grad_defined
             else None
@@ -9007,6 +10058,7 @@ class AddcdivBackward0(Node):
         "tensor2_scalar_type",
         "value",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -9018,16 +10070,18 @@ class AddcdivBackward0(Node):
         saved_tensor2 = unpack_saved(self.tensor2_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_tensor1, saved_tensor2)):
-            return addcdiv_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                addcdiv_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_scalar_type,
+                    array_of(saved_tensor1),
+                    self.tensor1_scalar_type,
+                    array_of(saved_tensor2),
+                    self.tensor2_scalar_type,
+                    self.value,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_scalar_type=self.self_scalar_type,
-                tensor1=array_of(saved_tensor1),
-                tensor1_scalar_type=self.tensor1_scalar_type,
-                tensor2=array_of(saved_tensor2),
-                tensor2_scalar_type=self.tensor2_scalar_type,
-                value=self.value,
             )
         return addcdiv_backward0_apply(
             grads,
@@ -9038,6 +10092,22 @@ class AddcdivBackward0(Node):
             tensor2=saved_tensor2,
             tensor2_scalar_type=self.tensor2_scalar_type,
             value=self.value,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_tensor1 = unpack_saved(self.tensor1_, self)
+        saved_tensor2 = unpack_saved(self.tensor2_, self)
+        if not plain_tensors((saved_tensor1, saved_tensor2)):
+            return None
+        return addcdiv_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_scalar_type,
+            array_of(saved_tensor1),
+            self.tensor1_scalar_type,
+            array_of(saved_tensor2),
+            self.tensor2_scalar_type,
+            self.value,
         )
 
     def release_variables(self) -> None:
@@ -9097,7 +10167,6 @@ def addcdiv_backward0_apply(
 
 def addcdiv_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_scalar_type: dtype,
     tensor1: np.ndarray | None,
@@ -9109,40 +10178,32 @@ def addcdiv_backward0_arrays(
     """The formulas of AddcdivBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.handle_r_to_c(self_scalar_type, grad), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
         )
     if needs_input_grad[1]:  # tensor1
         grad_inputs[1] = (
-            as_tensor(
-                arrays.handle_r_to_c(
-                    tensor1_scalar_type,
-                    arrays.mul(grad, arrays.conj(arrays.div(value, tensor2))),
-                ),
-                grad_tensors,
+            arrays.handle_r_to_c(
+                tensor1_scalar_type,
+                arrays.mul(grad, arrays.conj(arrays.div(value, tensor2))),
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[2]:  # tensor2
         grad_inputs[2] = (
-            as_tensor(
-                arrays.handle_r_to_c(
-                    tensor2_scalar_type,
-                    arrays.mul(
-                        arrays.neg(grad),
-                        arrays.conj(
-                            arrays.div(
-                                arrays.mul(value, tensor1), arrays.mul(tensor2, tensor2)
-                            )
-                        ),
+            arrays.handle_r_to_c(
+                tensor2_scalar_type,
+                arrays.mul(
+                    arrays.neg(grad),
+                    arrays.conj(
+                        arrays.div(
+                            arrays.mul(value, tensor1), arrays.mul(tensor2, tensor2)
+                        )
                     ),
                 ),
-                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -9276,6 +10337,7 @@ class AsinhBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -9285,16 +10347,28 @@ class AsinhBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return asinh_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                asinh_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return asinh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return asinh_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -9324,21 +10398,17 @@ def asinh_backward0_apply(
 
 def asinh_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of AsinhBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(
-                    grad, arrays.conj(arrays.rsqrt(arrays.add(arrays.pow(self, 2), 1)))
-                ),
-                grad_tensors,
+            arrays.mul(
+                grad, arrays.conj(arrays.rsqrt(arrays.add(arrays.pow(self, 2), 1)))
             )
             if any_grad_defined
             else None
@@ -9380,6 +10450,7 @@ class AtanhBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -9389,16 +10460,28 @@ class AtanhBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return atanh_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                atanh_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return atanh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return atanh_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -9428,21 +10511,17 @@ def atanh_backward0_apply(
 
 def atanh_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of AtanhBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div(
-                    arrays.mul(grad, 1), arrays.conj(arrays.sub(1, arrays.pow(self, 2)))
-                ),
-                grad_tensors,
+            arrays.div(
+                arrays.mul(grad, 1), arrays.conj(arrays.sub(1, arrays.pow(self, 2)))
             )
             if any_grad_defined
             else None
@@ -9660,16 +10739,25 @@ class FracBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return frac_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                frac_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return frac_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return frac_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -9688,16 +10776,14 @@ def frac_backward0_apply(
 
 
 def frac_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of FracBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
 
     return grad_inputs
 
@@ -9709,16 +10795,38 @@ class FrexpBackward0(Node):
     """
 
     __slots__ = ("exponent_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.exponent_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_exponent = unpack_saved(self.exponent_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_exponent,)):
+            return tensors_of(
+                frexp_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_exponent),
+                ),
+                grads,
+            )
         return frexp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            exponent=unpack_saved(self.exponent_, self),
+            exponent=saved_exponent,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_exponent = unpack_saved(self.exponent_, self)
+        if not plain_tensors((saved_exponent,)):
+            return None
+        return frexp_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_exponent),
         )
 
     def release_variables(self) -> None:
@@ -9744,6 +10852,23 @@ def frexp_backward0_apply(
     return grad_inputs
 
 
+def frexp_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    exponent: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of FrexpBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.div(grad, arrays.exp2(exponent)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class LdexpBackward0(Node):
     """Backward of ``ldexp.Tensor(Tensor self, Tensor other) -> Tensor``.
 
@@ -9755,6 +10880,7 @@ class LdexpBackward0(Node):
         "other_",
         "result_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -9766,18 +10892,32 @@ class LdexpBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_result)):
-            return ldexp_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                ldexp_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                result=array_of(saved_result),
             )
         return ldexp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_other, saved_result)):
+            return None
+        return ldexp_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -9816,7 +10956,6 @@ def ldexp_backward0_apply(
 
 def ldexp_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     result: np.ndarray | None,
@@ -9824,19 +10963,16 @@ def ldexp_backward0_arrays(
     """The formulas of LdexpBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453),
-                grad_tensors,
-            )
+            arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.conj(arrays.pow(2, other))), grad_tensors)
+            arrays.mul(grad, arrays.conj(arrays.pow(2, other)))
             if any_grad_defined
             else None
         )
@@ -9856,6 +10992,7 @@ class NextafterBackward0(Node):
         "other_info",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -9867,13 +11004,15 @@ class NextafterBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return nextafter_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                nextafter_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    self.other_info,
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                other_info=self.other_info,
-                self=array_of(saved_self),
             )
         return nextafter_backward0_apply(
             grads,
@@ -9881,6 +11020,19 @@ class NextafterBackward0(Node):
             other=saved_other,
             other_info=self.other_info,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return nextafter_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            self.other_info,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -9918,7 +11070,6 @@ def nextafter_backward0_apply(
 
 def nextafter_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     other_info: TypeAndSize,
@@ -9927,18 +11078,14 @@ def nextafter_backward0_arrays(
     """The formulas of NextafterBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(arrays.type_and_size_zeros(other_info), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.type_and_size_zeros(other_info) if any_grad_defined else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.where(arrays.ne(self, other), grad, 0), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.where(arrays.ne(self, other), grad, 0) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -9955,6 +11102,7 @@ class Logaddexp2Backward0(Node):
         "other_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -9966,18 +11114,32 @@ class Logaddexp2Backward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return logaddexp2_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                logaddexp2_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
             )
         return logaddexp2_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return logaddexp2_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -10014,7 +11176,6 @@ def logaddexp2_backward0_apply(
 
 def logaddexp2_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -10022,22 +11183,16 @@ def logaddexp2_backward0_arrays(
     """The formulas of Logaddexp2Backward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(self, other)))),
-                grad_tensors,
-            )
+            arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(self, other))))
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(other, self)))),
-                grad_tensors,
-            )
+            arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(other, self))))
             if any_grad_defined
             else None
         )
@@ -10056,6 +11211,7 @@ class ClampMinBackward1(Node):
         "min_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -10067,18 +11223,32 @@ class ClampMinBackward1(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_min, saved_self)):
-            return clamp_min_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                clamp_min_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_min),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                min=array_of(saved_min),
-                self=array_of(saved_self),
             )
         return clamp_min_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             min=saved_min,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_min = unpack_saved(self.min_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_min, saved_self)):
+            return None
+        return clamp_min_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_min),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -10115,7 +11285,6 @@ def clamp_min_backward1_apply(
 
 def clamp_min_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     min: np.ndarray | None,
     self: np.ndarray | None,
@@ -10123,18 +11292,14 @@ def clamp_min_backward1_arrays(
     """The formulas of ClampMinBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # min
         grad_inputs[1] = (
-            as_tensor(arrays.where(arrays.lt(self, min), grad, 0.0), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.where(arrays.lt(self, min), grad, 0.0) if any_grad_defined else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.where(arrays.ge(self, min), grad, 0.0), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.where(arrays.ge(self, min), grad, 0.0) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -10151,6 +11316,7 @@ class ClampMaxBackward1(Node):
         "max_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -10162,18 +11328,32 @@ class ClampMaxBackward1(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_max, saved_self)):
-            return clamp_max_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                clamp_max_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_max),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                max=array_of(saved_max),
-                self=array_of(saved_self),
             )
         return clamp_max_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             max=saved_max,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_max = unpack_saved(self.max_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_max, saved_self)):
+            return None
+        return clamp_max_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_max),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -10210,7 +11390,6 @@ def clamp_max_backward1_apply(
 
 def clamp_max_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     max: np.ndarray | None,
     self: np.ndarray | None,
@@ -10218,18 +11397,14 @@ def clamp_max_backward1_arrays(
     """The formulas of ClampMaxBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # max
         grad_inputs[1] = (
-            as_tensor(arrays.where(arrays.gt(self, max), grad, 0.0), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.where(arrays.gt(self, max), grad, 0.0) if any_grad_defined else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.where(arrays.le(self, max), grad, 0.0), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.where(arrays.le(self, max), grad, 0.0) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -10246,6 +11421,7 @@ class LogaddexpBackward0(Node):
         "other_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -10257,18 +11433,32 @@ class LogaddexpBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return logaddexp_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                logaddexp_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
             )
         return logaddexp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return logaddexp_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -10309,7 +11499,6 @@ def logaddexp_backward0_apply(
 
 def logaddexp_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -10317,27 +11506,19 @@ def logaddexp_backward0_arrays(
     """The formulas of LogaddexpBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            as_tensor(
-                arrays.div(
-                    grad,
-                    arrays.conj(arrays.add(1, arrays.exp(arrays.sub(self, other)))),
-                ),
-                grad_tensors,
+            arrays.div(
+                grad, arrays.conj(arrays.add(1, arrays.exp(arrays.sub(self, other))))
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div(
-                    grad,
-                    arrays.conj(arrays.add(1, arrays.exp(arrays.sub(other, self)))),
-                ),
-                grad_tensors,
+            arrays.div(
+                grad, arrays.conj(arrays.add(1, arrays.exp(arrays.sub(other, self))))
             )
             if any_grad_defined
             else None
@@ -10353,20 +11534,30 @@ class PoissonBackward0(Node):
     """
 
     __slots__ = ("self_info",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return poisson_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                poisson_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_info,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_info=self.self_info,
             )
         return poisson_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_info=self.self_info,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return poisson_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_info,
         )
 
 
@@ -10385,7 +11576,6 @@ def poisson_backward0_apply(
 
 def poisson_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_info: TypeAndSize,
 ) -> list[Any]:
@@ -10394,9 +11584,7 @@ def poisson_backward0_arrays(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.type_and_size_zeros(self_info), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.type_and_size_zeros(self_info) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -10409,16 +11597,25 @@ class BernoulliBackward0(Node):
     """
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return bernoulli_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                bernoulli_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
                 grads,
-                self.task_needs_input_grad(),
             )
         return bernoulli_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return bernoulli_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
         )
@@ -10437,20 +11634,14 @@ def bernoulli_backward0_apply(
 
 
 def bernoulli_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
 ) -> list[Any]:
     """The formulas of BernoulliBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -10462,20 +11653,30 @@ class SumBackward0(Node):
     """
 
     __slots__ = ("self_sym_sizes",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return sum_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sum_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_sym_sizes=self.self_sym_sizes,
             )
         return sum_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return sum_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_sym_sizes,
         )
 
     @property
@@ -10499,19 +11700,16 @@ def sum_backward0_apply(
 
 def sum_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
     """The formulas of SumBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.expand(grad, self_sym_sizes), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.expand(grad, self_sym_sizes) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -10528,17 +11726,20 @@ class SumBackward1(Node):
         "keepdim",
         "self_sym_sizes",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return sum_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sum_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.keepdim,
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                keepdim=self.keepdim,
-                self_sym_sizes=self.self_sym_sizes,
             )
         return sum_backward1_apply(
             grads,
@@ -10546,6 +11747,15 @@ class SumBackward1(Node):
             dim=self.dim,
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return sum_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.keepdim,
+            self.self_sym_sizes,
         )
 
     @property
@@ -10583,7 +11793,6 @@ def sum_backward1_apply(
 
 def sum_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: Sequence[int] | None,
     keepdim: bool,
@@ -10592,12 +11801,10 @@ def sum_backward1_arrays(
     """The formulas of SumBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.sum_backward(grad, self_sym_sizes, dim, keepdim), grad_tensors
-            )
+            arrays.sum_backward(grad, self_sym_sizes, dim, keepdim)
             if any_grad_defined
             else None
         )
@@ -10615,22 +11822,33 @@ class MeanBackward0(Node):
         "self_sym_numel",
         "self_sym_sizes",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return mean_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                mean_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.self_sym_numel,
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self_sym_numel=self.self_sym_numel,
-                self_sym_sizes=self.self_sym_sizes,
             )
         return mean_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_sym_numel=self.self_sym_numel,
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return mean_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.self_sym_numel,
+            self.self_sym_sizes,
         )
 
     @property
@@ -10661,7 +11879,6 @@ def mean_backward0_apply(
 
 def mean_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_numel: int,
     self_sym_sizes: tuple[int, ...],
@@ -10669,13 +11886,10 @@ def mean_backward0_arrays(
     """The formulas of MeanBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div(arrays.expand(grad, self_sym_sizes), self_sym_numel),
-                grad_tensors,
-            )
+            arrays.div(arrays.expand(grad, self_sym_sizes), self_sym_numel)
             if any_grad_defined
             else None
         )
@@ -10695,18 +11909,21 @@ class MeanBackward1(Node):
         "self_sym_numel",
         "self_sym_sizes",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return mean_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                mean_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.keepdim,
+                    self.self_sym_numel,
+                    self.self_sym_sizes,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                keepdim=self.keepdim,
-                self_sym_numel=self.self_sym_numel,
-                self_sym_sizes=self.self_sym_sizes,
             )
         return mean_backward1_apply(
             grads,
@@ -10715,6 +11932,16 @@ class MeanBackward1(Node):
             keepdim=self.keepdim,
             self_sym_numel=self.self_sym_numel,
             self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return mean_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.keepdim,
+            self.self_sym_numel,
+            self.self_sym_sizes,
         )
 
     @property
@@ -10757,7 +11984,6 @@ def mean_backward1_apply(
 
 def mean_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: Sequence[int] | None,
     keepdim: bool,
@@ -10767,15 +11993,10 @@ def mean_backward1_arrays(
     """The formulas of MeanBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mean_backward(
-                    grad, self_sym_sizes, dim, self_sym_numel, keepdim
-                ),
-                grad_tensors,
-            )
+            arrays.mean_backward(grad, self_sym_sizes, dim, self_sym_numel, keepdim)
             if any_grad_defined
             else None
         )
@@ -10925,6 +12146,7 @@ class MaxBackward0(Node):
         "self_sym_sizes",
         "indices_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -10934,14 +12156,16 @@ class MaxBackward0(Node):
         saved_indices = unpack_saved(self.indices_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
-            return max_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                max_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.keepdim,
+                    self.self_sym_sizes,
+                    array_of(saved_indices),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                keepdim=self.keepdim,
-                self_sym_sizes=self.self_sym_sizes,
-                indices=array_of(saved_indices),
             )
         return max_backward0_apply(
             grads,
@@ -10950,6 +12174,19 @@ class MaxBackward0(Node):
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
             indices=saved_indices,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_indices = unpack_saved(self.indices_, self)
+        if not plain_tensors((saved_indices,)):
+            return None
+        return max_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.keepdim,
+            self.self_sym_sizes,
+            array_of(saved_indices),
         )
 
     def release_variables(self) -> None:
@@ -10998,7 +12235,6 @@ def max_backward0_apply(
 
 def max_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     keepdim: bool,
@@ -11008,14 +12244,11 @@ def max_backward0_arrays(
     """The formulas of MaxBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.value_selecting_reduction_backward_symint(
-                    grad, dim, indices, self_sym_sizes, keepdim
-                ),
-                grad_tensors,
+            arrays.value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
             )
             if any_grad_defined
             else None
@@ -11092,6 +12325,7 @@ class MinBackward0(Node):
         "self_sym_sizes",
         "indices_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -11101,14 +12335,16 @@ class MinBackward0(Node):
         saved_indices = unpack_saved(self.indices_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
-            return min_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                min_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.keepdim,
+                    self.self_sym_sizes,
+                    array_of(saved_indices),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                keepdim=self.keepdim,
-                self_sym_sizes=self.self_sym_sizes,
-                indices=array_of(saved_indices),
             )
         return min_backward0_apply(
             grads,
@@ -11117,6 +12353,19 @@ class MinBackward0(Node):
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
             indices=saved_indices,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_indices = unpack_saved(self.indices_, self)
+        if not plain_tensors((saved_indices,)):
+            return None
+        return min_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.keepdim,
+            self.self_sym_sizes,
+            array_of(saved_indices),
         )
 
     def release_variables(self) -> None:
@@ -11165,7 +12414,6 @@ def min_backward0_apply(
 
 def min_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     keepdim: bool,
@@ -11175,14 +12423,11 @@ def min_backward0_arrays(
     """The formulas of MinBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.value_selecting_reduction_backward_symint(
-                    grad, dim, indices, self_sym_sizes, keepdim
-                ),
-                grad_tensors,
+            arrays.value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
             )
             if any_grad_defined
             else None
@@ -11411,6 +12656,7 @@ class LogsumexpBackward0(Node):
         "self_",
         "result_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -11418,13 +12664,42 @@ class LogsumexpBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_result)):
+            return tensors_of(
+                logsumexp_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.keepdim,
+                    array_of(saved_self),
+                    array_of(saved_result),
+                ),
+                grads,
+            )
         return logsumexp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
-            self=unpack_saved(self.self_, self),
-            result=unpack_saved(self.result_, self),
+            self=saved_self,
+            result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_self, saved_result)):
+            return None
+        return logsumexp_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.keepdim,
+            array_of(saved_self),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -11468,6 +12743,28 @@ def logsumexp_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def logsumexp_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int],
+    keepdim: bool,
+    self: np.ndarray | None,
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LogsumexpBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.logsumexp_backward(grad, self, result, dim, keepdim)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -11629,13 +12926,33 @@ class CumsumBackward0(Node):
         "dim",
         "self_scalar_type",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                cumsum_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.self_scalar_type,
+                ),
+                grads,
+            )
         return cumsum_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             self_scalar_type=self.self_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return cumsum_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.self_scalar_type,
         )
 
     @property
@@ -11659,6 +12976,26 @@ def cumsum_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def cumsum_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of CumsumBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.cumsum_backward(arrays.to(grad, self_scalar_type), dim)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -11741,6 +13078,7 @@ class SortBackward0(Node):
         "self_sym_sizes",
         "indices_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -11750,13 +13088,15 @@ class SortBackward0(Node):
         saved_indices = unpack_saved(self.indices_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
-            return sort_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sort_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.self_sym_sizes,
+                    array_of(saved_indices),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                self_sym_sizes=self.self_sym_sizes,
-                indices=array_of(saved_indices),
             )
         return sort_backward0_apply(
             grads,
@@ -11764,6 +13104,18 @@ class SortBackward0(Node):
             dim=self.dim,
             self_sym_sizes=self.self_sym_sizes,
             indices=saved_indices,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_indices = unpack_saved(self.indices_, self)
+        if not plain_tensors((saved_indices,)):
+            return None
+        return sort_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.self_sym_sizes,
+            array_of(saved_indices),
         )
 
     def release_variables(self) -> None:
@@ -11807,7 +13159,6 @@ def sort_backward0_apply(
 
 def sort_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     self_sym_sizes: tuple[int, ...],
@@ -11816,14 +13167,11 @@ def sort_backward0_arrays(
     """The formulas of SortBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.value_selecting_reduction_backward_symint(
-                    grad, dim, indices, self_sym_sizes, True
-                ),
-                grad_tensors,
+            arrays.value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, True
             )
             if any_grad_defined
             else None
@@ -11843,6 +13191,7 @@ class SortBackward1(Node):
         "self_sym_sizes",
         "indices_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -11852,13 +13201,15 @@ class SortBackward1(Node):
         saved_indices = unpack_saved(self.indices_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
-            return sort_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                sort_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.self_sym_sizes,
+                    array_of(saved_indices),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                self_sym_sizes=self.self_sym_sizes,
-                indices=array_of(saved_indices),
             )
         return sort_backward1_apply(
             grads,
@@ -11866,6 +13217,18 @@ class SortBackward1(Node):
             dim=self.dim,
             self_sym_sizes=self.self_sym_sizes,
             indices=saved_indices,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_indices = unpack_saved(self.indices_, self)
+        if not plain_tensors((saved_indices,)):
+            return None
+        return sort_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.self_sym_sizes,
+            array_of(saved_indices),
         )
 
     def release_variables(self) -> None:
@@ -11909,7 +13272,6 @@ def sort_backward1_apply(
 
 def sort_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     self_sym_sizes: tuple[int, ...],
@@ -11918,14 +13280,11 @@ def sort_backward1_arrays(
     """The formulas of SortBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.value_selecting_reduction_backward_symint(
-                    grad, dim, indices, self_sym_sizes, True
-                ),
-                grad_tensors,
+            arrays.value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, True
             )
             if any_grad_defined
             else None
@@ -11945,6 +13304,7 @@ class TopkBackward0(Node):
         "self_sym_sizes",
         "indices_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -11954,13 +13314,15 @@ class TopkBackward0(Node):
         saved_indices = unpack_saved(self.indices_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
-            return topk_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                topk_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.self_sym_sizes,
+                    array_of(saved_indices),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                self_sym_sizes=self.self_sym_sizes,
-                indices=array_of(saved_indices),
             )
         return topk_backward0_apply(
             grads,
@@ -11968,6 +13330,18 @@ class TopkBackward0(Node):
             dim=self.dim,
             self_sym_sizes=self.self_sym_sizes,
             indices=saved_indices,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_indices = unpack_saved(self.indices_, self)
+        if not plain_tensors((saved_indices,)):
+            return None
+        return topk_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.self_sym_sizes,
+            array_of(saved_indices),
         )
 
     def release_variables(self) -> None:
@@ -12011,7 +13385,6 @@ def topk_backward0_apply(
 
 def topk_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     self_sym_sizes: tuple[int, ...],
@@ -12020,14 +13393,11 @@ def topk_backward0_arrays(
     """The formulas of TopkBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.value_selecting_reduction_backward_symint(
-                    grad, dim, indices, self_sym_sizes, True
-                ),
-                grad_tensors,
+            arrays.value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, True
             )
             if any_grad_defined
             else None
@@ -12237,6 +13607,7 @@ class KthvalueBackward0(Node):
         "self_sym_sizes",
         "indices_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -12246,14 +13617,16 @@ class KthvalueBackward0(Node):
         saved_indices = unpack_saved(self.indices_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
-            return kthvalue_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                kthvalue_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.keepdim,
+                    self.self_sym_sizes,
+                    array_of(saved_indices),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                keepdim=self.keepdim,
-                self_sym_sizes=self.self_sym_sizes,
-                indices=array_of(saved_indices),
             )
         return kthvalue_backward0_apply(
             grads,
@@ -12262,6 +13635,19 @@ class KthvalueBackward0(Node):
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
             indices=saved_indices,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_indices = unpack_saved(self.indices_, self)
+        if not plain_tensors((saved_indices,)):
+            return None
+        return kthvalue_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.keepdim,
+            self.self_sym_sizes,
+            array_of(saved_indices),
         )
 
     def release_variables(self) -> None:
@@ -12310,7 +13696,6 @@ def kthvalue_backward0_apply(
 
 def kthvalue_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     keepdim: bool,
@@ -12320,14 +13705,11 @@ def kthvalue_backward0_arrays(
     """The formulas of KthvalueBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.value_selecting_reduction_backward_symint(
-                    grad, dim, indices, self_sym_sizes, keepdim
-                ),
-                grad_tensors,
+            arrays.value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
             )
             if any_grad_defined
             else None
@@ -12404,6 +13786,7 @@ class MedianBackward1(Node):
         "self_sym_sizes",
         "indices_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -12413,14 +13796,16 @@ class MedianBackward1(Node):
         saved_indices = unpack_saved(self.indices_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
-            return median_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                median_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.keepdim,
+                    self.self_sym_sizes,
+                    array_of(saved_indices),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                keepdim=self.keepdim,
-                self_sym_sizes=self.self_sym_sizes,
-                indices=array_of(saved_indices),
             )
         return median_backward1_apply(
             grads,
@@ -12429,6 +13814,19 @@ class MedianBackward1(Node):
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
             indices=saved_indices,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_indices = unpack_saved(self.indices_, self)
+        if not plain_tensors((saved_indices,)):
+            return None
+        return median_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.keepdim,
+            self.self_sym_sizes,
+            array_of(saved_indices),
         )
 
     def release_variables(self) -> None:
@@ -12477,7 +13875,6 @@ def median_backward1_apply(
 
 def median_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     keepdim: bool,
@@ -12487,14 +13884,11 @@ def median_backward1_arrays(
     """The formulas of MedianBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.value_selecting_reduction_backward_symint(
-                    grad, dim, indices, self_sym_sizes, keepdim
-                ),
-                grad_tensors,
+            arrays.value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
             )
             if any_grad_defined
             else None
@@ -12571,6 +13965,7 @@ class NanmedianBackward1(Node):
         "self_sym_sizes",
         "indices_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -12580,14 +13975,16 @@ class NanmedianBackward1(Node):
         saved_indices = unpack_saved(self.indices_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
-            return nanmedian_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                nanmedian_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.keepdim,
+                    self.self_sym_sizes,
+                    array_of(saved_indices),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                keepdim=self.keepdim,
-                self_sym_sizes=self.self_sym_sizes,
-                indices=array_of(saved_indices),
             )
         return nanmedian_backward1_apply(
             grads,
@@ -12596,6 +13993,19 @@ class NanmedianBackward1(Node):
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
             indices=saved_indices,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_indices = unpack_saved(self.indices_, self)
+        if not plain_tensors((saved_indices,)):
+            return None
+        return nanmedian_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.keepdim,
+            self.self_sym_sizes,
+            array_of(saved_indices),
         )
 
     def release_variables(self) -> None:
@@ -12644,7 +14054,6 @@ def nanmedian_backward1_apply(
 
 def nanmedian_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     keepdim: bool,
@@ -12654,14 +14063,11 @@ def nanmedian_backward1_arrays(
     """The formulas of NanmedianBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.value_selecting_reduction_backward_symint(
-                    grad, dim, indices, self_sym_sizes, keepdim
-                ),
-                grad_tensors,
+            arrays.value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
             )
             if any_grad_defined
             else None
@@ -12682,6 +14088,7 @@ class ModeBackward0(Node):
         "self_sym_sizes",
         "indices_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -12691,14 +14098,16 @@ class ModeBackward0(Node):
         saved_indices = unpack_saved(self.indices_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
-            return mode_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                mode_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.keepdim,
+                    self.self_sym_sizes,
+                    array_of(saved_indices),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                keepdim=self.keepdim,
-                self_sym_sizes=self.self_sym_sizes,
-                indices=array_of(saved_indices),
             )
         return mode_backward0_apply(
             grads,
@@ -12707,6 +14116,19 @@ class ModeBackward0(Node):
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
             indices=saved_indices,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_indices = unpack_saved(self.indices_, self)
+        if not plain_tensors((saved_indices,)):
+            return None
+        return mode_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.keepdim,
+            self.self_sym_sizes,
+            array_of(saved_indices),
         )
 
     def release_variables(self) -> None:
@@ -12755,7 +14177,6 @@ def mode_backward0_apply(
 
 def mode_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     keepdim: bool,
@@ -12765,14 +14186,11 @@ def mode_backward0_arrays(
     """The formulas of ModeBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.value_selecting_reduction_backward_symint(
-                    grad, dim, indices, self_sym_sizes, keepdim
-                ),
-                grad_tensors,
+            arrays.value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
             )
             if any_grad_defined
             else None
@@ -13382,6 +14800,7 @@ class IndexAddBackward0(Node):
         "source_",
         "source_dim",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -13393,15 +14812,17 @@ class IndexAddBackward0(Node):
         saved_source = unpack_saved(self.source_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_index, saved_source)):
-            return index_add_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                index_add_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    self.dim,
+                    array_of(saved_index),
+                    array_of(saved_source),
+                    self.source_dim,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                dim=self.dim,
-                index=array_of(saved_index),
-                source=array_of(saved_source),
-                source_dim=self.source_dim,
             )
         return index_add_backward0_apply(
             grads,
@@ -13411,6 +14832,21 @@ class IndexAddBackward0(Node):
             index=saved_index,
             source=saved_source,
             source_dim=self.source_dim,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_index = unpack_saved(self.index_, self)
+        saved_source = unpack_saved(self.source_, self)
+        if not plain_tensors((saved_index, saved_source)):
+            return None
+        return index_add_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            self.dim,
+            array_of(saved_index),
+            array_of(saved_source),
+            self.source_dim,
         )
 
     def release_variables(self) -> None:
@@ -13473,7 +14909,6 @@ def index_add_backward0_apply(
 
 def index_add_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     dim: int,
@@ -13484,21 +14919,18 @@ def index_add_backward0_arrays(
     """The formulas of IndexAddBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
     if needs_input_grad[1]:  # source
         grad_inputs[1] = (
-            as_tensor(
-                arrays.maybe_multiply(
-                    (
-                        arrays.expand_as(arrays.index_select(grad, dim, index), source)
-                        if source_dim > 0
-                        else arrays.index_select(grad, dim, arrays.squeeze(index, 0))
-                    ),
-                    alpha,
+            arrays.maybe_multiply(
+                (
+                    arrays.expand_as(arrays.index_select(grad, dim, index), source)
+                    if source_dim > 0
+                    else arrays.index_select(grad, dim, arrays.squeeze(index, 0))
                 ),
-                grad_tensors,
+                alpha,
             )
             if any_grad_defined
             else None
@@ -13590,6 +15022,7 @@ class ScatterBackward0(Node):
         "dim",
         "index_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -13599,18 +15032,31 @@ class ScatterBackward0(Node):
         saved_index = unpack_saved(self.index_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_index,)):
-            return scatter_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                scatter_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    array_of(saved_index),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                index=array_of(saved_index),
             )
         return scatter_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             index=saved_index,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_index = unpack_saved(self.index_, self)
+        if not plain_tensors((saved_index,)):
+            return None
+        return scatter_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            array_of(saved_index),
         )
 
     def release_variables(self) -> None:
@@ -13645,7 +15091,6 @@ def scatter_backward0_apply(
 
 def scatter_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     index: np.ndarray | None,
@@ -13653,19 +15098,13 @@ def scatter_backward0_arrays(
     """The formulas of ScatterBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.scatter(grad, dim, index, 0), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.scatter(grad, dim, index, 0) if any_grad_defined else None
         )
     if needs_input_grad[1]:  # src
-        grad_inputs[1] = (
-            as_tensor(arrays.gather(grad, dim, index), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[1] = arrays.gather(grad, dim, index) if any_grad_defined else None
 
     return grad_inputs
 
@@ -13680,6 +15119,7 @@ class ScatterBackward1(Node):
         "dim",
         "index_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -13689,18 +15129,31 @@ class ScatterBackward1(Node):
         saved_index = unpack_saved(self.index_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_index,)):
-            return scatter_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                scatter_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    array_of(saved_index),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                index=array_of(saved_index),
             )
         return scatter_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             index=saved_index,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_index = unpack_saved(self.index_, self)
+        if not plain_tensors((saved_index,)):
+            return None
+        return scatter_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            array_of(saved_index),
         )
 
     def release_variables(self) -> None:
@@ -13733,7 +15186,6 @@ def scatter_backward1_apply(
 
 def scatter_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     index: np.ndarray | None,
@@ -13741,12 +15193,10 @@ def scatter_backward1_arrays(
     """The formulas of ScatterBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.scatter(grad, dim, index, 0), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.scatter(grad, dim, index, 0) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -13763,6 +15213,7 @@ class ScatterAddBackward0(Node):
         "dim",
         "index_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -13772,18 +15223,31 @@ class ScatterAddBackward0(Node):
         saved_index = unpack_saved(self.index_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_index,)):
-            return scatter_add_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                scatter_add_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    array_of(saved_index),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                index=array_of(saved_index),
             )
         return scatter_add_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
             index=saved_index,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_index = unpack_saved(self.index_, self)
+        if not plain_tensors((saved_index,)):
+            return None
+        return scatter_add_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            array_of(saved_index),
         )
 
     def release_variables(self) -> None:
@@ -13818,7 +15282,6 @@ def scatter_add_backward0_apply(
 
 def scatter_add_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     index: np.ndarray | None,
@@ -13826,15 +15289,11 @@ def scatter_add_backward0_arrays(
     """The formulas of ScatterAddBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = as_tensor(grad, grad_tensors) if any_grad_defined else None
+        grad_inputs[0] = grad if any_grad_defined else None
     if needs_input_grad[1]:  # src
-        grad_inputs[1] = (
-            as_tensor(arrays.gather(grad, dim, index), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[1] = arrays.gather(grad, dim, index) if any_grad_defined else None
 
     return grad_inputs
 
@@ -13846,6 +15305,7 @@ class MaskedFillBackward0(Node):
     """
 
     __slots__ = ("mask_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -13855,16 +15315,28 @@ class MaskedFillBackward0(Node):
         saved_mask = unpack_saved(self.mask_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_mask,)):
-            return masked_fill_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                masked_fill_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_mask),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                mask=array_of(saved_mask),
             )
         return masked_fill_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             mask=saved_mask,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_mask = unpack_saved(self.mask_, self)
+        if not plain_tensors((saved_mask,)):
+            return None
+        return masked_fill_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_mask),
         )
 
     def release_variables(self) -> None:
@@ -13892,20 +15364,15 @@ def masked_fill_backward0_apply(
 
 def masked_fill_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     mask: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of MaskedFillBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            as_tensor(arrays.masked_fill(grad, mask, 0), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[0] = arrays.masked_fill(grad, mask, 0) if any_grad_defined else None
 
     return grad_inputs
 
@@ -13918,16 +15385,38 @@ class MaskedFillBackward1(Node):
     """
 
     __slots__ = ("mask_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.mask_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_mask = unpack_saved(self.mask_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_mask,)):
+            return tensors_of(
+                masked_fill_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_mask),
+                ),
+                grads,
+            )
         return masked_fill_backward1_apply(
             grads,
             self.task_needs_input_grad(),
-            mask=unpack_saved(self.mask_, self),
+            mask=saved_mask,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_mask = unpack_saved(self.mask_, self)
+        if not plain_tensors((saved_mask,)):
+            return None
+        return masked_fill_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_mask),
         )
 
     def release_variables(self) -> None:
@@ -13952,6 +15441,25 @@ def masked_fill_backward1_apply(
         grad_inputs[0] = grad.masked_fill(mask, 0) if any_grad_defined else None
     if needs_input_grad[1]:  # value
         grad_inputs[1] = masked_fill_backward(grad, mask) if any_grad_defined else None
+    return grad_inputs
+
+
+def masked_fill_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    mask: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MaskedFillBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = arrays.masked_fill(grad, mask, 0) if any_grad_defined else None
+    if needs_input_grad[1]:  # value
+        grad_inputs[1] = (
+            arrays.masked_fill_backward(grad, mask) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -15135,6 +16643,7 @@ class MmBackward0(Node):
         "self_sym_sizes",
         "self_sym_strides",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -15146,16 +16655,18 @@ class MmBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_mat2, saved_self)):
-            return mm_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                mm_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_mat2),
+                    self.mat2_sym_sizes,
+                    self.mat2_sym_strides,
+                    array_of(saved_self),
+                    self.self_sym_sizes,
+                    self.self_sym_strides,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                mat2=array_of(saved_mat2),
-                mat2_sym_sizes=self.mat2_sym_sizes,
-                mat2_sym_strides=self.mat2_sym_strides,
-                self=array_of(saved_self),
-                self_sym_sizes=self.self_sym_sizes,
-                self_sym_strides=self.self_sym_strides,
             )
         return mm_backward0_apply(
             grads,
@@ -15166,6 +16677,22 @@ class MmBackward0(Node):
             self=saved_self,
             self_sym_sizes=self.self_sym_sizes,
             self_sym_strides=self.self_sym_strides,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_mat2 = unpack_saved(self.mat2_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_mat2, saved_self)):
+            return None
+        return mm_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_mat2),
+            self.mat2_sym_sizes,
+            self.mat2_sym_strides,
+            array_of(saved_self),
+            self.self_sym_sizes,
+            self.self_sym_strides,
         )
 
     def release_variables(self) -> None:
@@ -15230,7 +16757,6 @@ def mm_backward0_apply(
 
 def mm_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     mat2: np.ndarray | None,
     mat2_sym_sizes: tuple[int, ...],
@@ -15242,25 +16768,19 @@ def mm_backward0_arrays(
     """The formulas of MmBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # mat2
         grad_inputs[1] = (
-            as_tensor(
-                arrays.mm_mat2_backward(
-                    grad, self, mat2_sym_sizes, mat2_sym_strides, "strided", 1
-                ),
-                grad_tensors,
+            arrays.mm_mat2_backward(
+                grad, self, mat2_sym_sizes, mat2_sym_strides, "strided", 1
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mm_mat1_backward(
-                    grad, mat2, self_sym_sizes, self_sym_strides, "strided", 1
-                ),
-                grad_tensors,
+            arrays.mm_mat1_backward(
+                grad, mat2, self_sym_sizes, self_sym_strides, "strided", 1
             )
             if any_grad_defined
             else None
@@ -15280,6 +16800,7 @@ class BmmBackward0(Node):
         "mat2_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -15291,18 +16812,32 @@ class BmmBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_mat2, saved_self)):
-            return bmm_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                bmm_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_mat2),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                mat2=array_of(saved_mat2),
-                self=array_of(saved_self),
             )
         return bmm_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             mat2=saved_mat2,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_mat2 = unpack_saved(self.mat2_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_mat2, saved_self)):
+            return None
+        return bmm_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_mat2),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -15343,7 +16878,6 @@ def bmm_backward0_apply(
 
 def bmm_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     mat2: np.ndarray | None,
     self: np.ndarray | None,
@@ -15351,22 +16885,16 @@ def bmm_backward0_arrays(
     """The formulas of BmmBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # mat2
         grad_inputs[1] = (
-            as_tensor(
-                arrays.bmm(arrays.conj(arrays.transpose(self, 1, 2)), grad),
-                grad_tensors,
-            )
+            arrays.bmm(arrays.conj(arrays.transpose(self, 1, 2)), grad)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.bmm(grad, arrays.conj(arrays.transpose(mat2, 1, 2))),
-                grad_tensors,
-            )
+            arrays.bmm(grad, arrays.conj(arrays.transpose(mat2, 1, 2)))
             if any_grad_defined
             else None
         )
@@ -15385,6 +16913,7 @@ class DotBackward0(Node):
         "self_",
         "tensor_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -15396,18 +16925,32 @@ class DotBackward0(Node):
         saved_tensor = unpack_saved(self.tensor_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_tensor)):
-            return dot_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                dot_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    array_of(saved_tensor),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
-                tensor=array_of(saved_tensor),
             )
         return dot_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
             tensor=saved_tensor,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_tensor = unpack_saved(self.tensor_, self)
+        if not plain_tensors((saved_self, saved_tensor)):
+            return None
+        return dot_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            array_of(saved_tensor),
         )
 
     def release_variables(self) -> None:
@@ -15444,7 +16987,6 @@ def dot_backward0_apply(
 
 def dot_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
     tensor: np.ndarray | None,
@@ -15452,18 +16994,14 @@ def dot_backward0_arrays(
     """The formulas of DotBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(grad, arrays.conj(tensor)), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.mul(grad, arrays.conj(tensor)) if any_grad_defined else None
         )
     if needs_input_grad[1]:  # tensor
         grad_inputs[1] = (
-            as_tensor(arrays.mul(grad, arrays.conj(self)), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.mul(grad, arrays.conj(self)) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -15480,6 +17018,7 @@ class VdotBackward0(Node):
         "other_",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -15491,18 +17030,32 @@ class VdotBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
-            return vdot_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                vdot_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=array_of(saved_self),
             )
         return vdot_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_other, saved_self)):
+            return None
+        return vdot_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -15539,7 +17092,6 @@ def vdot_backward0_apply(
 
 def vdot_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: np.ndarray | None,
@@ -15547,18 +17099,12 @@ def vdot_backward0_arrays(
     """The formulas of VdotBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            as_tensor(arrays.mul(grad, self), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[1] = arrays.mul(grad, self) if any_grad_defined else None
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.mul(arrays.conj(grad), other), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.mul(arrays.conj(grad), other) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -15639,6 +17185,7 @@ class AddmmBackward0(Node):
         "mat2_sym_sizes",
         "mat2_sym_strides",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -15650,18 +17197,20 @@ class AddmmBackward0(Node):
         saved_mat2 = unpack_saved(self.mat2_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_mat1, saved_mat2)):
-            return addmm_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                addmm_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    self.beta,
+                    array_of(saved_mat1),
+                    self.mat1_sym_sizes,
+                    self.mat1_sym_strides,
+                    array_of(saved_mat2),
+                    self.mat2_sym_sizes,
+                    self.mat2_sym_strides,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                beta=self.beta,
-                mat1=array_of(saved_mat1),
-                mat1_sym_sizes=self.mat1_sym_sizes,
-                mat1_sym_strides=self.mat1_sym_strides,
-                mat2=array_of(saved_mat2),
-                mat2_sym_sizes=self.mat2_sym_sizes,
-                mat2_sym_strides=self.mat2_sym_strides,
             )
         return addmm_backward0_apply(
             grads,
@@ -15674,6 +17223,24 @@ class AddmmBackward0(Node):
             mat2=saved_mat2,
             mat2_sym_sizes=self.mat2_sym_sizes,
             mat2_sym_strides=self.mat2_sym_strides,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_mat1 = unpack_saved(self.mat1_, self)
+        saved_mat2 = unpack_saved(self.mat2_, self)
+        if not plain_tensors((saved_mat1, saved_mat2)):
+            return None
+        return addmm_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            self.beta,
+            array_of(saved_mat1),
+            self.mat1_sym_sizes,
+            self.mat1_sym_strides,
+            array_of(saved_mat2),
+            self.mat2_sym_sizes,
+            self.mat2_sym_strides,
         )
 
     def release_variables(self) -> None:
@@ -15756,7 +17323,6 @@ def addmm_backward0_apply(
 
 def addmm_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     beta: Number,
@@ -15770,34 +17336,26 @@ def addmm_backward0_arrays(
     """The formulas of AddmmBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # mat1
         grad_inputs[1] = (
-            as_tensor(
-                arrays.mm_mat1_backward(
-                    grad, mat2, mat1_sym_sizes, mat1_sym_strides, "strided", alpha
-                ),
-                grad_tensors,
+            arrays.mm_mat1_backward(
+                grad, mat2, mat1_sym_sizes, mat1_sym_strides, "strided", alpha
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[2]:  # mat2
         grad_inputs[2] = (
-            as_tensor(
-                arrays.mm_mat2_backward(
-                    grad, mat1, mat2_sym_sizes, mat2_sym_strides, "strided", alpha
-                ),
-                grad_tensors,
+            arrays.mm_mat2_backward(
+                grad, mat1, mat2_sym_sizes, mat2_sym_strides, "strided", alpha
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.maybe_multiply(grad, arrays.scalar_conj(beta)), grad_tensors
-            )
+            arrays.maybe_multiply(grad, arrays.scalar_conj(beta))
             if any_grad_defined
             else None
         )
@@ -16030,12 +17588,30 @@ class TrilBackward0(Node):
     """
 
     __slots__ = ("diagonal",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                tril_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.diagonal,
+                ),
+                grads,
+            )
         return tril_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             diagonal=self.diagonal,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return tril_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.diagonal,
         )
 
     @property
@@ -16055,6 +17631,21 @@ def tril_backward0_apply(
     return grad_inputs
 
 
+def tril_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    diagonal: int,
+) -> list[Any]:
+    """The formulas of TrilBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = arrays.tril(grad, diagonal) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class TriuBackward0(Node):
     """Backward of ``triu(Tensor self, SymInt diagonal=0) -> Tensor``.
 
@@ -16062,12 +17653,30 @@ class TriuBackward0(Node):
     """
 
     __slots__ = ("diagonal",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                triu_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.diagonal,
+                ),
+                grads,
+            )
         return triu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             diagonal=self.diagonal,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return triu_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.diagonal,
         )
 
     @property
@@ -16084,6 +17693,21 @@ def triu_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.triu(diagonal) if any_grad_defined else None
+    return grad_inputs
+
+
+def triu_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    diagonal: int,
+) -> list[Any]:
+    """The formulas of TriuBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = arrays.triu(grad, diagonal) if any_grad_defined else None
+
     return grad_inputs
 
 
@@ -17740,6 +19364,7 @@ class AddrBackward0(Node):
         "vec1_",
         "vec2_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -17747,13 +19372,42 @@ class AddrBackward0(Node):
         self.vec2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_vec1 = unpack_saved(self.vec1_, self)
+        saved_vec2 = unpack_saved(self.vec2_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_vec1, saved_vec2)):
+            return tensors_of(
+                addr_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    self.beta,
+                    array_of(saved_vec1),
+                    array_of(saved_vec2),
+                ),
+                grads,
+            )
         return addr_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             alpha=self.alpha,
             beta=self.beta,
-            vec1=unpack_saved(self.vec1_, self),
-            vec2=unpack_saved(self.vec2_, self),
+            vec1=saved_vec1,
+            vec2=saved_vec2,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_vec1 = unpack_saved(self.vec1_, self)
+        saved_vec2 = unpack_saved(self.vec2_, self)
+        if not plain_tensors((saved_vec1, saved_vec2)):
+            return None
+        return addr_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            self.beta,
+            array_of(saved_vec1),
+            array_of(saved_vec2),
         )
 
     def release_variables(self) -> None:
@@ -17810,6 +19464,44 @@ def addr_backward0_apply(
     return grad_inputs
 
 
+def addr_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    beta: Number,
+    vec1: np.ndarray | None,
+    vec2: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AddrBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.maybe_multiply(grad, arrays.scalar_conj(beta))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # vec1
+        grad_inputs[1] = (
+            arrays.maybe_multiply(
+                arrays.mv(grad, arrays.conj(vec2)), arrays.scalar_conj(alpha)
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # vec2
+        grad_inputs[2] = (
+            arrays.maybe_multiply(
+                arrays.mv(arrays.t(grad), arrays.conj(vec1)), arrays.scalar_conj(alpha)
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class AddbmmBackward0(Node):
     """Backward of ``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``.
 
@@ -17826,6 +19518,7 @@ class AddbmmBackward0(Node):
         "batch2_sym_sizes",
         "beta",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -17837,16 +19530,18 @@ class AddbmmBackward0(Node):
         saved_batch2 = unpack_saved(self.batch2_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_batch1, saved_batch2)):
-            return addbmm_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                addbmm_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    array_of(saved_batch1),
+                    self.batch1_sym_sizes,
+                    array_of(saved_batch2),
+                    self.batch2_sym_sizes,
+                    self.beta,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                batch1=array_of(saved_batch1),
-                batch1_sym_sizes=self.batch1_sym_sizes,
-                batch2=array_of(saved_batch2),
-                batch2_sym_sizes=self.batch2_sym_sizes,
-                beta=self.beta,
             )
         return addbmm_backward0_apply(
             grads,
@@ -17857,6 +19552,22 @@ class AddbmmBackward0(Node):
             batch2=saved_batch2,
             batch2_sym_sizes=self.batch2_sym_sizes,
             beta=self.beta,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_batch1 = unpack_saved(self.batch1_, self)
+        saved_batch2 = unpack_saved(self.batch2_, self)
+        if not plain_tensors((saved_batch1, saved_batch2)):
+            return None
+        return addbmm_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            array_of(saved_batch1),
+            self.batch1_sym_sizes,
+            array_of(saved_batch2),
+            self.batch2_sym_sizes,
+            self.beta,
         )
 
     def release_variables(self) -> None:
@@ -17939,7 +19650,6 @@ def addbmm_backward0_apply(
 
 def addbmm_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     batch1: np.ndarray | None,
@@ -17951,56 +19661,40 @@ def addbmm_backward0_arrays(
     """The formulas of AddbmmBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # batch1
         grad_inputs[1] = (
-            as_tensor(
-                arrays.maybe_multiply(
-                    arrays.bmm(
-                        arrays.expand(
-                            arrays.unsqueeze(grad, 0),
-                            [
-                                batch1_sym_sizes[0],
-                                batch1_sym_sizes[1],
-                                batch2_sym_sizes[2],
-                            ],
-                        ),
-                        arrays.conj(arrays.transpose(batch2, 1, 2)),
+            arrays.maybe_multiply(
+                arrays.bmm(
+                    arrays.expand(
+                        arrays.unsqueeze(grad, 0),
+                        [batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]],
                     ),
-                    arrays.scalar_conj(alpha),
+                    arrays.conj(arrays.transpose(batch2, 1, 2)),
                 ),
-                grad_tensors,
+                arrays.scalar_conj(alpha),
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[2]:  # batch2
         grad_inputs[2] = (
-            as_tensor(
-                arrays.maybe_multiply(
-                    arrays.bmm(
-                        arrays.conj(arrays.transpose(batch1, 1, 2)),
-                        arrays.expand(
-                            arrays.unsqueeze(grad, 0),
-                            [
-                                batch1_sym_sizes[0],
-                                batch1_sym_sizes[1],
-                                batch2_sym_sizes[2],
-                            ],
-                        ),
+            arrays.maybe_multiply(
+                arrays.bmm(
+                    arrays.conj(arrays.transpose(batch1, 1, 2)),
+                    arrays.expand(
+                        arrays.unsqueeze(grad, 0),
+                        [batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]],
                     ),
-                    arrays.scalar_conj(alpha),
                 ),
-                grad_tensors,
+                arrays.scalar_conj(alpha),
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.maybe_multiply(grad, arrays.scalar_conj(beta)), grad_tensors
-            )
+            arrays.maybe_multiply(grad, arrays.scalar_conj(beta))
             if any_grad_defined
             else None
         )
@@ -18022,6 +19716,7 @@ class BaddbmmBackward0(Node):
         "batch2_",
         "beta",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -18033,14 +19728,16 @@ class BaddbmmBackward0(Node):
         saved_batch2 = unpack_saved(self.batch2_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_batch1, saved_batch2)):
-            return baddbmm_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                baddbmm_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    array_of(saved_batch1),
+                    array_of(saved_batch2),
+                    self.beta,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                batch1=array_of(saved_batch1),
-                batch2=array_of(saved_batch2),
-                beta=self.beta,
             )
         return baddbmm_backward0_apply(
             grads,
@@ -18049,6 +19746,20 @@ class BaddbmmBackward0(Node):
             batch1=saved_batch1,
             batch2=saved_batch2,
             beta=self.beta,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_batch1 = unpack_saved(self.batch1_, self)
+        saved_batch2 = unpack_saved(self.batch2_, self)
+        if not plain_tensors((saved_batch1, saved_batch2)):
+            return None
+        return baddbmm_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            array_of(saved_batch1),
+            array_of(saved_batch2),
+            self.beta,
         )
 
     def release_variables(self) -> None:
@@ -18107,7 +19818,6 @@ def baddbmm_backward0_apply(
 
 def baddbmm_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     batch1: np.ndarray | None,
@@ -18117,36 +19827,28 @@ def baddbmm_backward0_arrays(
     """The formulas of BaddbmmBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 3
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[1]:  # batch1
         grad_inputs[1] = (
-            as_tensor(
-                arrays.maybe_multiply(
-                    arrays.bmm(grad, arrays.conj(arrays.transpose(batch2, 1, 2))),
-                    arrays.scalar_conj(alpha),
-                ),
-                grad_tensors,
+            arrays.maybe_multiply(
+                arrays.bmm(grad, arrays.conj(arrays.transpose(batch2, 1, 2))),
+                arrays.scalar_conj(alpha),
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[2]:  # batch2
         grad_inputs[2] = (
-            as_tensor(
-                arrays.maybe_multiply(
-                    arrays.bmm(arrays.conj(arrays.transpose(batch1, 1, 2)), grad),
-                    arrays.scalar_conj(alpha),
-                ),
-                grad_tensors,
+            arrays.maybe_multiply(
+                arrays.bmm(arrays.conj(arrays.transpose(batch1, 1, 2)), grad),
+                arrays.scalar_conj(alpha),
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.maybe_multiply(grad, arrays.scalar_conj(beta)), grad_tensors
-            )
+            arrays.maybe_multiply(grad, arrays.scalar_conj(beta))
             if any_grad_defined
             else None
         )
@@ -18913,6 +20615,7 @@ class ReluBackward0(Node):
     """
 
     __slots__ = ("result_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -18922,16 +20625,28 @@ class ReluBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return relu_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                relu_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                result=array_of(saved_result),
             )
         return relu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return relu_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -18961,19 +20676,16 @@ def relu_backward0_apply(
 
 def relu_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     result: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of ReluBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.threshold_backward(grad, result, 0), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.threshold_backward(grad, result, 0) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -18989,6 +20701,7 @@ class GeluBackward0(Node):
         "approximate",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -18998,18 +20711,31 @@ class GeluBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return gelu_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                gelu_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.approximate,
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                approximate=self.approximate,
-                self=array_of(saved_self),
             )
         return gelu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             approximate=self.approximate,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return gelu_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.approximate,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -19046,7 +20772,6 @@ def gelu_backward0_apply(
 
 def gelu_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     approximate: str,
     self: np.ndarray | None,
@@ -19054,12 +20779,10 @@ def gelu_backward0_arrays(
     """The formulas of GeluBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.gelu_backward(grad, self, approximate=approximate), grad_tensors
-            )
+            arrays.gelu_backward(grad, self, approximate=approximate)
             if any_grad_defined
             else None
         )
@@ -19074,16 +20797,38 @@ class SiluBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                silu_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return silu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return silu_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -19117,6 +20862,29 @@ def silu_backward0_apply(
     return grad_inputs
 
 
+def silu_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SiluBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            (
+                arrays.infinitely_differentiable_silu_backward(grad, self)
+                if is_grad_enabled()
+                else arrays.silu_backward(grad, self)
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ThresholdBackwardBackward0(Node):
     """Backward of ``threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor``.
 
@@ -19128,6 +20896,7 @@ class ThresholdBackwardBackward0(Node):
         "self_",
         "threshold",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -19137,18 +20906,31 @@ class ThresholdBackwardBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return threshold_backward_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                threshold_backward_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    self.threshold,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
-                threshold=self.threshold,
             )
         return threshold_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
             threshold=self.threshold,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return threshold_backward_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            self.threshold,
         )
 
     def release_variables(self) -> None:
@@ -19185,7 +20967,6 @@ def threshold_backward_backward0_apply(
 
 def threshold_backward_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
     threshold: Number,
@@ -19193,19 +20974,15 @@ def threshold_backward_backward0_arrays(
     """The formulas of ThresholdBackwardBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            as_tensor(arrays.threshold_backward(grad, self, threshold), grad_tensors)
+            arrays.threshold_backward(grad, self, threshold)
             if any_grad_defined
             else None
         )
     if needs_input_grad[1]:  # self
-        grad_inputs[1] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -19293,6 +21070,7 @@ class SoftmaxBackward0(Node):
         "self_scalar_type",
         "result_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -19302,13 +21080,15 @@ class SoftmaxBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return softmax_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                softmax_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.self_scalar_type,
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                self_scalar_type=self.self_scalar_type,
-                result=array_of(saved_result),
             )
         return softmax_backward0_apply(
             grads,
@@ -19316,6 +21096,18 @@ class SoftmaxBackward0(Node):
             dim=self.dim,
             self_scalar_type=self.self_scalar_type,
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return softmax_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.self_scalar_type,
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -19353,7 +21145,6 @@ def softmax_backward0_apply(
 
 def softmax_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     self_scalar_type: dtype,
@@ -19362,13 +21153,10 @@ def softmax_backward0_arrays(
     """The formulas of SoftmaxBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays._softmax_backward_data(grad, result, dim, self_scalar_type),
-                grad_tensors,
-            )
+            arrays._softmax_backward_data(grad, result, dim, self_scalar_type)
             if any_grad_defined
             else None
         )
@@ -19473,6 +21261,7 @@ class LogSoftmaxBackward0(Node):
         "self_scalar_type",
         "result_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -19482,13 +21271,15 @@ class LogSoftmaxBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
-            return log_softmax_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                log_softmax_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    self.self_scalar_type,
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                self_scalar_type=self.self_scalar_type,
-                result=array_of(saved_result),
             )
         return log_softmax_backward0_apply(
             grads,
@@ -19496,6 +21287,18 @@ class LogSoftmaxBackward0(Node):
             dim=self.dim,
             self_scalar_type=self.self_scalar_type,
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_result,)):
+            return None
+        return log_softmax_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            self.self_scalar_type,
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -19533,7 +21336,6 @@ def log_softmax_backward0_apply(
 
 def log_softmax_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     self_scalar_type: dtype,
@@ -19542,13 +21344,10 @@ def log_softmax_backward0_arrays(
     """The formulas of LogSoftmaxBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays._log_softmax_backward_data(grad, result, dim, self_scalar_type),
-                grad_tensors,
-            )
+            arrays._log_softmax_backward_data(grad, result, dim, self_scalar_type)
             if any_grad_defined
             else None
         )
@@ -19569,6 +21368,7 @@ class LogSoftmaxBackwardDataBackward0(Node):
         "output_",
         "output_scalar_type",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -19580,14 +21380,16 @@ class LogSoftmaxBackwardDataBackward0(Node):
         saved_output = unpack_saved(self.output_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_grad_output, saved_output)):
-            return log_softmax_backward_data_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                log_softmax_backward_data_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    array_of(saved_grad_output),
+                    array_of(saved_output),
+                    self.output_scalar_type,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                dim=self.dim,
-                grad_output=array_of(saved_grad_output),
-                output=array_of(saved_output),
-                output_scalar_type=self.output_scalar_type,
             )
         return log_softmax_backward_data_backward0_apply(
             grads,
@@ -19596,6 +21398,20 @@ class LogSoftmaxBackwardDataBackward0(Node):
             grad_output=saved_grad_output,
             output=saved_output,
             output_scalar_type=self.output_scalar_type,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_grad_output = unpack_saved(self.grad_output_, self)
+        saved_output = unpack_saved(self.output_, self)
+        if not plain_tensors((saved_grad_output, saved_output)):
+            return None
+        return log_softmax_backward_data_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            array_of(saved_grad_output),
+            array_of(saved_output),
+            self.output_scalar_type,
         )
 
     def release_variables(self) -> None:
@@ -19649,7 +21465,6 @@ def log_softmax_backward_data_backward0_apply(
 
 def log_softmax_backward_data_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
     grad_output: np.ndarray | None,
@@ -19659,39 +21474,31 @@ def log_softmax_backward_data_backward0_arrays(
     """The formulas of LogSoftmaxBackwardDataBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            as_tensor(
-                arrays.sub(
-                    arrays.to(grad, output_scalar_type),
-                    arrays.sum(
-                        arrays.mul(
-                            arrays.to(grad, output_scalar_type), arrays.exp(output)
-                        ),
-                        dim,
-                        True,
-                    ),
+            arrays.sub(
+                arrays.to(grad, output_scalar_type),
+                arrays.sum(
+                    arrays.mul(arrays.to(grad, output_scalar_type), arrays.exp(output)),
+                    dim,
+                    True,
                 ),
-                grad_tensors,
             )
             if any_grad_defined
             else None
         )
     if needs_input_grad[1]:  # output
         grad_inputs[1] = (
-            as_tensor(
-                arrays.to(
+            arrays.to(
+                arrays.mul(
                     arrays.mul(
-                        arrays.mul(
-                            arrays.neg(arrays.sum(grad_output, dim, True)),
-                            arrays.exp(output),
-                        ),
-                        arrays.to(grad, output_scalar_type),
+                        arrays.neg(arrays.sum(grad_output, dim, True)),
+                        arrays.exp(output),
                     ),
-                    output_scalar_type,
+                    arrays.to(grad, output_scalar_type),
                 ),
-                grad_tensors,
+                output_scalar_type,
             )
             if any_grad_defined
             else None
@@ -19710,6 +21517,7 @@ class LeakyReluBackward0(Node):
         "negative_slope",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -19719,18 +21527,31 @@ class LeakyReluBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return leaky_relu_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                leaky_relu_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.negative_slope,
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                negative_slope=self.negative_slope,
-                self=array_of(saved_self),
             )
         return leaky_relu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             negative_slope=self.negative_slope,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return leaky_relu_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.negative_slope,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -19767,7 +21588,6 @@ def leaky_relu_backward0_apply(
 
 def leaky_relu_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     negative_slope: Number,
     self: np.ndarray | None,
@@ -19775,13 +21595,10 @@ def leaky_relu_backward0_arrays(
     """The formulas of LeakyReluBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.leaky_relu_backward(grad, self, negative_slope, False),
-                grad_tensors,
-            )
+            arrays.leaky_relu_backward(grad, self, negative_slope, False)
             if any_grad_defined
             else None
         )
@@ -19800,6 +21617,7 @@ class LeakyReluBackwardBackward0(Node):
         "negative_slope",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -19809,18 +21627,31 @@ class LeakyReluBackwardBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return leaky_relu_backward_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                leaky_relu_backward_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.negative_slope,
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                negative_slope=self.negative_slope,
-                self=array_of(saved_self),
             )
         return leaky_relu_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             negative_slope=self.negative_slope,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return leaky_relu_backward_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.negative_slope,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -19859,7 +21690,6 @@ def leaky_relu_backward_backward0_apply(
 
 def leaky_relu_backward_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     negative_slope: Number,
     self: np.ndarray | None,
@@ -19867,22 +21697,15 @@ def leaky_relu_backward_backward0_arrays(
     """The formulas of LeakyReluBackwardBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            as_tensor(
-                arrays.leaky_relu_backward(grad, self, negative_slope, False),
-                grad_tensors,
-            )
+            arrays.leaky_relu_backward(grad, self, negative_slope, False)
             if any_grad_defined
             else None
         )
     if needs_input_grad[1]:  # self
-        grad_inputs[1] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -19899,6 +21722,7 @@ class EluBackward0(Node):
         "scale",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -19908,14 +21732,16 @@ class EluBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return elu_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                elu_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    self.input_scale,
+                    self.scale,
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                input_scale=self.input_scale,
-                scale=self.scale,
-                self=array_of(saved_self),
             )
         return elu_backward0_apply(
             grads,
@@ -19924,6 +21750,19 @@ class EluBackward0(Node):
             input_scale=self.input_scale,
             scale=self.scale,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return elu_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            self.input_scale,
+            self.scale,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -19970,7 +21809,6 @@ def elu_backward0_apply(
 
 def elu_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     input_scale: Number,
@@ -19980,13 +21818,10 @@ def elu_backward0_arrays(
     """The formulas of EluBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.elu_backward(grad, alpha, scale, input_scale, False, self),
-                grad_tensors,
-            )
+            arrays.elu_backward(grad, alpha, scale, input_scale, False, self)
             if any_grad_defined
             else None
         )
@@ -20100,6 +21935,7 @@ class SoftplusBackward0(Node):
         "self_",
         "threshold",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -20109,13 +21945,15 @@ class SoftplusBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return softplus_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                softplus_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.beta,
+                    array_of(saved_self),
+                    self.threshold,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                beta=self.beta,
-                self=array_of(saved_self),
-                threshold=self.threshold,
             )
         return softplus_backward0_apply(
             grads,
@@ -20123,6 +21961,18 @@ class SoftplusBackward0(Node):
             beta=self.beta,
             self=saved_self,
             threshold=self.threshold,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return softplus_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.beta,
+            array_of(saved_self),
+            self.threshold,
         )
 
     def release_variables(self) -> None:
@@ -20162,7 +22012,6 @@ def softplus_backward0_apply(
 
 def softplus_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     beta: Number,
     self: np.ndarray | None,
@@ -20171,12 +22020,10 @@ def softplus_backward0_arrays(
     """The formulas of SoftplusBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.softplus_backward(grad, self, beta, threshold), grad_tensors
-            )
+            arrays.softplus_backward(grad, self, beta, threshold)
             if any_grad_defined
             else None
         )
@@ -20271,6 +22118,7 @@ class LogSigmoidBackward0(Node):
         "self_",
         "buffer_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -20282,18 +22130,32 @@ class LogSigmoidBackward0(Node):
         saved_buffer = unpack_saved(self.buffer_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_buffer)):
-            return log_sigmoid_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                log_sigmoid_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    array_of(saved_buffer),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
-                buffer=array_of(saved_buffer),
             )
         return log_sigmoid_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
             buffer=saved_buffer,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_buffer = unpack_saved(self.buffer_, self)
+        if not plain_tensors((saved_self, saved_buffer)):
+            return None
+        return log_sigmoid_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            array_of(saved_buffer),
         )
 
     def release_variables(self) -> None:
@@ -20330,7 +22192,6 @@ def log_sigmoid_backward0_apply(
 
 def log_sigmoid_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
     buffer: np.ndarray | None,
@@ -20338,10 +22199,10 @@ def log_sigmoid_backward0_arrays(
     """The formulas of LogSigmoidBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.log_sigmoid_backward(grad, self, buffer), grad_tensors)
+            arrays.log_sigmoid_backward(grad, self, buffer)
             if any_grad_defined
             else None
         )
@@ -20433,6 +22294,7 @@ class HardtanhBackward0(Node):
         "min_val",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -20442,13 +22304,15 @@ class HardtanhBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return hardtanh_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                hardtanh_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.max_val,
+                    self.min_val,
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                max_val=self.max_val,
-                min_val=self.min_val,
-                self=array_of(saved_self),
             )
         return hardtanh_backward0_apply(
             grads,
@@ -20456,6 +22320,18 @@ class HardtanhBackward0(Node):
             max_val=self.max_val,
             min_val=self.min_val,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return hardtanh_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.max_val,
+            self.min_val,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -20497,7 +22373,6 @@ def hardtanh_backward0_apply(
 
 def hardtanh_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     max_val: Number,
     min_val: Number,
@@ -20506,12 +22381,10 @@ def hardtanh_backward0_arrays(
     """The formulas of HardtanhBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.hardtanh_backward(grad, self, min_val, max_val), grad_tensors
-            )
+            arrays.hardtanh_backward(grad, self, min_val, max_val)
             if any_grad_defined
             else None
         )
@@ -20531,6 +22404,7 @@ class HardtanhBackwardBackward0(Node):
         "min_val",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -20540,13 +22414,15 @@ class HardtanhBackwardBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return hardtanh_backward_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                hardtanh_backward_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.max_val,
+                    self.min_val,
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                max_val=self.max_val,
-                min_val=self.min_val,
-                self=array_of(saved_self),
             )
         return hardtanh_backward_backward0_apply(
             grads,
@@ -20554,6 +22430,18 @@ class HardtanhBackwardBackward0(Node):
             max_val=self.max_val,
             min_val=self.min_val,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return hardtanh_backward_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.max_val,
+            self.min_val,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -20597,7 +22485,6 @@ def hardtanh_backward_backward0_apply(
 
 def hardtanh_backward_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     max_val: Number,
     min_val: Number,
@@ -20606,21 +22493,15 @@ def hardtanh_backward_backward0_arrays(
     """The formulas of HardtanhBackwardBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            as_tensor(
-                arrays.hardtanh_backward(grad, self, min_val, max_val), grad_tensors
-            )
+            arrays.hardtanh_backward(grad, self, min_val, max_val)
             if any_grad_defined
             else None
         )
     if needs_input_grad[1]:  # self
-        grad_inputs[1] = (
-            as_tensor(arrays.zeros_like(grad), grad_tensors)
-            if any_grad_defined
-            else None
-        )
+        grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
 
     return grad_inputs
 
@@ -20685,6 +22566,7 @@ class CeluBackward0(Node):
         "alpha",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -20694,18 +22576,31 @@ class CeluBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return celu_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                celu_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.alpha,
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                alpha=self.alpha,
-                self=array_of(saved_self),
             )
         return celu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             alpha=self.alpha,
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return celu_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.alpha,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -20742,7 +22637,6 @@ def celu_backward0_apply(
 
 def celu_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     alpha: Number,
     self: np.ndarray | None,
@@ -20750,13 +22644,10 @@ def celu_backward0_arrays(
     """The formulas of CeluBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.elu_backward(grad, alpha, 1, 1.0 / alpha, False, self),
-                grad_tensors,
-            )
+            arrays.elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)
             if any_grad_defined
             else None
         )
@@ -20774,17 +22665,41 @@ class GluBackward0(Node):
         "dim",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                glu_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dim,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return glu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return glu_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dim,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -20812,6 +22727,24 @@ def glu_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = glu_backward(grad, self, dim) if any_grad_defined else None
+    return grad_inputs
+
+
+def glu_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of GluBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.glu_backward(grad, self, dim) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -20897,17 +22830,41 @@ class HardshrinkBackward0(Node):
         "lambd",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                hardshrink_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.lambd,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return hardshrink_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             lambd=self.lambd,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return hardshrink_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.lambd,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -20940,6 +22897,24 @@ def hardshrink_backward0_apply(
     return grad_inputs
 
 
+def hardshrink_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    lambd: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of HardshrinkBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.hardshrink_backward(grad, self, lambd) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class HardshrinkBackwardBackward0(Node):
     """Backward of ``hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor``.
 
@@ -20951,17 +22926,41 @@ class HardshrinkBackwardBackward0(Node):
         "lambd",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                hardshrink_backward_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.lambd,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return hardshrink_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             lambd=self.lambd,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return hardshrink_backward_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.lambd,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -20996,6 +22995,26 @@ def hardshrink_backward_backward0_apply(
     return grad_inputs
 
 
+def hardshrink_backward_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    lambd: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of HardshrinkBackwardBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_out
+        grad_inputs[0] = (
+            arrays.hardshrink_backward(grad, self, lambd) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class SoftshrinkBackward0(Node):
     """Backward of ``softshrink(Tensor self, Scalar lambd=0.5) -> Tensor``.
 
@@ -21006,17 +23025,41 @@ class SoftshrinkBackward0(Node):
         "lambd",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                softshrink_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.lambd,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return softshrink_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             lambd=self.lambd,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return softshrink_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.lambd,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -21049,6 +23092,24 @@ def softshrink_backward0_apply(
     return grad_inputs
 
 
+def softshrink_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    lambd: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SoftshrinkBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.softshrink_backward(grad, self, lambd) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class SoftshrinkBackwardBackward0(Node):
     """Backward of ``softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor``.
 
@@ -21060,17 +23121,41 @@ class SoftshrinkBackwardBackward0(Node):
         "lambd",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                softshrink_backward_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.lambd,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return softshrink_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             lambd=self.lambd,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return softshrink_backward_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.lambd,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -21105,6 +23190,26 @@ def softshrink_backward_backward0_apply(
     return grad_inputs
 
 
+def softshrink_backward_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    lambd: Number,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SoftshrinkBackwardBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            arrays.softshrink_backward(grad, self, lambd) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class HardsigmoidBackward0(Node):
     """Backward of ``hardsigmoid(Tensor self) -> Tensor``.
 
@@ -21112,16 +23217,38 @@ class HardsigmoidBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                hardsigmoid_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return hardsigmoid_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return hardsigmoid_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -21147,6 +23274,23 @@ def hardsigmoid_backward0_apply(
     return grad_inputs
 
 
+def hardsigmoid_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of HardsigmoidBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.hardsigmoid_backward(grad, self) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class HardsigmoidBackwardBackward0(Node):
     """Backward of ``hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor``.
 
@@ -21155,16 +23299,38 @@ class HardsigmoidBackwardBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                hardsigmoid_backward_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return hardsigmoid_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return hardsigmoid_backward_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -21192,6 +23358,25 @@ def hardsigmoid_backward_backward0_apply(
     return grad_inputs
 
 
+def hardsigmoid_backward_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of HardsigmoidBackwardBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            arrays.hardsigmoid_backward(grad, self) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class HardswishBackward0(Node):
     """Backward of ``hardswish(Tensor self) -> Tensor``.
 
@@ -21199,16 +23384,38 @@ class HardswishBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                hardswish_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return hardswish_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return hardswish_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -21231,6 +23438,23 @@ def hardswish_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = hardswish_backward(grad, self) if any_grad_defined else None
+    return grad_inputs
+
+
+def hardswish_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of HardswishBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.hardswish_backward(grad, self) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -21312,6 +23536,7 @@ class ThresholdBackward0(Node):
         "self_",
         "threshold",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -21321,18 +23546,31 @@ class ThresholdBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return threshold_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                threshold_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    self.threshold,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
-                threshold=self.threshold,
             )
         return threshold_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
             threshold=self.threshold,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return threshold_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            self.threshold,
         )
 
     def release_variables(self) -> None:
@@ -21367,7 +23605,6 @@ def threshold_backward0_apply(
 
 def threshold_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
     threshold: Number,
@@ -21375,10 +23612,10 @@ def threshold_backward0_arrays(
     """The formulas of ThresholdBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(arrays.threshold_backward(grad, self, threshold), grad_tensors)
+            arrays.threshold_backward(grad, self, threshold)
             if any_grad_defined
             else None
         )
@@ -21557,6 +23794,7 @@ class PreluKernelBackward0(Node):
         "self_",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -21564,11 +23802,36 @@ class PreluKernelBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_weight)):
+            return tensors_of(
+                prelu_kernel_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    array_of(saved_weight),
+                ),
+                grads,
+            )
         return prelu_kernel_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-            weight=unpack_saved(self.weight_, self),
+            self=saved_self,
+            weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_self, saved_weight)):
+            return None
+        return prelu_kernel_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -21610,6 +23873,34 @@ def prelu_kernel_backward0_apply(
             grad_inputs[0] = grad_result[0]
         if needs_input_grad[1]:
             grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+def prelu_kernel_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of PreluKernelBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # self, weight
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = (
+            arrays._prelu_kernel_backward(grad, self, weight)
+            if grad is not None
+            else (None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+
     return grad_inputs
 
 
@@ -21884,6 +24175,7 @@ class MseLossBackward0(Node):
         "self_",
         "target_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -21895,13 +24187,15 @@ class MseLossBackward0(Node):
         saved_target = unpack_saved(self.target_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_target)):
-            return mse_loss_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                mse_loss_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.reduction,
+                    array_of(saved_self),
+                    array_of(saved_target),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                reduction=self.reduction,
-                self=array_of(saved_self),
-                target=array_of(saved_target),
             )
         return mse_loss_backward0_apply(
             grads,
@@ -21909,6 +24203,19 @@ class MseLossBackward0(Node):
             reduction=self.reduction,
             self=saved_self,
             target=saved_target,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        if not plain_tensors((saved_self, saved_target)):
+            return None
+        return mse_loss_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.reduction,
+            array_of(saved_self),
+            array_of(saved_target),
         )
 
     def release_variables(self) -> None:
@@ -21958,7 +24265,6 @@ def mse_loss_backward0_apply(
 
 def mse_loss_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     reduction: int,
     self: np.ndarray | None,
@@ -21967,20 +24273,16 @@ def mse_loss_backward0_arrays(
     """The formulas of MseLossBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mse_loss_backward(grad, self, target, reduction), grad_tensors
-            )
+            arrays.mse_loss_backward(grad, self, target, reduction)
             if any_grad_defined
             else None
         )
     if needs_input_grad[1]:  # target
         grad_inputs[1] = (
-            as_tensor(
-                arrays.mse_loss_backward(grad, target, self, reduction), grad_tensors
-            )
+            arrays.mse_loss_backward(grad, target, self, reduction)
             if any_grad_defined
             else None
         )
@@ -22091,6 +24393,7 @@ class NllLossBackward0(Node):
         "weight_",
         "total_weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -22100,15 +24403,56 @@ class NllLossBackward0(Node):
         self.total_weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_total_weight = unpack_saved(self.total_weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(
+            grads, (saved_self, saved_target, saved_weight, saved_total_weight)
+        ):
+            return tensors_of(
+                nll_loss_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.ignore_index,
+                    self.reduction,
+                    array_of(saved_self),
+                    array_of(saved_target),
+                    array_of(saved_weight),
+                    array_of(saved_total_weight),
+                ),
+                grads,
+            )
         return nll_loss_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             ignore_index=self.ignore_index,
             reduction=self.reduction,
-            self=unpack_saved(self.self_, self),
-            target=unpack_saved(self.target_, self),
-            weight=unpack_saved(self.weight_, self),
-            total_weight=unpack_saved(self.total_weight_, self),
+            self=saved_self,
+            target=saved_target,
+            weight=saved_weight,
+            total_weight=saved_total_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_total_weight = unpack_saved(self.total_weight_, self)
+        if not plain_tensors(
+            (saved_self, saved_target, saved_weight, saved_total_weight)
+        ):
+            return None
+        return nll_loss_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.ignore_index,
+            self.reduction,
+            array_of(saved_self),
+            array_of(saved_target),
+            array_of(saved_weight),
+            array_of(saved_total_weight),
         )
 
     def release_variables(self) -> None:
@@ -22168,6 +24512,32 @@ def nll_loss_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def nll_loss_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    ignore_index: int,
+    reduction: int,
+    self: np.ndarray | None,
+    target: np.ndarray | None,
+    weight: np.ndarray | None,
+    total_weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of NllLossBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.nll_loss_backward(
+                grad, self, target, weight, reduction, ignore_index, total_weight
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -22260,6 +24630,7 @@ class NllLoss2DBackward0(Node):
         "weight_",
         "total_weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -22269,15 +24640,56 @@ class NllLoss2DBackward0(Node):
         self.total_weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_total_weight = unpack_saved(self.total_weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(
+            grads, (saved_self, saved_target, saved_weight, saved_total_weight)
+        ):
+            return tensors_of(
+                nll_loss2_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.ignore_index,
+                    self.reduction,
+                    array_of(saved_self),
+                    array_of(saved_target),
+                    array_of(saved_weight),
+                    array_of(saved_total_weight),
+                ),
+                grads,
+            )
         return nll_loss2_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             ignore_index=self.ignore_index,
             reduction=self.reduction,
-            self=unpack_saved(self.self_, self),
-            target=unpack_saved(self.target_, self),
-            weight=unpack_saved(self.weight_, self),
-            total_weight=unpack_saved(self.total_weight_, self),
+            self=saved_self,
+            target=saved_target,
+            weight=saved_weight,
+            total_weight=saved_total_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_total_weight = unpack_saved(self.total_weight_, self)
+        if not plain_tensors(
+            (saved_self, saved_target, saved_weight, saved_total_weight)
+        ):
+            return None
+        return nll_loss2_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.ignore_index,
+            self.reduction,
+            array_of(saved_self),
+            array_of(saved_target),
+            array_of(saved_weight),
+            array_of(saved_total_weight),
         )
 
     def release_variables(self) -> None:
@@ -22337,6 +24749,32 @@ def nll_loss2_d_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def nll_loss2_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    ignore_index: int,
+    reduction: int,
+    self: np.ndarray | None,
+    target: np.ndarray | None,
+    weight: np.ndarray | None,
+    total_weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of NllLoss2DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.nll_loss2d_backward(
+                grad, self, target, weight, reduction, ignore_index, total_weight
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -22615,6 +25053,7 @@ class SmoothL1LossBackward0(Node):
         "self_",
         "target_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -22622,13 +25061,42 @@ class SmoothL1LossBackward0(Node):
         self.target_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_target)):
+            return tensors_of(
+                smooth_l1_loss_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.beta,
+                    self.reduction,
+                    array_of(saved_self),
+                    array_of(saved_target),
+                ),
+                grads,
+            )
         return smooth_l1_loss_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             beta=self.beta,
             reduction=self.reduction,
-            self=unpack_saved(self.self_, self),
-            target=unpack_saved(self.target_, self),
+            self=saved_self,
+            target=saved_target,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        if not plain_tensors((saved_self, saved_target)):
+            return None
+        return smooth_l1_loss_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.beta,
+            self.reduction,
+            array_of(saved_self),
+            array_of(saved_target),
         )
 
     def release_variables(self) -> None:
@@ -22678,6 +25146,34 @@ def smooth_l1_loss_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def smooth_l1_loss_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    beta: float,
+    reduction: int,
+    self: np.ndarray | None,
+    target: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SmoothL1LossBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.smooth_l1_loss_backward(grad, self, target, reduction, beta)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # target
+        grad_inputs[1] = (
+            arrays.smooth_l1_loss_backward(grad, target, self, reduction, beta)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -22794,6 +25290,7 @@ class HuberLossBackward0(Node):
         "self_",
         "target_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -22801,13 +25298,42 @@ class HuberLossBackward0(Node):
         self.target_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_target)):
+            return tensors_of(
+                huber_loss_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.delta,
+                    self.reduction,
+                    array_of(saved_self),
+                    array_of(saved_target),
+                ),
+                grads,
+            )
         return huber_loss_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             delta=self.delta,
             reduction=self.reduction,
-            self=unpack_saved(self.self_, self),
-            target=unpack_saved(self.target_, self),
+            self=saved_self,
+            target=saved_target,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_target = unpack_saved(self.target_, self)
+        if not plain_tensors((saved_self, saved_target)):
+            return None
+        return huber_loss_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.delta,
+            self.reduction,
+            array_of(saved_self),
+            array_of(saved_target),
         )
 
     def release_variables(self) -> None:
@@ -22857,6 +25383,34 @@ def huber_loss_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def huber_loss_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    delta: float,
+    reduction: int,
+    self: np.ndarray | None,
+    target: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of HuberLossBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.huber_loss_backward(grad, self, target, reduction, delta)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # target
+        grad_inputs[1] = (
+            arrays.huber_loss_backward(grad, target, self, reduction, delta)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -23589,6 +26143,7 @@ class NativeBatchNormBackward0(Node):
         "result1_",
         "result2_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -23600,17 +26155,81 @@ class NativeBatchNormBackward0(Node):
         self.result2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_input = unpack_saved(self.input_, self)
+        saved_running_mean = unpack_saved(self.running_mean_, self)
+        saved_running_var = unpack_saved(self.running_var_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        saved_result2 = unpack_saved(self.result2_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(
+            grads,
+            (
+                saved_input,
+                saved_running_mean,
+                saved_running_var,
+                saved_weight,
+                saved_result1,
+                saved_result2,
+            ),
+        ):
+            return tensors_of(
+                native_batch_norm_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.eps,
+                    array_of(saved_input),
+                    array_of(saved_running_mean),
+                    array_of(saved_running_var),
+                    self.training,
+                    array_of(saved_weight),
+                    array_of(saved_result1),
+                    array_of(saved_result2),
+                ),
+                grads,
+            )
         return native_batch_norm_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             eps=self.eps,
-            input=unpack_saved(self.input_, self),
-            running_mean=unpack_saved(self.running_mean_, self),
-            running_var=unpack_saved(self.running_var_, self),
+            input=saved_input,
+            running_mean=saved_running_mean,
+            running_var=saved_running_var,
             training=self.training,
-            weight=unpack_saved(self.weight_, self),
-            result1=unpack_saved(self.result1_, self),
-            result2=unpack_saved(self.result2_, self),
+            weight=saved_weight,
+            result1=saved_result1,
+            result2=saved_result2,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_input = unpack_saved(self.input_, self)
+        saved_running_mean = unpack_saved(self.running_mean_, self)
+        saved_running_var = unpack_saved(self.running_var_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        saved_result2 = unpack_saved(self.result2_, self)
+        if not plain_tensors(
+            (
+                saved_input,
+                saved_running_mean,
+                saved_running_var,
+                saved_weight,
+                saved_result1,
+                saved_result2,
+            )
+        ):
+            return None
+        return native_batch_norm_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.eps,
+            array_of(saved_input),
+            array_of(saved_running_mean),
+            array_of(saved_running_var),
+            self.training,
+            array_of(saved_weight),
+            array_of(saved_result1),
+            array_of(saved_result2),
         )
 
     def release_variables(self) -> None:
@@ -23706,6 +26325,56 @@ def native_batch_norm_backward0_apply(
             grad_inputs[1] = grad_result[1]
         if needs_input_grad[2]:
             grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+def native_batch_norm_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    eps: float,
+    input: np.ndarray | None,
+    running_mean: np.ndarray | None,
+    running_var: np.ndarray | None,
+    training: bool,
+    weight: np.ndarray | None,
+    result1: np.ndarray | None,
+    result2: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of NativeBatchNormBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.native_batch_norm_backward(
+                grad,
+                input,
+                weight,
+                running_mean,
+                running_var,
+                result1,
+                result2,
+                training,
+                eps,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
     return grad_inputs
 
 
@@ -24027,6 +26696,7 @@ class NativeLayerNormBackward0(Node):
         "result1_",
         "result2_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -24037,15 +26707,58 @@ class NativeLayerNormBackward0(Node):
         self.result2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_bias = unpack_saved(self.bias_, self)
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        saved_result2 = unpack_saved(self.result2_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(
+            grads, (saved_bias, saved_input, saved_weight, saved_result1, saved_result2)
+        ):
+            return tensors_of(
+                native_layer_norm_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_bias),
+                    array_of(saved_input),
+                    self.normalized_shape,
+                    array_of(saved_weight),
+                    array_of(saved_result1),
+                    array_of(saved_result2),
+                ),
+                grads,
+            )
         return native_layer_norm_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            bias=unpack_saved(self.bias_, self),
-            input=unpack_saved(self.input_, self),
+            bias=saved_bias,
+            input=saved_input,
             normalized_shape=self.normalized_shape,
-            weight=unpack_saved(self.weight_, self),
-            result1=unpack_saved(self.result1_, self),
-            result2=unpack_saved(self.result2_, self),
+            weight=saved_weight,
+            result1=saved_result1,
+            result2=saved_result2,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_bias = unpack_saved(self.bias_, self)
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        saved_result2 = unpack_saved(self.result2_, self)
+        if not plain_tensors(
+            (saved_bias, saved_input, saved_weight, saved_result1, saved_result2)
+        ):
+            return None
+        return native_layer_norm_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_bias),
+            array_of(saved_input),
+            self.normalized_shape,
+            array_of(saved_weight),
+            array_of(saved_result1),
+            array_of(saved_result2),
         )
 
     def release_variables(self) -> None:
@@ -24127,6 +26840,52 @@ def native_layer_norm_backward0_apply(
             grad_inputs[1] = grad_result[1]
         if needs_input_grad[2]:
             grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+def native_layer_norm_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    bias: np.ndarray | None,
+    input: np.ndarray | None,
+    normalized_shape: Sequence[int],
+    weight: np.ndarray | None,
+    result1: np.ndarray | None,
+    result2: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of NativeLayerNormBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.native_layer_norm_backward(
+                grad,
+                input,
+                normalized_shape,
+                result1,
+                result2,
+                weight,
+                bias,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
     return grad_inputs
 
 
@@ -24268,6 +27027,7 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
         "result1_",
         "result2_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -24279,16 +27039,78 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
         self.result2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_input = unpack_saved(self.input_, self)
+        saved_running_mean = unpack_saved(self.running_mean_, self)
+        saved_running_var = unpack_saved(self.running_var_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        saved_result2 = unpack_saved(self.result2_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(
+            grads,
+            (
+                saved_input,
+                saved_running_mean,
+                saved_running_var,
+                saved_weight,
+                saved_result1,
+                saved_result2,
+            ),
+        ):
+            return tensors_of(
+                native_batch_norm_legit_no_training_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.eps,
+                    array_of(saved_input),
+                    array_of(saved_running_mean),
+                    array_of(saved_running_var),
+                    array_of(saved_weight),
+                    array_of(saved_result1),
+                    array_of(saved_result2),
+                ),
+                grads,
+            )
         return native_batch_norm_legit_no_training_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             eps=self.eps,
-            input=unpack_saved(self.input_, self),
-            running_mean=unpack_saved(self.running_mean_, self),
-            running_var=unpack_saved(self.running_var_, self),
-            weight=unpack_saved(self.weight_, self),
-            result1=unpack_saved(self.result1_, self),
-            result2=unpack_saved(self.result2_, self),
+            input=saved_input,
+            running_mean=saved_running_mean,
+            running_var=saved_running_var,
+            weight=saved_weight,
+            result1=saved_result1,
+            result2=saved_result2,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_input = unpack_saved(self.input_, self)
+        saved_running_mean = unpack_saved(self.running_mean_, self)
+        saved_running_var = unpack_saved(self.running_var_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        saved_result2 = unpack_saved(self.result2_, self)
+        if not plain_tensors(
+            (
+                saved_input,
+                saved_running_mean,
+                saved_running_var,
+                saved_weight,
+                saved_result1,
+                saved_result2,
+            )
+        ):
+            return None
+        return native_batch_norm_legit_no_training_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.eps,
+            array_of(saved_input),
+            array_of(saved_running_mean),
+            array_of(saved_running_var),
+            array_of(saved_weight),
+            array_of(saved_result1),
+            array_of(saved_result2),
         )
 
     def release_variables(self) -> None:
@@ -24382,6 +27204,55 @@ def native_batch_norm_legit_no_training_backward0_apply(
     return grad_inputs
 
 
+def native_batch_norm_legit_no_training_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    eps: float,
+    input: np.ndarray | None,
+    running_mean: np.ndarray | None,
+    running_var: np.ndarray | None,
+    weight: np.ndarray | None,
+    result1: np.ndarray | None,
+    result2: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of NativeBatchNormLegitNoTrainingBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.native_batch_norm_backward(
+                grad,
+                input,
+                weight,
+                running_mean,
+                running_var,
+                result1,
+                result2,
+                False,
+                eps,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
+    return grad_inputs
+
+
 class NativeBatchNormLegitBackward0(Node):
     """Backward of ``_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``.
 
@@ -24396,6 +27267,7 @@ class NativeBatchNormLegitBackward0(Node):
         "result1_",
         "result2_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -24405,15 +27277,54 @@ class NativeBatchNormLegitBackward0(Node):
         self.result2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        saved_result2 = unpack_saved(self.result2_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(
+            grads, (saved_input, saved_weight, saved_result1, saved_result2)
+        ):
+            return tensors_of(
+                native_batch_norm_legit_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.eps,
+                    array_of(saved_input),
+                    self.training,
+                    array_of(saved_weight),
+                    array_of(saved_result1),
+                    array_of(saved_result2),
+                ),
+                grads,
+            )
         return native_batch_norm_legit_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             eps=self.eps,
-            input=unpack_saved(self.input_, self),
+            input=saved_input,
             training=self.training,
-            weight=unpack_saved(self.weight_, self),
-            result1=unpack_saved(self.result1_, self),
-            result2=unpack_saved(self.result2_, self),
+            weight=saved_weight,
+            result1=saved_result1,
+            result2=saved_result2,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        saved_result2 = unpack_saved(self.result2_, self)
+        if not plain_tensors((saved_input, saved_weight, saved_result1, saved_result2)):
+            return None
+        return native_batch_norm_legit_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.eps,
+            array_of(saved_input),
+            self.training,
+            array_of(saved_weight),
+            array_of(saved_result1),
+            array_of(saved_result2),
         )
 
     def release_variables(self) -> None:
@@ -24495,6 +27406,54 @@ def native_batch_norm_legit_backward0_apply(
             grad_inputs[1] = grad_result[1]
         if needs_input_grad[2]:
             grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+def native_batch_norm_legit_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    eps: float,
+    input: np.ndarray | None,
+    training: bool,
+    weight: np.ndarray | None,
+    result1: np.ndarray | None,
+    result2: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of NativeBatchNormLegitBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.native_batch_norm_backward(
+                grad,
+                input,
+                weight,
+                None,
+                None,
+                result1,
+                result2,
+                training,
+                eps,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
     return grad_inputs
 
 
@@ -25058,6 +28017,7 @@ class ConvolutionBackward0(Node):
         "transposed",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -25065,18 +28025,57 @@ class ConvolutionBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_input, saved_weight)):
+            return tensors_of(
+                convolution_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.bias_sym_sizes,
+                    self.dilation,
+                    self.groups,
+                    array_of(saved_input),
+                    self.output_padding,
+                    self.padding,
+                    self.stride,
+                    self.transposed,
+                    array_of(saved_weight),
+                ),
+                grads,
+            )
         return convolution_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             bias_sym_sizes=self.bias_sym_sizes,
             dilation=self.dilation,
             groups=self.groups,
-            input=unpack_saved(self.input_, self),
+            input=saved_input,
             output_padding=self.output_padding,
             padding=self.padding,
             stride=self.stride,
             transposed=self.transposed,
-            weight=unpack_saved(self.weight_, self),
+            weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_input, saved_weight)):
+            return None
+        return convolution_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.bias_sym_sizes,
+            self.dilation,
+            self.groups,
+            array_of(saved_input),
+            self.output_padding,
+            self.padding,
+            self.stride,
+            self.transposed,
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -25170,6 +28169,58 @@ def convolution_backward0_apply(
             grad_inputs[1] = grad_result[1]
         if needs_input_grad[2]:
             grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+def convolution_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    groups: int,
+    input: np.ndarray | None,
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+    transposed: bool,
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ConvolutionBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.convolution_backward(
+                grad,
+                input,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
     return grad_inputs
 
 
@@ -25315,17 +28366,41 @@ class ReflectionPad1DBackward0(Node):
         "padding",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                reflection_pad1_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.padding,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return reflection_pad1_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return reflection_pad1_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.padding,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -25355,6 +28430,26 @@ def reflection_pad1_d_backward0_apply(
         grad_inputs[0] = (
             reflection_pad1d_backward(grad, self, padding) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def reflection_pad1_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ReflectionPad1DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.reflection_pad1d_backward(grad, self, padding)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -25410,17 +28505,41 @@ class ReflectionPad2DBackward0(Node):
         "padding",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                reflection_pad2_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.padding,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return reflection_pad2_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return reflection_pad2_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.padding,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -25450,6 +28569,26 @@ def reflection_pad2_d_backward0_apply(
         grad_inputs[0] = (
             reflection_pad2d_backward(grad, self, padding) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def reflection_pad2_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ReflectionPad2DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.reflection_pad2d_backward(grad, self, padding)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -25505,17 +28644,41 @@ class ReflectionPad3DBackward0(Node):
         "padding",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                reflection_pad3_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.padding,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return reflection_pad3_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return reflection_pad3_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.padding,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -25545,6 +28708,26 @@ def reflection_pad3_d_backward0_apply(
         grad_inputs[0] = (
             reflection_pad3d_backward(grad, self, padding) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def reflection_pad3_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ReflectionPad3DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.reflection_pad3d_backward(grad, self, padding)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -25600,17 +28783,41 @@ class ReplicationPad1DBackward0(Node):
         "padding",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                replication_pad1_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.padding,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return replication_pad1_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return replication_pad1_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.padding,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -25642,6 +28849,26 @@ def replication_pad1_d_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def replication_pad1_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ReplicationPad1DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.replication_pad1d_backward(grad, self, padding)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -25697,17 +28924,41 @@ class ReplicationPad2DBackward0(Node):
         "padding",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                replication_pad2_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.padding,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return replication_pad2_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return replication_pad2_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.padding,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -25739,6 +28990,26 @@ def replication_pad2_d_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def replication_pad2_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ReplicationPad2DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.replication_pad2d_backward(grad, self, padding)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -25794,17 +29065,41 @@ class ReplicationPad3DBackward0(Node):
         "padding",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                replication_pad3_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.padding,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return replication_pad3_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return replication_pad3_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.padding,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -25836,6 +29131,26 @@ def replication_pad3_d_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def replication_pad3_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ReplicationPad3DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.replication_pad3d_backward(grad, self, padding)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -25984,6 +29299,7 @@ class SlowConvTranspose2DBackward0(Node):
         "stride",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -25991,6 +29307,24 @@ class SlowConvTranspose2DBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_weight)):
+            return tensors_of(
+                slow_conv_transpose2_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.bias_sym_sizes,
+                    self.dilation,
+                    self.output_padding,
+                    self.padding,
+                    array_of(saved_self),
+                    self.stride,
+                    array_of(saved_weight),
+                ),
+                grads,
+            )
         return slow_conv_transpose2_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -25998,9 +29332,26 @@ class SlowConvTranspose2DBackward0(Node):
             dilation=self.dilation,
             output_padding=self.output_padding,
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             stride=self.stride,
-            weight=unpack_saved(self.weight_, self),
+            weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_self, saved_weight)):
+            return None
+        return slow_conv_transpose2_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.bias_sym_sizes,
+            self.dilation,
+            self.output_padding,
+            self.padding,
+            array_of(saved_self),
+            self.stride,
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -26087,6 +29438,56 @@ def slow_conv_transpose2_d_backward0_apply(
     return grad_inputs
 
 
+def slow_conv_transpose2_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+    stride: Sequence[int],
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SlowConvTranspose2DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
+    return grad_inputs
+
+
 class SlowConvTranspose3DBackward0(Node):
     """Backward of ``slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor``.
 
@@ -26102,6 +29503,7 @@ class SlowConvTranspose3DBackward0(Node):
         "stride",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -26109,6 +29511,24 @@ class SlowConvTranspose3DBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_weight)):
+            return tensors_of(
+                slow_conv_transpose3_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.bias_sym_sizes,
+                    self.dilation,
+                    self.output_padding,
+                    self.padding,
+                    array_of(saved_self),
+                    self.stride,
+                    array_of(saved_weight),
+                ),
+                grads,
+            )
         return slow_conv_transpose3_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -26116,9 +29536,26 @@ class SlowConvTranspose3DBackward0(Node):
             dilation=self.dilation,
             output_padding=self.output_padding,
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             stride=self.stride,
-            weight=unpack_saved(self.weight_, self),
+            weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_self, saved_weight)):
+            return None
+        return slow_conv_transpose3_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.bias_sym_sizes,
+            self.dilation,
+            self.output_padding,
+            self.padding,
+            array_of(saved_self),
+            self.stride,
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -26202,6 +29639,56 @@ def slow_conv_transpose3_d_backward0_apply(
             grad_inputs[1] = grad_result[1]
         if needs_input_grad[2]:
             grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+def slow_conv_transpose3_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+    stride: Sequence[int],
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SlowConvTranspose3DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
     return grad_inputs
 
 
@@ -26652,6 +30139,7 @@ class SlowConv3DBackward0(Node):
         "stride",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -26659,14 +30147,45 @@ class SlowConv3DBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_weight)):
+            return tensors_of(
+                slow_conv3_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.bias_sym_sizes,
+                    self.padding,
+                    array_of(saved_self),
+                    self.stride,
+                    array_of(saved_weight),
+                ),
+                grads,
+            )
         return slow_conv3_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             bias_sym_sizes=self.bias_sym_sizes,
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             stride=self.stride,
-            weight=unpack_saved(self.weight_, self),
+            weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_self, saved_weight)):
+            return None
+        return slow_conv3_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.bias_sym_sizes,
+            self.padding,
+            array_of(saved_self),
+            self.stride,
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -26743,6 +30262,54 @@ def slow_conv3_d_backward0_apply(
     return grad_inputs
 
 
+def slow_conv3_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    padding: Sequence[int],
+    self: np.ndarray | None,
+    stride: Sequence[int],
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SlowConv3DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                [1, 1, 1],
+                False,
+                [0, 0, 0],
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
+    return grad_inputs
+
+
 class SlowConvDilated2DBackward0(Node):
     """Backward of ``slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor``.
 
@@ -26757,6 +30324,7 @@ class SlowConvDilated2DBackward0(Node):
         "stride",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -26764,15 +30332,48 @@ class SlowConvDilated2DBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_weight)):
+            return tensors_of(
+                slow_conv_dilated2_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.bias_sym_sizes,
+                    self.dilation,
+                    self.padding,
+                    array_of(saved_self),
+                    self.stride,
+                    array_of(saved_weight),
+                ),
+                grads,
+            )
         return slow_conv_dilated2_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             bias_sym_sizes=self.bias_sym_sizes,
             dilation=self.dilation,
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             stride=self.stride,
-            weight=unpack_saved(self.weight_, self),
+            weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_self, saved_weight)):
+            return None
+        return slow_conv_dilated2_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.bias_sym_sizes,
+            self.dilation,
+            self.padding,
+            array_of(saved_self),
+            self.stride,
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -26854,6 +30455,55 @@ def slow_conv_dilated2_d_backward0_apply(
     return grad_inputs
 
 
+def slow_conv_dilated2_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+    stride: Sequence[int],
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SlowConvDilated2DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                False,
+                [0] * len(padding),
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
+    return grad_inputs
+
+
 class SlowConvDilated3DBackward0(Node):
     """Backward of ``slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor``.
 
@@ -26868,6 +30518,7 @@ class SlowConvDilated3DBackward0(Node):
         "stride",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -26875,15 +30526,48 @@ class SlowConvDilated3DBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_weight)):
+            return tensors_of(
+                slow_conv_dilated3_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.bias_sym_sizes,
+                    self.dilation,
+                    self.padding,
+                    array_of(saved_self),
+                    self.stride,
+                    array_of(saved_weight),
+                ),
+                grads,
+            )
         return slow_conv_dilated3_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             bias_sym_sizes=self.bias_sym_sizes,
             dilation=self.dilation,
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             stride=self.stride,
-            weight=unpack_saved(self.weight_, self),
+            weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_self, saved_weight)):
+            return None
+        return slow_conv_dilated3_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.bias_sym_sizes,
+            self.dilation,
+            self.padding,
+            array_of(saved_self),
+            self.stride,
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -26965,6 +30649,55 @@ def slow_conv_dilated3_d_backward0_apply(
     return grad_inputs
 
 
+def slow_conv_dilated3_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+    stride: Sequence[int],
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SlowConvDilated3DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                False,
+                [0] * len(padding),
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
+    return grad_inputs
+
+
 class ConvolutionBackward1(Node):
     """Backward of ``_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor``.
 
@@ -26982,6 +30715,7 @@ class ConvolutionBackward1(Node):
         "transposed",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -26989,18 +30723,57 @@ class ConvolutionBackward1(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_input, saved_weight)):
+            return tensors_of(
+                convolution_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.bias_sym_sizes,
+                    self.dilation,
+                    self.groups,
+                    array_of(saved_input),
+                    self.output_padding,
+                    self.padding,
+                    self.stride,
+                    self.transposed,
+                    array_of(saved_weight),
+                ),
+                grads,
+            )
         return convolution_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             bias_sym_sizes=self.bias_sym_sizes,
             dilation=self.dilation,
             groups=self.groups,
-            input=unpack_saved(self.input_, self),
+            input=saved_input,
             output_padding=self.output_padding,
             padding=self.padding,
             stride=self.stride,
             transposed=self.transposed,
-            weight=unpack_saved(self.weight_, self),
+            weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_input, saved_weight)):
+            return None
+        return convolution_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.bias_sym_sizes,
+            self.dilation,
+            self.groups,
+            array_of(saved_input),
+            self.output_padding,
+            self.padding,
+            self.stride,
+            self.transposed,
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -27094,6 +30867,58 @@ def convolution_backward1_apply(
             grad_inputs[1] = grad_result[1]
         if needs_input_grad[2]:
             grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+def convolution_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    groups: int,
+    input: np.ndarray | None,
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+    transposed: bool,
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ConvolutionBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.convolution_backward(
+                grad,
+                input,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
     return grad_inputs
 
 
@@ -27366,6 +31191,7 @@ class NnpackSpatialConvolutionBackward0(Node):
         "stride",
         "weight_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -27373,14 +31199,45 @@ class NnpackSpatialConvolutionBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_input, saved_weight)):
+            return tensors_of(
+                nnpack_spatial_convolution_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.bias_sym_sizes,
+                    array_of(saved_input),
+                    self.padding,
+                    self.stride,
+                    array_of(saved_weight),
+                ),
+                grads,
+            )
         return nnpack_spatial_convolution_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             bias_sym_sizes=self.bias_sym_sizes,
-            input=unpack_saved(self.input_, self),
+            input=saved_input,
             padding=self.padding,
             stride=self.stride,
-            weight=unpack_saved(self.weight_, self),
+            weight=saved_weight,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_input = unpack_saved(self.input_, self)
+        saved_weight = unpack_saved(self.weight_, self)
+        if not plain_tensors((saved_input, saved_weight)):
+            return None
+        return nnpack_spatial_convolution_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.bias_sym_sizes,
+            array_of(saved_input),
+            self.padding,
+            self.stride,
+            array_of(saved_weight),
         )
 
     def release_variables(self) -> None:
@@ -27457,6 +31314,54 @@ def nnpack_spatial_convolution_backward0_apply(
     return grad_inputs
 
 
+def nnpack_spatial_convolution_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    input: np.ndarray | None,
+    padding: Sequence[int],
+    stride: Sequence[int],
+    weight: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of NnpackSpatialConvolutionBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            arrays.convolution_backward(
+                grad,
+                input,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                [1] * len(padding),
+                False,
+                [0] * len(padding),
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = as_grad_array(grad_result[0])
+        if needs_input_grad[1]:
+            grad_inputs[1] = as_grad_array(grad_result[1])
+        if needs_input_grad[2]:
+            grad_inputs[2] = as_grad_array(grad_result[2])
+
+    return grad_inputs
+
+
 class MaxPool2DWithIndicesBackward0(Node):
     """Backward of ``max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``.
 
@@ -27472,6 +31377,7 @@ class MaxPool2DWithIndicesBackward0(Node):
         "stride",
         "result1_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -27479,6 +31385,24 @@ class MaxPool2DWithIndicesBackward0(Node):
         self.result1_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_result1)):
+            return tensors_of(
+                max_pool2_d_with_indices_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.ceil_mode,
+                    self.dilation,
+                    self.kernel_size,
+                    self.padding,
+                    array_of(saved_self),
+                    self.stride,
+                    array_of(saved_result1),
+                ),
+                grads,
+            )
         return max_pool2_d_with_indices_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -27486,9 +31410,26 @@ class MaxPool2DWithIndicesBackward0(Node):
             dilation=self.dilation,
             kernel_size=self.kernel_size,
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             stride=self.stride,
-            result1=unpack_saved(self.result1_, self),
+            result1=saved_result1,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        if not plain_tensors((saved_self, saved_result1)):
+            return None
+        return max_pool2_d_with_indices_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.ceil_mode,
+            self.dilation,
+            self.kernel_size,
+            self.padding,
+            array_of(saved_self),
+            self.stride,
+            array_of(saved_result1),
         )
 
     def release_variables(self) -> None:
@@ -27552,6 +31493,33 @@ def max_pool2_d_with_indices_backward0_apply(
     return grad_inputs
 
 
+def max_pool2_d_with_indices_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    ceil_mode: bool,
+    dilation: Sequence[int],
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+    stride: Sequence[int],
+    result1: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MaxPool2DWithIndicesBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.max_pool2d_with_indices_backward(
+                grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class MaxPool3DWithIndicesBackward0(Node):
     """Backward of ``max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``.
 
@@ -27567,6 +31535,7 @@ class MaxPool3DWithIndicesBackward0(Node):
         "stride",
         "result1_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -27574,6 +31543,24 @@ class MaxPool3DWithIndicesBackward0(Node):
         self.result1_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_result1)):
+            return tensors_of(
+                max_pool3_d_with_indices_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.ceil_mode,
+                    self.dilation,
+                    self.kernel_size,
+                    self.padding,
+                    array_of(saved_self),
+                    self.stride,
+                    array_of(saved_result1),
+                ),
+                grads,
+            )
         return max_pool3_d_with_indices_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -27581,9 +31568,26 @@ class MaxPool3DWithIndicesBackward0(Node):
             dilation=self.dilation,
             kernel_size=self.kernel_size,
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             stride=self.stride,
-            result1=unpack_saved(self.result1_, self),
+            result1=saved_result1,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        if not plain_tensors((saved_self, saved_result1)):
+            return None
+        return max_pool3_d_with_indices_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.ceil_mode,
+            self.dilation,
+            self.kernel_size,
+            self.padding,
+            array_of(saved_self),
+            self.stride,
+            array_of(saved_result1),
         )
 
     def release_variables(self) -> None:
@@ -27644,6 +31648,33 @@ def max_pool3_d_with_indices_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def max_pool3_d_with_indices_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    ceil_mode: bool,
+    dilation: Sequence[int],
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+    stride: Sequence[int],
+    result1: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of MaxPool3DWithIndicesBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.max_pool3d_with_indices_backward(
+                grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -27766,12 +31797,30 @@ class AvgPool2DBackward0(Node):
         "self_",
         "stride",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                avg_pool2_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.ceil_mode,
+                    self.count_include_pad,
+                    self.divisor_override,
+                    self.kernel_size,
+                    self.padding,
+                    array_of(saved_self),
+                    self.stride,
+                ),
+                grads,
+            )
         return avg_pool2_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -27780,8 +31829,24 @@ class AvgPool2DBackward0(Node):
             divisor_override=self.divisor_override,
             kernel_size=self.kernel_size,
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             stride=self.stride,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return avg_pool2_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+            self.kernel_size,
+            self.padding,
+            array_of(saved_self),
+            self.stride,
         )
 
     def release_variables(self) -> None:
@@ -27850,6 +31915,40 @@ def avg_pool2_d_backward0_apply(
     return grad_inputs
 
 
+def avg_pool2_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+    stride: Sequence[int],
+) -> list[Any]:
+    """The formulas of AvgPool2DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.avg_pool2d_backward(
+                grad,
+                self,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class AvgPool3DBackward0(Node):
     """Backward of ``avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``.
 
@@ -27865,12 +31964,30 @@ class AvgPool3DBackward0(Node):
         "self_",
         "stride",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                avg_pool3_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.ceil_mode,
+                    self.count_include_pad,
+                    self.divisor_override,
+                    self.kernel_size,
+                    self.padding,
+                    array_of(saved_self),
+                    self.stride,
+                ),
+                grads,
+            )
         return avg_pool3_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -27879,8 +31996,24 @@ class AvgPool3DBackward0(Node):
             divisor_override=self.divisor_override,
             kernel_size=self.kernel_size,
             padding=self.padding,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
             stride=self.stride,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return avg_pool3_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+            self.kernel_size,
+            self.padding,
+            array_of(saved_self),
+            self.stride,
         )
 
     def release_variables(self) -> None:
@@ -27946,6 +32079,40 @@ def avg_pool3_d_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def avg_pool3_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self: np.ndarray | None,
+    stride: Sequence[int],
+) -> list[Any]:
+    """The formulas of AvgPool3DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.avg_pool3d_backward(
+                grad,
+                self,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -28134,16 +32301,38 @@ class AdaptiveAvgPool2DBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                adaptive_avg_pool2_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return adaptive_avg_pool2_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return adaptive_avg_pool2_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -28171,6 +32360,25 @@ def adaptive_avg_pool2_d_backward0_apply(
     return grad_inputs
 
 
+def adaptive_avg_pool2_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AdaptiveAvgPool2DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays._adaptive_avg_pool2d_backward(grad, self)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class AdaptiveAvgPool3DBackward0(Node):
     """Backward of ``_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor``.
 
@@ -28178,16 +32386,38 @@ class AdaptiveAvgPool3DBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                adaptive_avg_pool3_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return adaptive_avg_pool3_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return adaptive_avg_pool3_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -28212,6 +32442,25 @@ def adaptive_avg_pool3_d_backward0_apply(
         grad_inputs[0] = (
             _adaptive_avg_pool3d_backward(grad, self) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+def adaptive_avg_pool3_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AdaptiveAvgPool3DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays._adaptive_avg_pool3d_backward(grad, self)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -28326,6 +32575,7 @@ class AdaptiveMaxPool2DBackward0(Node):
         "self_",
         "result1_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -28333,11 +32583,36 @@ class AdaptiveMaxPool2DBackward0(Node):
         self.result1_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_result1)):
+            return tensors_of(
+                adaptive_max_pool2_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    array_of(saved_result1),
+                ),
+                grads,
+            )
         return adaptive_max_pool2_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-            result1=unpack_saved(self.result1_, self),
+            self=saved_self,
+            result1=saved_result1,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        if not plain_tensors((saved_self, saved_result1)):
+            return None
+        return adaptive_max_pool2_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            array_of(saved_result1),
         )
 
     def release_variables(self) -> None:
@@ -28374,6 +32649,26 @@ def adaptive_max_pool2_d_backward0_apply(
     return grad_inputs
 
 
+def adaptive_max_pool2_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    result1: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AdaptiveMaxPool2DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.adaptive_max_pool2d_backward(grad, self, result1)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class AdaptiveMaxPool3DBackward0(Node):
     """Backward of ``adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)``.
 
@@ -28384,6 +32679,7 @@ class AdaptiveMaxPool3DBackward0(Node):
         "self_",
         "result1_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -28391,11 +32687,36 @@ class AdaptiveMaxPool3DBackward0(Node):
         self.result1_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_result1)):
+            return tensors_of(
+                adaptive_max_pool3_d_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    array_of(saved_result1),
+                ),
+                grads,
+            )
         return adaptive_max_pool3_d_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-            result1=unpack_saved(self.result1_, self),
+            self=saved_self,
+            result1=saved_result1,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result1 = unpack_saved(self.result1_, self)
+        if not plain_tensors((saved_self, saved_result1)):
+            return None
+        return adaptive_max_pool3_d_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            array_of(saved_result1),
         )
 
     def release_variables(self) -> None:
@@ -28429,6 +32750,26 @@ def adaptive_max_pool3_d_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def adaptive_max_pool3_d_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    result1: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of AdaptiveMaxPool3DBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.adaptive_max_pool3d_backward(grad, self, result1)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -30508,12 +34849,30 @@ class PixelShuffleBackward0(Node):
     """
 
     __slots__ = ("upscale_factor",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                pixel_shuffle_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.upscale_factor,
+                ),
+                grads,
+            )
         return pixel_shuffle_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             upscale_factor=self.upscale_factor,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return pixel_shuffle_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.upscale_factor,
         )
 
     @property
@@ -30537,6 +34896,23 @@ def pixel_shuffle_backward0_apply(
     return grad_inputs
 
 
+def pixel_shuffle_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    upscale_factor: int,
+) -> list[Any]:
+    """The formulas of PixelShuffleBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.pixel_unshuffle(grad, upscale_factor) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class PixelUnshuffleBackward0(Node):
     """Backward of ``pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor``.
 
@@ -30544,12 +34920,30 @@ class PixelUnshuffleBackward0(Node):
     """
 
     __slots__ = ("downscale_factor",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                pixel_unshuffle_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.downscale_factor,
+                ),
+                grads,
+            )
         return pixel_unshuffle_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             downscale_factor=self.downscale_factor,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return pixel_unshuffle_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.downscale_factor,
         )
 
     @property
@@ -30573,6 +34967,23 @@ def pixel_unshuffle_backward0_apply(
     return grad_inputs
 
 
+def pixel_unshuffle_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    downscale_factor: int,
+) -> list[Any]:
+    """The formulas of PixelUnshuffleBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.pixel_shuffle(grad, downscale_factor) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class ChannelShuffleBackward0(Node):
     """Backward of ``channel_shuffle(Tensor self, SymInt groups) -> Tensor``.
 
@@ -30580,12 +34991,30 @@ class ChannelShuffleBackward0(Node):
     """
 
     __slots__ = ("groups",)
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                channel_shuffle_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.groups,
+                ),
+                grads,
+            )
         return channel_shuffle_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             groups=self.groups,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return channel_shuffle_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.groups,
         )
 
     @property
@@ -30609,6 +35038,23 @@ def channel_shuffle_backward0_apply(
     return grad_inputs
 
 
+def channel_shuffle_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...], groups: int
+) -> list[Any]:
+    """The formulas of ChannelShuffleBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.channel_shuffle(grad, tuple(grad.shape)[1] // groups)
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class Im2ColBackward0(Node):
     """Backward of ``im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor``.
 
@@ -30622,8 +35068,23 @@ class Im2ColBackward0(Node):
         "self_sym_sizes",
         "stride",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                im2_col_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dilation,
+                    self.kernel_size,
+                    self.padding,
+                    self.self_sym_sizes,
+                    self.stride,
+                ),
+                grads,
+            )
         return im2_col_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -30632,6 +35093,17 @@ class Im2ColBackward0(Node):
             padding=self.padding,
             self_sym_sizes=self.self_sym_sizes,
             stride=self.stride,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return im2_col_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dilation,
+            self.kernel_size,
+            self.padding,
+            self.self_sym_sizes,
+            self.stride,
         )
 
     @property
@@ -30684,6 +35156,36 @@ def im2_col_backward0_apply(
     return grad_inputs
 
 
+def im2_col_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dilation: Sequence[int],
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self_sym_sizes: tuple[int, ...],
+    stride: Sequence[int],
+) -> list[Any]:
+    """The formulas of Im2ColBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.col2im(
+                grad,
+                [self_sym_sizes[-2], self_sym_sizes[-1]],
+                kernel_size,
+                dilation,
+                padding,
+                stride,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class Col2ImBackward0(Node):
     """Backward of ``col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor``.
 
@@ -30696,8 +35198,22 @@ class Col2ImBackward0(Node):
         "padding",
         "stride",
     )
+    _has_array_form = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                col2_im_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.dilation,
+                    self.kernel_size,
+                    self.padding,
+                    self.stride,
+                ),
+                grads,
+            )
         return col2_im_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -30705,6 +35221,16 @@ class Col2ImBackward0(Node):
             kernel_size=self.kernel_size,
             padding=self.padding,
             stride=self.stride,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        return col2_im_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.dilation,
+            self.kernel_size,
+            self.padding,
+            self.stride,
         )
 
     @property
@@ -30742,6 +35268,28 @@ def col2_im_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def col2_im_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    dilation: Sequence[int],
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+) -> list[Any]:
+    """The formulas of Col2ImBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.im2col(grad, kernel_size, dilation, padding, stride)
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 
@@ -31478,6 +36026,7 @@ class ErfcBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -31487,16 +36036,28 @@ class ErfcBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return erfc_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                erfc_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return erfc_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return erfc_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -31528,25 +36089,21 @@ def erfc_backward0_apply(
 
 def erfc_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of ErfcBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
+            arrays.mul(
                 arrays.mul(
-                    arrays.mul(
-                        -2.0 / 1.7724538509055159,
-                        arrays.exp(arrays.neg(arrays.pow(self, 2))),
-                    ),
-                    grad,
+                    -2.0 / 1.7724538509055159,
+                    arrays.exp(arrays.neg(arrays.pow(self, 2))),
                 ),
-                grad_tensors,
+                grad,
             )
             if any_grad_defined
             else None
@@ -31626,6 +36183,7 @@ class XlogyBackward1(Node):
         "other_",
         "self",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -31635,18 +36193,31 @@ class XlogyBackward1(Node):
         saved_other = unpack_saved(self.other_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other,)):
-            return xlogy_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                xlogy_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    self.self,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=self.self,
             )
         return xlogy_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=self.self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        if not plain_tensors((saved_other,)):
+            return None
+        return xlogy_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            self.self,
         )
 
     def release_variables(self) -> None:
@@ -31679,7 +36250,6 @@ def xlogy_backward1_apply(
 
 def xlogy_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: Number,
@@ -31687,12 +36257,10 @@ def xlogy_backward1_arrays(
     """The formulas of XlogyBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # other
         grad_inputs[0] = (
-            as_tensor(arrays.div(arrays.mul(grad, self), other), grad_tensors)
-            if any_grad_defined
-            else None
+            arrays.div(arrays.mul(grad, self), other) if any_grad_defined else None
         )
 
     return grad_inputs
@@ -31916,16 +36484,38 @@ class LgammaBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                lgamma_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return lgamma_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return lgamma_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -31951,6 +36541,23 @@ def lgamma_backward0_apply(
     return grad_inputs
 
 
+def lgamma_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of LgammaBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.mul(grad, arrays.digamma(self)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class DigammaBackward0(Node):
     """Backward of ``digamma(Tensor self) -> Tensor``.
 
@@ -31958,16 +36565,38 @@ class DigammaBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                digamma_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return digamma_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return digamma_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -31993,6 +36622,23 @@ def digamma_backward0_apply(
     return grad_inputs
 
 
+def digamma_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of DigammaBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.mul(grad, arrays.polygamma(1, self)) if any_grad_defined else None
+        )
+
+    return grad_inputs
+
+
 class PolygammaBackward0(Node):
     """Backward of ``polygamma(int n, Tensor self) -> Tensor``.
 
@@ -32003,17 +36649,41 @@ class PolygammaBackward0(Node):
         "n",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                polygamma_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.n,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return polygamma_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             n=self.n,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return polygamma_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.n,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -32044,6 +36714,26 @@ def polygamma_backward0_apply(
     return grad_inputs
 
 
+def polygamma_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    n: int,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of PolygammaBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.mul(grad, arrays.polygamma(n + 1, self))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class PolygammaBackward1(Node):
     """Backward of ``polygamma_(Tensor(a!) self, int n) -> Tensor(a!)``.
 
@@ -32054,17 +36744,41 @@ class PolygammaBackward1(Node):
         "n",
         "self_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                polygamma_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    self.n,
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return polygamma_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             n=self.n,
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return polygamma_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            self.n,
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -32095,6 +36809,26 @@ def polygamma_backward1_apply(
     return grad_inputs
 
 
+def polygamma_backward1_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    n: int,
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of PolygammaBackward1 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.mul(grad, arrays.polygamma(n + 1, self))
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class ErfinvBackward0(Node):
     """Backward of ``erfinv(Tensor self) -> Tensor``.
 
@@ -32102,16 +36836,38 @@ class ErfinvBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                erfinv_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return erfinv_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return erfinv_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -32141,6 +36897,31 @@ def erfinv_backward0_apply(
     return grad_inputs
 
 
+def erfinv_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of ErfinvBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.mul(
+                arrays.mul(
+                    0.5 * 1.7724538509055159,
+                    arrays.exp(arrays.pow(arrays.erfinv(self), 2)),
+                ),
+                grad,
+            )
+            if any_grad_defined
+            else None
+        )
+
+    return grad_inputs
+
+
 class I0Backward0(Node):
     """Backward of ``i0(Tensor self) -> Tensor``.
 
@@ -32148,16 +36929,38 @@ class I0Backward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self,)):
+            return tensors_of(
+                i0_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
+                grads,
+            )
         return i0_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
+            self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return i0_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -32180,6 +36983,23 @@ def i0_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad * special_i1(self) if any_grad_defined else None
+    return grad_inputs
+
+
+def i0_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of I0Backward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.mul(grad, arrays.special_i1(self)) if any_grad_defined else None
+        )
+
     return grad_inputs
 
 
@@ -32312,6 +37132,7 @@ class SpecialEntrBackward0(Node):
     """
 
     __slots__ = ("self_",)
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -32321,16 +37142,28 @@ class SpecialEntrBackward0(Node):
         saved_self = unpack_saved(self.self_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
-            return special_entr_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                special_entr_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
             )
         return special_entr_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        if not plain_tensors((saved_self,)):
+            return None
+        return special_entr_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
         )
 
     def release_variables(self) -> None:
@@ -32358,20 +37191,16 @@ def special_entr_backward0_apply(
 
 def special_entr_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
 ) -> list[Any]:
     """The formulas of SpecialEntrBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(grad, arrays.neg(arrays.add(1, arrays.log(self)))),
-                grad_tensors,
-            )
+            arrays.mul(grad, arrays.neg(arrays.add(1, arrays.log(self))))
             if any_grad_defined
             else None
         )
@@ -32435,6 +37264,7 @@ class SpecialLogNdtrBackward0(Node):
         "self_",
         "result_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -32446,18 +37276,32 @@ class SpecialLogNdtrBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_result)):
-            return special_log_ndtr_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                special_log_ndtr_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
-                result=array_of(saved_result),
             )
         return special_log_ndtr_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_self, saved_result)):
+            return None
+        return special_log_ndtr_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -32496,7 +37340,6 @@ def special_log_ndtr_backward0_apply(
 
 def special_log_ndtr_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
     result: np.ndarray | None,
@@ -32504,19 +37347,14 @@ def special_log_ndtr_backward0_arrays(
     """The formulas of SpecialLogNdtrBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(
-                    arrays.div(grad, 2.5066282746310002),
-                    arrays.exp(
-                        arrays.neg(
-                            arrays.add(result, arrays.div(arrays.pow(self, 2), 2))
-                        )
-                    ),
+            arrays.mul(
+                arrays.div(grad, 2.5066282746310002),
+                arrays.exp(
+                    arrays.neg(arrays.add(result, arrays.div(arrays.pow(self, 2), 2)))
                 ),
-                grad_tensors,
             )
             if any_grad_defined
             else None
@@ -32535,6 +37373,7 @@ class SpecialErfcxBackward0(Node):
         "self_",
         "result_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -32546,18 +37385,32 @@ class SpecialErfcxBackward0(Node):
         saved_result = unpack_saved(self.result_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_result)):
-            return special_erfcx_backward0_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                special_erfcx_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    array_of(saved_result),
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                self=array_of(saved_self),
-                result=array_of(saved_result),
             )
         return special_erfcx_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self=saved_self,
             result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_self, saved_result)):
+            return None
+        return special_erfcx_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -32596,7 +37449,6 @@ def special_erfcx_backward0_apply(
 
 def special_erfcx_backward0_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self: np.ndarray | None,
     result: np.ndarray | None,
@@ -32604,18 +37456,14 @@ def special_erfcx_backward0_arrays(
     """The formulas of SpecialErfcxBackward0 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            as_tensor(
-                arrays.mul(
-                    arrays.sub(
-                        arrays.mul(arrays.mul(2.0, self), result),
-                        2.0 / 1.7724538509055159,
-                    ),
-                    grad,
+            arrays.mul(
+                arrays.sub(
+                    arrays.mul(arrays.mul(2.0, self), result), 2.0 / 1.7724538509055159
                 ),
-                grad_tensors,
+                grad,
             )
             if any_grad_defined
             else None
@@ -32697,6 +37545,7 @@ class SpecialXlog1PyBackward1(Node):
         "other_",
         "self",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -32706,18 +37555,31 @@ class SpecialXlog1PyBackward1(Node):
         saved_other = unpack_saved(self.other_, self)
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other,)):
-            return special_xlog1_py_backward1_arrays(
-                arrays_of(grads),
+            return tensors_of(
+                special_xlog1_py_backward1_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_other),
+                    self.self,
+                ),
                 grads,
-                self.task_needs_input_grad(),
-                other=array_of(saved_other),
-                self=self.self,
             )
         return special_xlog1_py_backward1_apply(
             grads,
             self.task_needs_input_grad(),
             other=saved_other,
             self=self.self,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_other = unpack_saved(self.other_, self)
+        if not plain_tensors((saved_other,)):
+            return None
+        return special_xlog1_py_backward1_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_other),
+            self.self,
         )
 
     def release_variables(self) -> None:
@@ -32750,7 +37612,6 @@ def special_xlog1_py_backward1_apply(
 
 def special_xlog1_py_backward1_arrays(
     grads: Sequence[np.ndarray | None],
-    grad_tensors: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     other: np.ndarray | None,
     self: Number,
@@ -32758,12 +37619,10 @@ def special_xlog1_py_backward1_arrays(
     """The formulas of SpecialXlog1PyBackward1 over arrays (no graph recorded)."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
+    any_grad_defined = grad is not None or any_variable_defined(grads)
     if needs_input_grad[0]:  # other
         grad_inputs[0] = (
-            as_tensor(
-                arrays.div(arrays.mul(grad, self), arrays.add(other, 1)), grad_tensors
-            )
+            arrays.div(arrays.mul(grad, self), arrays.add(other, 1))
             if any_grad_defined
             else None
         )
@@ -32978,6 +37837,7 @@ class SpecialI0EBackward0(Node):
         "self_",
         "result_",
     )
+    _has_array_form = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -32985,11 +37845,36 @@ class SpecialI0EBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, (saved_self, saved_result)):
+            return tensors_of(
+                special_i0_e_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                    array_of(saved_self),
+                    array_of(saved_result),
+                ),
+                grads,
+            )
         return special_i0_e_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-            result=unpack_saved(self.result_, self),
+            self=saved_self,
+            result=saved_result,
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        saved_self = unpack_saved(self.self_, self)
+        saved_result = unpack_saved(self.result_, self)
+        if not plain_tensors((saved_self, saved_result)):
+            return None
+        return special_i0_e_backward0_arrays(
+            grads,
+            self.task_needs_input_grad(),
+            array_of(saved_self),
+            array_of(saved_result),
         )
 
     def release_variables(self) -> None:
@@ -33023,6 +37908,31 @@ def special_i0_e_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+def special_i0_e_backward0_arrays(
+    grads: Sequence[np.ndarray | None],
+    needs_input_grad: tuple[bool, ...],
+    self: np.ndarray | None,
+    result: np.ndarray | None,
+) -> list[Any]:
+    """The formulas of SpecialI0EBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            arrays.mul(
+                grad,
+                arrays.sub(
+                    arrays.special_i1e(self), arrays.mul(arrays.sgn(self), result)
+                ),
+            )
+            if any_grad_defined
+            else None
+        )
+
     return grad_inputs
 
 

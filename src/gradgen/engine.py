@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Sequence
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 
-from . import anomaly_mode, dtypes, grad_mode
+from . import anomaly_mode, dispatch, dtypes, grad_mode
 from .graph import (
     AccumulateGrad,
     Edge,
@@ -39,21 +40,39 @@ from .graph import (
     is_stealable,
     task_state,
 )
+from .numpy_kernels import sum_to_size
 from .scalars import python_type_name
 from .tensor import Tensor
 
+_NDARRAY = np.ndarray
+
+
+class _ArrayForms:
+    """Whether nodes may use their array forms at all (tests turn them off to compare
+    both forms: gradgen.helpers.arrays.tensor_forms_only)."""
+
+    enabled = True
+
+
+ARRAY_FORMS = _ArrayForms()
+
 # The gradients arriving at one node, summed per input slot, are a plain list (one
-# entry per input of the node): `buffer_add` adds one gradient into it.
-InputBuffer: TypeAlias = "list[Tensor | None]"
+# entry per input of the node): `buffer_add` adds one gradient into it. A backward that
+# records no graph hands gradients on as bare arrays between the nodes that have an
+# array form (`Node.apply_arrays`), so a slot holds a Tensor or an ndarray; a node
+# without one gets Tensors (`_as_tensors`), as every hook and capture does.
+InputBuffer: TypeAlias = "list[Tensor | np.ndarray | None]"
 
 
-def buffer_add(slots: InputBuffer, position: int, gradient: Tensor | None) -> None:
+def buffer_add(slots: InputBuffer, position: int, gradient: Any) -> None:
     """Add `gradient` into slot `position` (None adds nothing)."""
     if gradient is None:
         return
     old = slots[position]
     if old is None:
         slots[position] = gradient
+    elif old.__class__ is _NDARRAY or gradient.__class__ is _NDARRAY:
+        _array_buffer_add(slots, position, old, gradient)
     elif grad_mode.is_grad_enabled():
         slots[position] = old + gradient  # recorded: create_graph
     elif old.__class__ is not Tensor or gradient.__class__ is not Tensor:
@@ -66,6 +85,55 @@ def buffer_add(slots: InputBuffer, position: int, gradient: Tensor | None) -> No
             slots[position] = old
         else:
             slots[position] = Tensor(np.asarray(old._data + gradient._data))
+
+
+def _array_buffer_add(
+    slots: InputBuffer, position: int, old: Any, gradient: Any
+) -> None:
+    """buffer_add where a gradient is a bare array (no graph recorded): in place into
+    the array already there when nothing else sees it, else into a new array."""
+    old_array = old if old.__class__ is _NDARRAY else old._data
+    new_array = gradient if gradient.__class__ is _NDARRAY else gradient._data
+    if old.__class__ is not _NDARRAY and old.__class__ is not Tensor:
+        slots[position] = old + Tensor(new_array)  # a subclass (vmap's BatchedTensor)
+        return
+    slots[position] = None
+    del old
+    if (
+        sys.getrefcount(old_array) <= _BUFFER_ARRAY_REFS
+        and old_array.base is None
+        and old_array.flags.writeable
+    ):
+        np.add(old_array, new_array, out=old_array)
+        slots[position] = old_array
+    else:
+        slots[position] = np.asarray(old_array + new_array)
+
+
+# In _array_buffer_add an array nobody else holds is referenced by the local
+# `old_array` and getrefcount's argument only (its slot was emptied).
+_BUFFER_ARRAY_REFS = 2
+
+
+def _as_tensors(inputs: InputBuffer) -> list[Tensor | None]:
+    """The buffer with its bare arrays wrapped as Tensors (in place), for a node that
+    runs its tensor form, hooks and captures."""
+    for slot, value in enumerate(inputs):
+        if value.__class__ is _NDARRAY:
+            inputs[slot] = Tensor(value)
+    return inputs  # type: ignore[return-value]
+
+
+def _as_arrays(inputs: InputBuffer) -> bool:
+    """Replace each plain Tensor of the buffer by its array (in place); False (and
+    nothing changed that matters) when a slot holds a Tensor subclass."""
+    for slot, value in enumerate(inputs):
+        if value is None or value.__class__ is _NDARRAY:
+            continue
+        if value.__class__ is not Tensor:
+            return False
+        inputs[slot] = value._data
+    return True
 
 
 def _shape_error(index: int, got: tuple[int, ...], expected: tuple[int, ...]) -> str:
@@ -418,6 +486,18 @@ def execute(
     return task.captured
 
 
+def _arrays_may_flow(create_graph: bool) -> bool:
+    """Whether this backward may hand gradients on as bare arrays: it records no
+    graph, no forward-AD level is open, no dispatch detour (profiler, vmap) must see
+    the calls, and the array forms are on."""
+    return (
+        not create_graph
+        and not dispatch.forward_ad_levels.open
+        and dispatch._detour is None
+        and ARRAY_FORMS.enabled
+    )
+
+
 def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
     # Heap entries: (-sequence_nr, tie-breaker, node, buffer). Later nodes pop first.
     ready: list[tuple[int, int, Node, InputBuffer]] = [
@@ -428,33 +508,49 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
     not_ready = task.not_ready
     exec_info = task.exec_info
     keep_graph = task.keep_graph
+    arrays = _arrays_may_flow(grad_mode.is_grad_enabled())
     heappop, heappush = heapq.heappop, heapq.heappush
     while ready:
         _, _, node, inputs = heappop(ready)
-        if node._tensor_pre_hooks or node._retains_grad or type(node) is AccumulateGrad:
-            _call_tensor_pre_hooks(node, inputs)
+        if type(node) is AccumulateGrad:
+            if (
+                arrays
+                and exec_info is None
+                and not (node._pre_hooks or node._post_hooks or anomaly_mode._enabled)
+                and not node.variable._hooks
+                and _accumulate_array(node, inputs)
+            ):
+                continue  # the leaf's sink, straight from the buffer
+            _call_tensor_pre_hooks(node, _as_tensors(inputs))
+        elif node._tensor_pre_hooks or node._retains_grad:
+            _call_tensor_pre_hooks(node, _as_tensors(inputs))
         if exec_info is not None:
             captures = task.captures.get(node)
             if captures:
+                _as_tensors(inputs)
                 for input_nr, output_index in captures:
-                    task.captured[output_index] = inputs[input_nr]
+                    task.captured[output_index] = inputs[input_nr]  # type: ignore
             if node not in task.needed:
                 continue
         edges = node._next_edges
         if node._pre_hooks or node._post_hooks or anomaly_mode._enabled:
-            outputs = _call_function(task, node, inputs)
-            validated = True
+            outputs = _call_function(task, node, _as_tensors(inputs))
         else:
             # _call_function's common case, with validate_outputs folded into the loop
             # below that hands the gradients on.
             if not keep_graph:
                 node.will_release_variables()
-            outputs = node.apply(inputs)  # type: ignore[assignment]
-            if type(outputs) is not list:
-                outputs = list(outputs)
+            produced: Any = None
+            if arrays and node._has_array_form and _as_arrays(inputs):
+                produced = node.apply_arrays(inputs)
+            if produced is None:
+                # Only a backward that hands arrays on has arrays in its buffers.
+                produced = node.apply(
+                    _as_tensors(inputs) if arrays else inputs  # type: ignore[arg-type]
+                )
+            outputs = produced if type(produced) is list else list(produced)
             if len(outputs) != len(edges):
                 validate_outputs(edges, outputs, node)  # raises the count error
-            validated = False
         del inputs
         if not keep_graph:
             node.release_variables()
@@ -462,16 +558,22 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
             if function is None:
                 continue
             gradient = outputs[index]
-            if not validated and gradient is not None:
-                if gradient.__class__ is not Tensor:
-                    gradient = _validated(node, index, gradient, function, input_nr)
-                else:
-                    expected_shape, expected_dtype = function._input_metadata[input_nr]
-                    if gradient._data.shape != expected_shape or (
-                        expected_dtype is not None
-                        and gradient._data.dtype != expected_dtype
-                    ):
-                        gradient = _validated(node, index, gradient, function, input_nr)
+            if gradient is not None:
+                # The common case inline: an array (or a plain Tensor's) of the
+                # input's shape and dtype; anything else through _checked.
+                expected_shape, expected_dtype = function._input_metadata[input_nr]
+                cls = gradient.__class__
+                data = (
+                    gradient
+                    if cls is _NDARRAY
+                    else gradient._data if cls is Tensor else None
+                )
+                if (
+                    data is None
+                    or data.shape != expected_shape
+                    or (expected_dtype is not None and data.dtype != expected_dtype)
+                ):
+                    gradient = _checked(node, index, gradient, function, input_nr)
                 outputs[index] = gradient
             remaining = dependencies[function] - 1
             next_buffer = not_ready.pop(function, None)
@@ -496,4 +598,77 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                 not_ready[function] = next_buffer
         # Drop this node's references to the gradients it passed on: a gradient that
         # only its buffer holds can be taken over (not copied) where it arrives.
-        outputs = gradient = next_buffer = None  # type: ignore[assignment]
+        outputs = produced = gradient = next_buffer = data = None  # type: ignore
+
+
+def _checked(
+    node: Node, index: int, gradient: Any, function: Node, input_nr: int
+) -> Any:
+    """Gradient `index` of `node` as it flows to input `input_nr` of `function`: as it
+    is when it matches that input's shape and dtype, else through `_validated`."""
+    expected_shape, expected_dtype = function._input_metadata[input_nr]
+    cls = gradient.__class__
+    if cls is _NDARRAY:
+        shape = gradient.shape
+        if shape != expected_shape:
+            # As _validated, on the array: no graph is recorded, so the operator
+            # would run this very kernel.
+            if not is_expandable_to(expected_shape, shape):
+                raise RuntimeError(
+                    _error(node, _shape_error(index, shape, expected_shape))
+                )
+            gradient = np.asarray(sum_to_size(gradient, expected_shape))
+        if expected_dtype is None or gradient.dtype == expected_dtype:
+            return gradient
+        return _validated(node, index, Tensor(gradient), function, input_nr)
+    if cls is Tensor:
+        data = gradient._data
+        if data.shape == expected_shape and (
+            expected_dtype is None or data.dtype == expected_dtype
+        ):
+            return gradient
+    elif isinstance(gradient, np.generic):  # an array form's 0-d result
+        return _checked(node, index, np.asarray(gradient), function, input_nr)
+    return _validated(node, index, gradient, function, input_nr)
+
+
+def _accumulate_array(node: AccumulateGrad, inputs: InputBuffer) -> bool:
+    """AccumulateGrad.apply for a gradient that arrives as a bare array (or a plain
+    Tensor): the same `.grad`, stolen or copied by the same rule. False when the
+    tensor form must run instead (a subclass, grad mode turned on by a hook)."""
+    new = inputs[0]
+    if new.__class__ is Tensor:
+        return False  # the Tensor itself may become .grad: AccumulateGrad.apply
+    if new is None or new.__class__ is not _NDARRAY or grad_mode._state.enabled:
+        return False
+    variable = node.variable
+    if variable._grad_fn is not None:
+        raise RuntimeError("leaf variable has been moved into the graph interior")
+    if not variable.requires_grad:
+        return True
+    with node._mutex or node._lock():
+        old_grad = variable._grad
+        if old_grad is None:
+            inputs[0] = None
+            if (
+                sys.getrefcount(new) <= _ACCUMULATE_ARRAY_REFS
+                and new.base is None
+                and new.flags.writeable
+            ):
+                variable._grad = Tensor(new)
+            else:
+                variable._grad = Tensor(np.copy(new, order="K"))  # Tensor.clone
+        elif old_grad._data.flags.writeable:
+            np.add(old_grad._data, new, out=old_grad._data)
+            old_grad._counter().version += 1
+        else:
+            variable._grad = old_grad + Tensor(new)
+        if variable._post_accumulate_grad_hooks:
+            for hook in list(variable._post_accumulate_grad_hooks):
+                hook(variable)
+    return True
+
+
+# In _accumulate_array a gradient nobody else holds is referenced by the local `new`
+# and getrefcount's argument only (its buffer slot was emptied).
+_ACCUMULATE_ARRAY_REFS = 2

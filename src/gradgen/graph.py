@@ -25,7 +25,7 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, final
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, final
 
 import numpy as np
 
@@ -236,6 +236,15 @@ class Node:
         """Run this node directly, as PyTorch's ``y.grad_fn(grad)`` does."""
         result = tuple(self.apply(list(grads)))
         return result if len(result) != 1 else result[0]
+
+    # Whether the class overrides apply_arrays (the engine hands such a node arrays).
+    _has_array_form: ClassVar[bool] = False
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        """`apply` over bare arrays, for a backward that records no graph (the
+        engine's): a generated node with an array form overrides it; None means
+        "run `apply` on Tensors instead"."""
+        return None
 
     def release_variables(self) -> None:
         """Free saved tensors; generated nodes with SavedVariables override this."""

@@ -22,12 +22,17 @@ from importlib import import_module
 
 from ._common import *  # noqa: F403  (the names of its __all__)
 from .activation import *  # noqa: F403  (the names of its __all__)
+from .conv import *  # noqa: F403  (the names of its __all__)
 from .elementwise import *  # noqa: F403  (the names of its __all__)
 from .indexing import *  # noqa: F403  (the names of its __all__)
 from .linalg import *  # noqa: F403  (the names of its __all__)
 from .loss import *  # noqa: F403  (the names of its __all__)
+from .normalization import *  # noqa: F403  (the names of its __all__)
+from .pooling import *  # noqa: F403  (the names of its __all__)
 from .reduction import *  # noqa: F403  (the names of its __all__)
 from .shape import *  # noqa: F403  (the names of its __all__)
+from .shape_ops import *  # noqa: F403  (the names of its __all__)
+from .special import *  # noqa: F403  (the names of its __all__)
 
 # Helpers of gradgen.helpers that compute plain values (sizes, flags, scalars) from
 # plain values: an array form calls them as the tensor form does.
@@ -44,12 +49,17 @@ __all__: list[str] = []
 for _family in (
     "_common",
     "activation",
+    "conv",
     "elementwise",
     "indexing",
     "linalg",
     "loss",
+    "normalization",
+    "pooling",
     "reduction",
     "shape",
+    "shape_ops",
+    "special",
 ):
     __all__ += import_module(f".{_family}", __name__).__all__
 del _family

@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 
 from ... import dispatch, dtypes, grad_mode
+from ...engine import ARRAY_FORMS
 from ...tensor import Tensor
+from ...variable_type_utils import _normalise_dtype as normalise_dtype
 
 __all__ = [
     "ARRAY_FORMS",
@@ -24,6 +26,9 @@ __all__ = [
     "array_of",
     "arrays_of",
     "as_tensor",
+    "as_grad_array",
+    "plain_tensors",
+    "tensors_of",
     "scalar_conj",
 ]
 
@@ -31,16 +36,6 @@ _NDARRAY = np.ndarray
 _ARRAY_TYPES = (np.ndarray, np.generic)
 _GRAD_MODE = grad_mode._state
 _FORWARD_AD = dispatch.forward_ad_levels
-
-
-class _ArrayForms:
-    """Whether nodes may use their array forms at all (tests turn them off to compare
-    both forms; `tensor_forms_only`)."""
-
-    enabled = True
-
-
-ARRAY_FORMS = _ArrayForms()
 
 
 @contextmanager
@@ -107,9 +102,48 @@ def as_tensor(value: Any, grads: Sequence[Tensor | None]) -> Tensor | None:
     return Tensor(value)
 
 
+def as_grad_array(value: Any) -> np.ndarray | None:
+    """A formula's result as the engine hands it on: an ndarray (a numpy scalar made
+    0-d), or None."""
+    if value is None or value.__class__ is _NDARRAY:
+        return value
+    return np.asarray(value)
+
+
+def plain_tensors(saved: Sequence[Tensor | None]) -> bool:
+    """Whether every saved tensor is a plain Tensor (or None): what the array form
+    reads the arrays of (a subclass, vmap's BatchedTensor, is more than its _data)."""
+    for tensor in saved:
+        if tensor is not None and tensor.__class__ is not Tensor:
+            return False
+    return True
+
+
+def tensors_of(values: list[Any], grads: Sequence[Tensor | None]) -> list[Any]:
+    """An array form's results as gradient Tensors, in place (see as_tensor)."""
+    for index, value in enumerate(values):
+        if value is not None:
+            values[index] = as_tensor(value, grads)
+    return values
+
+
 def scalar_conj(scalar: Any) -> Any:
     """The conjugate of a Scalar argument (PyTorch's ``Scalar::conj``)."""
     return scalar.conjugate() if isinstance(scalar, complex) else scalar
+
+
+def kernel_result(value: Any) -> np.ndarray:
+    """A kernel's result as its operator returns it when nothing is promoted (as
+    wrap_result without a dtype: numpy types gradgen lacks mapped to its own)."""
+    array = as_array(value)
+    if array.dtype not in dtypes._FROM_NUMPY:
+        array = normalise_dtype(array)
+    return array
+
+
+def optional_array(value: Any) -> np.ndarray | None:
+    """A Tensor? argument's array (None stays None)."""
+    return None if value is None else as_array(value)
 
 
 def is_array(value: object) -> bool:

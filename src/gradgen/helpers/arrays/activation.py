@@ -17,7 +17,17 @@ from ...numpy_kernels import (
     softplus_backward as _softplus_backward,
     threshold_backward as _threshold_backward,
 )
-from ._common import as_array, in_dtype, promoted, result_dtype
+from ...numpy_kernels import (
+    glu_backward as _glu_backward,
+    hardshrink_backward as _hardshrink_backward,
+    hardsigmoid_backward as _hardsigmoid_backward,
+    hardswish_backward as _hardswish_backward,
+    prelu_kernel_backward as _prelu_kernel_backward_kernel,
+    softshrink_backward as _softshrink_backward,
+)
+from ...dtypes import _FROM_NUMPY
+from ._common import as_array, in_dtype, kernel_result, promoted, result_dtype
+from .elementwise import add, mul, sigmoid, sub, to
 
 __all__ = [
     "threshold_backward",
@@ -30,6 +40,14 @@ __all__ = [
     "softplus_backward",
     "log_sigmoid_backward",
     "hardtanh_backward",
+    "hardswish_backward",
+    "hardsigmoid_backward",
+    "glu_backward",
+    "hardshrink_backward",
+    "softshrink_backward",
+    "_prelu_kernel_backward",
+    "infinitely_differentiable_silu_backward",
+    "infinitely_differentiable_native_dropout_backward",
 ]
 
 
@@ -158,3 +176,59 @@ def hardtanh_backward(
         ),
         common,
     )
+
+
+def _promoted_pair(kernel: Any, grad_output: Any, self: Any, *rest: Any) -> np.ndarray:
+    """A backward kernel over (grad_output, self) in their common dtype."""
+    common = result_dtype(grad_output, self)
+    return in_dtype(
+        kernel(promoted(grad_output, common), promoted(self, common), *rest), common
+    )
+
+
+def hardswish_backward(grad_output: np.ndarray, self: np.ndarray) -> np.ndarray:
+    return _promoted_pair(_hardswish_backward, grad_output, self)
+
+
+def hardsigmoid_backward(grad_output: np.ndarray, self: np.ndarray) -> np.ndarray:
+    return _promoted_pair(_hardsigmoid_backward, grad_output, self)
+
+
+def glu_backward(grad_output: np.ndarray, self: np.ndarray, dim: int) -> np.ndarray:
+    return _promoted_pair(_glu_backward, grad_output, self, dim)
+
+
+def hardshrink_backward(
+    grad_out: np.ndarray, self: np.ndarray, lambd: Any
+) -> np.ndarray:
+    return _promoted_pair(_hardshrink_backward, grad_out, self, lambd)
+
+
+def softshrink_backward(
+    grad_output: np.ndarray, self: np.ndarray, lambd: Any
+) -> np.ndarray:
+    return _promoted_pair(_softshrink_backward, grad_output, self, lambd)
+
+
+def _prelu_kernel_backward(
+    grad_output: np.ndarray, self: np.ndarray, weight: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    grad_self, grad_weight = _prelu_kernel_backward_kernel(
+        as_array(grad_output), as_array(self), as_array(weight)
+    )
+    return kernel_result(grad_self), kernel_result(grad_weight)
+
+
+def infinitely_differentiable_silu_backward(
+    grad_output: np.ndarray, input: np.ndarray  # noqa: A002  (PyTorch's name)
+) -> np.ndarray:
+    """grad_output * s * (1 + input * (1 - s)), s = sigmoid(input): the tensor
+    helper's operations in its order."""
+    s = sigmoid(input)
+    return mul(mul(grad_output, s), add(1.0, mul(input, sub(1.0, s))))
+
+
+def infinitely_differentiable_native_dropout_backward(
+    grad: np.ndarray, mask: np.ndarray, scale: float
+) -> np.ndarray:
+    return mul(grad, mul(to(mask, _FROM_NUMPY[grad.dtype]), scale))

@@ -22,6 +22,7 @@ from ...numpy_kernels import (
     power,
     reverse_subtract,
     sgn as _sgn,
+    sigmoid as _sigmoid,
     sigmoid_backward as _sigmoid_backward,
     subtract,
     tanh_backward as _tanh_backward,
@@ -83,6 +84,9 @@ __all__ = [
     "tanh_backward",
     "sigmoid_backward",
     "log1p_backward",
+    "sigmoid",
+    "clamp_backward",
+    "clamp_backward_min_max",
 ]
 
 
@@ -98,9 +102,24 @@ def _same_dtype(self: Any, other: Any) -> bool:
     )
 
 
+# Python numbers that a real floating array takes in its own dtype (NEP 50): the
+# kernels' promotion of `array OP number` changes neither operand then.
+_REAL_NUMBERS = (int, float)
+
+
+def _float_and_number(self: Any, other: Any) -> bool:
+    """A real floating ndarray and a Python int or float (not a bool): the fast path
+    of the arithmetic twins, computing what their general path computes."""
+    return (
+        self.__class__ is _NDARRAY
+        and other.__class__ in _REAL_NUMBERS
+        and self.dtype.kind == "f"
+    )
+
+
 def add(self: Any, other: Any, alpha: Any = 1) -> np.ndarray:
     """add.Tensor / add.Scalar (`x + y`, `1 + x`)."""
-    if alpha == 1 and _same_dtype(self, other):
+    if alpha == 1 and (_same_dtype(self, other) or _float_and_number(self, other)):
         return as_array(self + other)
     if not is_array(self):  # a number on the left: Tensor.__radd__, other + self
         self, other = other, self
@@ -113,6 +132,8 @@ def sub(self: Any, other: Any, alpha: Any = 1) -> np.ndarray:
     """sub.Tensor / sub.Scalar (`x - y`); `1 - x` is rsub, as Tensor.__rsub__."""
     if _same_dtype(self, other) and self.dtype.kind != "b":
         return as_array(self - other if alpha == 1 else self - alpha * other)
+    if alpha == 1 and _float_and_number(self, other):
+        return as_array(self - other)
     if not is_array(self):
         return as_array(reverse_subtract(as_array(other), self, alpha))
     common = result_dtype(self, other)
@@ -124,7 +145,7 @@ def sub(self: Any, other: Any, alpha: Any = 1) -> np.ndarray:
 
 def mul(self: Any, other: Any) -> np.ndarray:
     """mul.Tensor / mul.Scalar (`x * y`, `2 * x`)."""
-    if _same_dtype(self, other):
+    if _same_dtype(self, other) or _float_and_number(self, other):
         return as_array(self * other)
     common = result_dtype(self, other)
     return in_dtype(promoted(self, common) * promoted(other, common), common)
@@ -153,6 +174,9 @@ def neg(self: np.ndarray) -> np.ndarray:
 
 def pow(self: Any, exponent: Any) -> np.ndarray:  # noqa: A001  (PyTorch's name)
     """pow.Tensor_Scalar, pow.Tensor_Tensor and pow.Scalar (a number base)."""
+    if _float_and_number(self, exponent):
+        # power's own branch for a floating base: numpy's `**`.
+        return as_array(self**exponent)
     common = result_dtype(self, exponent)
     return in_dtype(power(promoted(self, common), promoted(exponent, common)), common)
 
@@ -160,6 +184,8 @@ def pow(self: Any, exponent: Any) -> np.ndarray:  # noqa: A001  (PyTorch's name)
 def conj(self: Any) -> np.ndarray | Any:
     """A real array is returned as it is, as the composite conj does (a wrapped
     number is conjugated as a Scalar)."""
+    if self.__class__ is _NDARRAY and self.dtype.kind != "c":
+        return self
     if not is_array(self):
         return scalar_conj(self)
     if self.dtype.kind != "c":
@@ -323,7 +349,9 @@ def maybe_multiply(tensor: np.ndarray, scalar: Any) -> np.ndarray:
 def mul_tensor_backward(
     grad: np.ndarray, other: np.ndarray, self_type: dtype
 ) -> np.ndarray | None:
-    if _same_dtype(grad, other) and grad.dtype.kind != "c":
+    if (_same_dtype(grad, other) and grad.dtype.kind != "c") or _float_and_number(
+        grad, other
+    ):
         return as_array(grad * other)  # real: conj and handle_r_to_c change nothing
     return handle_r_to_c(self_type, mul(grad, conj(other)))
 
@@ -378,3 +406,44 @@ def sigmoid_backward(grad_output: np.ndarray, output: np.ndarray) -> np.ndarray:
 
 def log1p_backward(grad: np.ndarray, self: np.ndarray) -> np.ndarray:
     return div(grad, add(conj(self), 1))
+
+
+def sigmoid(self: np.ndarray) -> np.ndarray:
+    return as_array(_sigmoid(int_to_float(as_array(self))))
+
+
+def clamp_backward(
+    grad: np.ndarray, self: np.ndarray, min: Any, max: Any  # noqa: A002
+) -> np.ndarray:
+    """grad where min <= self <= max, else zero (the tensor helper's steps)."""
+    if max is not None and min is not None:
+        return where(logical_and(ge(self, min), le(self, max)), grad, 0.0)
+    if min is not None:
+        return where(ge(self, min), grad, 0.0)
+    if max is not None:
+        return where(le(self, max), grad, 0.0)
+    return grad
+
+
+def clamp_backward_min_max(
+    grad: np.ndarray | None,
+    self: np.ndarray,
+    min: np.ndarray | None,  # noqa: A002
+    max: np.ndarray | None,  # noqa: A002
+    grad_input_mask: Any,
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The gradients of clamp's Tensor bounds (the tensor helper's steps)."""
+    grad_min: np.ndarray | None = None
+    grad_max: np.ndarray | None = None
+    if grad is None:
+        return grad_min, grad_max
+    if max is not None and min is not None:
+        if grad_input_mask[0]:
+            grad_min = where(logical_and(lt(self, min), lt(min, max)), grad, 0.0)
+        if grad_input_mask[1]:
+            grad_max = where(logical_or(gt(self, max), lt(max, min)), grad, 0.0)
+    elif min is not None and grad_input_mask[0]:
+        grad_min = where(lt(self, min), grad, 0.0)
+    elif max is not None and grad_input_mask[1]:
+        grad_max = where(gt(self, max), grad, 0.0)
+    return grad_min, grad_max

@@ -13,6 +13,8 @@ from ...numpy_kernels import (
     scatter as _scatter,
 )
 from ._common import as_array
+from .elementwise import eq, masked_fill
+from .reduction import sum  # noqa: A004  (PyTorch's name)
 from .shape import unsqueeze
 
 __all__ = [
@@ -20,6 +22,7 @@ __all__ = [
     "index_select",
     "scatter",
     "value_selecting_reduction_backward_symint",
+    "masked_fill_backward",
 ]
 
 
@@ -54,3 +57,8 @@ def value_selecting_reduction_backward_symint(
         grad = unsqueeze(grad, dim)
         indices = unsqueeze(indices, dim)
     return scatter(np.zeros(tuple(sizes), grad.dtype), dim, indices, grad)
+
+
+def masked_fill_backward(grad: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The gradient of masked_fill's value: the sum of grad where mask is set."""
+    return sum(masked_fill(grad, eq(mask, False), 0))

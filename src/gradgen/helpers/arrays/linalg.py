@@ -6,16 +6,20 @@ from typing import Any
 
 import numpy as np
 
-from ...numpy_kernels import bmm as _bmm, mm as _mm
+from ...numpy_kernels import bmm as _bmm, mm as _mm, mv as _mv
 from ._common import as_array, scalar_conj
 from .elementwise import conj, maybe_multiply
 from .shape import t
 
-__all__ = ["mm", "bmm", "mm_mat1_backward", "mm_mat2_backward"]
+__all__ = ["mm", "bmm", "mv", "mm_mat1_backward", "mm_mat2_backward"]
 
 
 def mm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
     return as_array(_mm(as_array(self), as_array(mat2)))
+
+
+def mv(self: np.ndarray, vec: np.ndarray) -> np.ndarray:
+    return as_array(_mv(as_array(self), as_array(vec)))
 
 
 def bmm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:

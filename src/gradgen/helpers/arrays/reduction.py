@@ -10,13 +10,15 @@ import numpy as np
 
 from ...numpy_kernels import (
     _wrap_dim,
+    cumsum as _cumsum,
     expand as _expand,
     reduce_sum,
     sum_to_size as _sum_to_size,
     unsqueeze as _unsqueeze,
 )
 from ._common import as_array
-from .elementwise import mul
+from .elementwise import conj, exp, mul, sub
+from .shape_ops import flip
 
 __all__ = [
     "sum",
@@ -26,6 +28,9 @@ __all__ = [
     "sum_to",
     "sum_backward",
     "mean_backward",
+    "cumsum",
+    "cumsum_backward",
+    "logsumexp_backward",
 ]
 
 
@@ -89,3 +94,39 @@ def mean_backward(
         sum_backward(grad, sizes, dims, keepdim),
         1.0 / count if count else float("nan"),
     )
+
+
+def cumsum(self: np.ndarray, dim: int, *, dtype: Any = None) -> np.ndarray:
+    return as_array(_cumsum(as_array(self), dim, dtype))
+
+
+def cumsum_backward(grad: np.ndarray, dim: int) -> np.ndarray:
+    """The gradient of cumsum: a cumsum from the other end."""
+    if grad.size <= 1 or grad.shape[_wrap_dim(dim, grad.ndim)] == 1:
+        return grad
+    return flip(cumsum(flip(grad, [dim]), dim), [dim])
+
+
+def _unsqueeze_multiple(
+    array: np.ndarray, dims: Sequence[int] | None, ndim: int
+) -> np.ndarray:
+    if dims is not None and len(dims) == 0:
+        return array
+    wanted = range(ndim) if dims is None else sorted(_wrap_dim(d, ndim) for d in dims)
+    for dim in wanted:
+        array = as_array(_unsqueeze(as_array(array), dim))
+    return array
+
+
+def logsumexp_backward(
+    grad: np.ndarray,
+    self: np.ndarray,
+    result: np.ndarray,
+    dim: Sequence[int],
+    keepdim: bool,
+) -> np.ndarray:
+    """grad * softmax(self) over the reduced dims."""
+    if not keepdim and self.ndim != 0:
+        grad = _unsqueeze_multiple(grad, dim, self.ndim)
+        result = _unsqueeze_multiple(result, dim, self.ndim)
+    return mul(grad, conj(exp(sub(self, result))))
