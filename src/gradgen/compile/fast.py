@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import dispatch, dtypes, grad_mode
 from ..tensor import Tensor
-from ..variable_type_utils import collect_next_edges, set_history
+from ..variable_type_utils import set_history
 from .runtime import NEW, SAME, CompiledFunctionBackward, Entry
 
 __all__ = ["MISS", "make_fast_call"]
@@ -83,7 +83,7 @@ def _guard_lines(
         read = f"LO{i}.cell_contents" if key is None else f"LO{i}.get(LK{i})"
         lines += [
             f"l{i} = {read}",
-            f"if l{i} is not L{i}:",
+            f"if l{i} is not L{i} or l{i}._base is not None:",
             "    return MISS",
             f"e{i} = l{i}._data",
             f"if e{i}.shape != LS{i} or e{i}.dtype != LT{i} or "
@@ -91,6 +91,19 @@ def _guard_lines(
             "    return MISS",
         ]
     return lines
+
+
+def _edge_lines(tensor: str, edge: str) -> list[str]:
+    """collect_next_edges for one tensor that requires grad and is not a view."""
+    return [
+        f"g = {tensor}._grad_fn",
+        "if g is not None:",
+        f"    {edge} = (g, {tensor}._output_nr)",
+        "else:",
+        f"    w = {tensor}._grad_accumulator",
+        "    g = None if w is None else w()",
+        f"    {edge} = (g if g is not None else {tensor}._get_grad_accumulator(), 0)",
+    ]
 
 
 def _run_lines(entry: Entry, count: int, enabled: bool) -> list[str]:
@@ -124,12 +137,15 @@ def _run_lines(entry: Entry, count: int, enabled: bool) -> list[str]:
                 )
                 lines.append(f"c{position} = {owner}._counter()")
                 counters.append(f"c{position}, c{position}.version, ")
-        lines += [
-            f"node = NODE(BACKWARD, saved, ({''.join(counters)}), ZEROS, ONES)",
-            "node.set_next_edges(EDGES("
-            + "".join(tensors[i] + ", " for i in entry.needs_grad)
-            + "))",
-        ]
+        lines.append(
+            f"node = NODE(BACKWARD, saved, ({''.join(counters)}), ZEROS, ONES)"
+        )
+        for position, index in enumerate(entry.needs_grad):
+            lines += _edge_lines(tensors[index], f"n{position}")
+        edges = "".join(f"n{i}, " for i in range(len(entry.needs_grad)))
+        # The entry holds the last call's edges: a leaf's AccumulateGrad, which the
+        # leaf holds only weakly, is then not made again at every call.
+        lines += [f"ENTRY.edges = edges = ({edges})", "node.set_next_edges(edges)"]
         lines += [
             f"HISTORY({result}, node)"
             for result, differentiable in zip(results, entry.differentiable)
@@ -166,7 +182,7 @@ def make_fast_call(
         "NODE": CompiledFunctionBackward,
         "ZEROS": entry.zeros,
         "ONES": entry.ones,
-        "EDGES": collect_next_edges,
+        "ENTRY": entry,
         "HISTORY": set_history,
         "BUILD": build,
         "SPEC": entry.output_spec,

@@ -235,6 +235,7 @@ class Entry:
     zeros: tuple[np.ndarray, ...] | None = None
     ones: tuple[np.ndarray, ...] | None = None
     fast_call: Any = field(default=None, repr=False)  # see fast.py
+    edges: tuple[Any, ...] = ()  # the last fast call's edges (see fast.py)
 
     def lifted_tensors(self) -> list[Tensor] | None:
         """The lifted tensors, or None when one was replaced since the compile."""
