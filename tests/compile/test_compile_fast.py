@@ -172,3 +172,25 @@ def test_views_and_subclasses_of_tensor_take_the_general_path() -> None:
     parameter = torch.nn.Parameter(torch.ones(3))
     compiled(parameter).backward()
     assert parameter.grad.tolist() == [2.0] * 3
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_zero_dim_programs_equal_eager_to_the_last_bit(dtype, no_engine) -> None:
+    # float64 0-d inputs run on numpy scalars (fast.py's scalar mode), float32 not:
+    # both give eager's bits, over calls with other values of the same signature.
+    compiled = torch.compile(lambda a, b: 3 * a**3 - b**2 / a)
+    for x, y in ((2.0, 6.0), (-0.7, 1e-3), (3.3, -2.5)):
+        a, b = (torch.tensor(v, dtype=dtype, requires_grad=True) for v in (x, y))
+        ea, eb = (torch.tensor(v, dtype=dtype, requires_grad=True) for v in (x, y))
+        out = compiled(a, b)
+        expected = 3 * ea**3 - eb**2 / ea
+        assert out.dtype == dtype and out.shape == ()
+        assert out.detach().numpy().tobytes() == expected.detach().numpy().tobytes()
+        out.backward()
+        assert no_engine == []
+        expected.backward()
+        no_engine.clear()
+        for got, want in ((a.grad, ea.grad), (b.grad, eb.grad)):
+            assert type(got.numpy()) is np.ndarray and got.dtype == dtype
+            assert got.numpy().tobytes() == want.numpy().tobytes()
+    assert compiled.compiles == 1

@@ -437,26 +437,33 @@ class CompiledFunction:
             lifted = entry.lifted_tensors()
             if lifted is not None:
                 results = entry.run(tensors + lifted)
-                self._remember(entry, key)
+                self._remember(entry, key, tensors + lifted)
                 return _build_output(entry.output_spec, results)
             del self.cache[key]
             entry = None
         if entry is None:
             entry = self._compile(key, args, kwargs)
             if isinstance(entry, Entry):
-                results = entry.run(tensors + [t for _, _, t in entry.lifted])
-                self._remember(entry, key)
+                lifted = [t for _, _, t in entry.lifted]
+                results = entry.run(tensors + lifted)
+                self._remember(entry, key, tensors + lifted)
                 return _build_output(entry.output_spec, results)
         return self._orig_mod(*args, **kwargs)
 
-    def _remember(self, entry: Entry, key: Any) -> None:
+    def _remember(self, entry: Entry, key: Any, tensors: list[Tensor]) -> None:
         """Make `entry` the one the next call tries first (tensor arguments only)."""
         (kind, metas), scalars, state = key
         if kind != "tensors":
             return
         if entry.fast_call is None:
             entry.fast_call = make_fast_call(
-                entry, list(metas), self._reach.scalars, scalars, state, _build_output
+                entry,
+                list(metas),
+                self._reach.scalars,
+                scalars,
+                state,
+                _build_output,
+                [t._data for t in tensors],
             )
         self._fast = entry.fast_call
 

@@ -16,6 +16,8 @@ written into the text.
 
 from __future__ import annotations
 
+import re
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -106,6 +108,86 @@ def _edge_lines(tensor: str, edge: str) -> list[str]:
     ]
 
 
+def _same_bits(a: Any, b: Any) -> bool:
+    x, y = np.asarray(a), np.asarray(b)
+    return bool(x.dtype == y.dtype and x.shape == y.shape) and (
+        x.tobytes() == y.tobytes()
+    )
+
+
+def _arithmetic_only(name: str, source: str) -> bool:
+    """Whether every use of `name` in the source is an operand of one of + - * /
+    (whose results are the same correctly rounded IEEE operation for a numpy scalar as
+    for a 0-d array; `**` and function calls are not: numpy's scalar and array
+    paths of `**` may differ in the last bit)."""
+    uses = list(re.finditer(rf"(?<![\w.]){name}(?!\w)", source))
+    for use in uses:
+        before = source[max(0, use.start() - 4) : use.start()]
+        after = source[use.end() : use.end() + 4]
+        if "**" in before or "**" in after:
+            return False
+        if not (_OPERAND_BEFORE.search(before) or _OPERAND_AFTER.match(after)):
+            return False
+    return len(uses) > 0
+
+
+_OPERAND_BEFORE = re.compile(r"[^*] [-+*/] $")
+_OPERAND_AFTER = re.compile(r" [-+*/] [^*]")
+
+
+def _scalar_program(program: Any) -> tuple[Any, Any] | None:
+    """The program's functions over a namespace whose 0-d array constants are numpy
+    scalars (a numpy scalar times a 0-d array goes through the ufunc machinery, a
+    scalar times a scalar does not), where each is used by + - * / only; None when
+    there is none."""
+    namespace = dict(program.forward.__globals__)
+    changed = False
+    for name, value in namespace.items():
+        if (
+            type(value) is np.ndarray
+            and value.ndim == 0
+            and _arithmetic_only(name, program.source)
+        ):
+            namespace[name] = value[()]
+            changed = True
+    if not changed:
+        return None
+    forward = types.FunctionType(program.forward.__code__, namespace, "forward")
+    backward = program.backward
+    if backward is not None:
+        backward = types.FunctionType(backward.__code__, namespace, "backward")
+    return forward, backward
+
+
+def _scalar_mode(entry: Entry, arrays: list[np.ndarray]) -> tuple[Any, Any] | None:
+    """The program with scalar constants (see _scalar_program), when on this call's
+    inputs it gives the program's outputs, saved values and gradients to the last bit;
+    else None."""
+    program = entry.program
+    scalar = _scalar_program(program)
+    if scalar is None:
+        return None
+    forward, backward = scalar
+    try:
+        with np.errstate(all="ignore"):
+            runs = [program.forward(*arrays), forward(*arrays)]
+            original = program.backward
+            if original is not None and backward is not None and entry.ones:
+                (_, saved), (_, scalar_saved) = runs
+                runs.append((original(*entry.ones, *saved), ()))
+                runs.append((backward(*entry.ones, *scalar_saved), ()))
+    except Exception:  # a kernel that wants an array
+        return None
+    for (outputs, saved), (scalar_outputs, scalar_saved) in zip(runs[::2], runs[1::2]):
+        pairs = list(zip(outputs, scalar_outputs)) + list(zip(saved, scalar_saved))
+        if len(outputs) != len(scalar_outputs) or not all(
+            (a is None) == (b is None) and (a is None or _same_bits(a, b))
+            for a, b in pairs
+        ):
+            return None
+    return forward, backward
+
+
 def _run_lines(entry: Entry, count: int, enabled: bool) -> list[str]:
     tensors = [f"a{i}" for i in range(count)] + [
         f"l{i}" for i in range(len(entry.lifted))
@@ -166,19 +248,25 @@ def make_fast_call(
     values: tuple[Any, ...],
     state: tuple[bool, Any],
     build: Callable[[Any, list[Tensor]], Any],
+    arrays: list[np.ndarray],
 ) -> Callable[[tuple[Any, ...]], Any]:
     """The fast call of `entry`, compiled for tensor arguments of `metas` (class,
     shape, dtype, requires_grad each), guarded `scalars` (owner, key) of `values`,
     and `state` (grad mode, default dtype), all as in the signature's guard key;
-    `build(spec, tensors)` puts the outputs together."""
+    `build(spec, tensors)` puts the outputs together; `arrays` are this call's
+    input arrays (to try the scalar mode on)."""
+    forward, backward = _scalar_mode(entry, arrays) or (
+        entry.program.forward,
+        entry.program.backward,
+    )
     namespace: dict[str, Any] = {
         "MISS": MISS,
         "_dispatch": dispatch,
         "Tensor": Tensor,
         "NDARRAY": np.ndarray,
         "asarray": np.asarray,
-        "FORWARD": entry.program.forward,
-        "BACKWARD": entry.program.backward,
+        "FORWARD": forward,
+        "BACKWARD": backward,
         "NODE": CompiledFunctionBackward,
         "ZEROS": entry.zeros,
         "ONES": entry.ones,
