@@ -194,3 +194,21 @@ def test_zero_dim_programs_equal_eager_to_the_last_bit(dtype, no_engine) -> None
             assert type(got.numpy()) is np.ndarray and got.dtype == dtype
             assert got.numpy().tobytes() == want.numpy().tobytes()
     assert compiled.compiles == 1
+
+
+def test_helpers_whose_checks_the_signature_decides_are_inlined() -> None:
+    def fn(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return -((x - y) ** 3)
+
+    compiled = torch.compile(fn)
+    floats = [torch.tensor([1.5, -2.0]), torch.tensor([0.5, 4.0])]
+    ints = [torch.tensor([3, -2]), torch.tensor([1, 4])]
+    for args in (floats, ints):
+        assert np.array_equal(compiled(*args).numpy(), fn(*args).numpy())
+    float_source, int_source = (e.program.source for e in compiled.cache.values())
+    assert "v3 = v2 ** 3" in float_source and "power(" not in float_source
+    assert "v2 = v0 - v1" in float_source and "v4 = -v3" in float_source
+    # An integer base keeps the helper, whose rules for integers PyTorch's are.
+    assert "power(v2, 3)" in int_source
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
+        torch.compile(lambda x: x**-1)(ints[0])

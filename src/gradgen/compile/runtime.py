@@ -186,19 +186,33 @@ def run_alone(node: Node, output: Tensor, retain_graph: bool) -> bool:
         node._saved = None
     results = node._backward(*seeds, *saved)
     del saved
-    for (function, _), grad in zip(node._next_edges, results):
+    for index, (function, _) in enumerate(node._next_edges):
+        grad = results[index]  # (not zip: its result tuple would hold a reference)
         if function is None or grad is None:
             continue
         if grad.__class__ is not _NDARRAY:
             grad = np.asarray(grad)  # a numpy scalar: a new 0-d array
         elif not (
             _getrefcount(grad) <= 3  # the results tuple, `grad`, the call's argument
-            and grad.base is None
-            and grad.flags.writeable
+            and _private_memory(grad)
         ):
             grad = np.copy(grad, order="K")
         _accumulate(function, grad)  # type: ignore[arg-type]
     return True
+
+
+def _private_memory(array: np.ndarray) -> bool:
+    """Whether the array's memory is its own or that of a base only it references (a
+    reshape or transpose of a fresh result), and writeable."""
+    base = array.base
+    return array.flags.writeable and (
+        base is None
+        or (
+            base.__class__ is _NDARRAY
+            and _getrefcount(base) <= 3  # the view, `base`, the call's argument
+            and base.base is None
+        )
+    )
 
 
 RUN_ALONE[CompiledFunctionBackward] = run_alone
