@@ -159,11 +159,17 @@ def _scalar_program(program: Any) -> tuple[Any, Any] | None:
     return forward, backward
 
 
+# Programs of up to this many operators try scalar constants.
+SCALAR_MODE_BELOW = 2000
+
+
 def _scalar_mode(entry: Entry, arrays: list[np.ndarray]) -> tuple[Any, Any] | None:
     """The program with scalar constants (see _scalar_program), when on this call's
     inputs it gives the program's outputs, saved values and gradients to the last bit;
     else None."""
     program = entry.program
+    if program.op_count > SCALAR_MODE_BELOW:
+        return None  # the check would cost more than the calls save
     scalar = _scalar_program(program)
     if scalar is None:
         return None
