@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -51,6 +52,11 @@ from ..graph import Edge
 from ..tensor import Size, Tensor, make_edge
 
 _TensorOrTensors = Tensor | Sequence[Tensor]
+
+# Node classes that can run a whole `backward()` alone when the engine has nothing to
+# add (gradgen.compile's node feeding leaves): class -> runner(node, output,
+# retain_graph), which returns False to let the engine run it after all.
+RUN_ALONE: dict[type, Callable[[Any, Tensor, bool], bool]] = {}
 
 CREATE_GRAPH_WARNING = (
     "Using backward() with create_graph=True will create a reference cycle between the "
@@ -190,6 +196,17 @@ def backward(
     inputs: _TensorOrTensors | None = None,
 ) -> None:
     """Accumulate the gradients of `tensors` into the `.grad` of the graph's leaves."""
+    if (
+        grad_tensors is None
+        and inputs is None
+        and not create_graph
+        and tensors.__class__ is Tensor
+    ):
+        node = tensors._grad_fn
+        if node is not None:
+            alone = RUN_ALONE.get(node.__class__)
+            if alone is not None and alone(node, tensors, bool(retain_graph)):
+                return
     outputs = _as_tuple(tensors)
     if inputs is not None and len(_as_tuple(inputs)) == 0:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")

@@ -38,6 +38,7 @@ from ..tensor import Tensor, make_edge
 from .backward import trace_backward
 from .graph import Trace, build_program
 from .passes import is_random
+from .fast import MISS, make_fast_call
 from .runtime import NEW, SAME, Entry, lifted_meta
 from .split import Replay, SplitEntry, SplitRecorder, build_pieces
 from .trace import GraphBreak, Recorder, Value
@@ -456,6 +457,7 @@ class CompiledFunction:
         self.breaks: list[BreakRecord] = []
         self.compiles = 0
         self._reach = _reach(fn)
+        self._fast: Callable[[tuple[Any, ...]], Any] | None = None  # see fast.py
 
     def __getattr__(self, name: str) -> Any:
         if name == "_orig_mod":
@@ -483,6 +485,11 @@ class CompiledFunction:
         return (structure, scalars, state), tensors
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fast = self._fast
+        if fast is not None and not kwargs:
+            result = fast(args)
+            if result is not MISS:
+                return result
         if dispatch._detour is not None or dispatch.forward_ad_levels.open:
             return self._orig_mod(*args, **kwargs)  # profiler, vmap, forward AD
         try:
@@ -494,6 +501,7 @@ class CompiledFunction:
             lifted = entry.lifted_tensors()
             if lifted is not None:
                 results = entry.run(tensors + lifted)
+                self._remember(entry, key, tensors + lifted)
                 return _build_output(entry.output_spec, results)
             del self.cache[key]
             entry = None
@@ -506,12 +514,31 @@ class CompiledFunction:
         if entry is None:
             entry = self._compile(key, args, kwargs)
             if isinstance(entry, Entry):
-                results = entry.run(tensors + [t for _, _, t in entry.lifted])
+                lifted = [t for _, _, t in entry.lifted]
+                results = entry.run(tensors + lifted)
+                self._remember(entry, key, tensors + lifted)
                 return _build_output(entry.output_spec, results)
             if isinstance(entry, SplitEntry):
                 lifted = [t for _, _, t in entry.lifted]
                 return Replay(entry, tensors + lifted).run(self._orig_mod, args, kwargs)
         return self._orig_mod(*args, **kwargs)
+
+    def _remember(self, entry: Entry, key: Any, tensors: list[Tensor]) -> None:
+        """Make `entry` the one the next call tries first (tensor arguments only)."""
+        (kind, metas), scalars, state = key
+        if kind != "tensors":
+            return
+        if entry.fast_call is None:
+            entry.fast_call = make_fast_call(
+                entry,
+                list(metas),
+                self._reach.scalars,
+                scalars,
+                state,
+                _build_output,
+                [t._data for t in tensors],
+            )
+        self._fast = entry.fast_call
 
     def _compile(
         self, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]

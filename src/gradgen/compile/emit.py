@@ -153,7 +153,7 @@ class Renderer:
                     source.expression, mode="eval"
                 ).body
             substituted = _Substitute(replacements).visit(_copy(tree))
-            folded = fold_constants(substituted)
+            folded = _Specialise(slots).visit(fold_constants(substituted))
             template = ast.unparse(folded)
             self._templates[tuple(key)] = template
             self._ufuncs[tuple(key)] = _binary_ufunc(folded)
@@ -182,6 +182,91 @@ class Renderer:
         if fix is None:
             return f"{value.name} = np.asarray({value.name})"
         return f"{value.name} = np.asarray({value.name}).astype({self.constant(fix)})"
+
+
+# -- helpers whose checks the signature decides ---------------------------------------
+#
+# Some numpy_kernels helpers are a numpy operation behind checks of their arguments'
+# dtype and shape (PyTorch's errors). The shapes and dtypes are fixed by the guard, so
+# where the checks pass for the traced values the call is rendered as the operation
+# itself (the check against eager runs the rendered line). Each rule takes the call's
+# argument nodes and the graph values of its slots; it returns the replacement or None.
+
+
+def _slot_value(node: ast.expr, slots: list[Value]) -> Value | None:
+    if isinstance(node, ast.Name) and node.id.startswith("__slot"):
+        return slots[int(node.id[len("__slot") : -2])]
+    return None
+
+
+def _power(args: list[ast.expr], slots: list[Value]) -> ast.expr | None:
+    base = _slot_value(args[0], slots)
+    if len(args) != 2 or base is None or base.array.dtype.kind not in "fc":
+        return None  # an integer base has its own rules
+    return ast.BinOp(args[0], ast.Pow(), args[1])
+
+
+def _subtract(args: list[ast.expr], slots: list[Value]) -> ast.expr | None:
+    left = _slot_value(args[0], slots)
+    if len(args) != 3 or left is None or left.array.dtype.kind == "b":
+        return None
+    alpha = args[2]
+    if isinstance(alpha, ast.Constant) and alpha.value == 1:
+        return ast.BinOp(args[0], ast.Sub(), args[1])
+    return ast.BinOp(args[0], ast.Sub(), ast.BinOp(alpha, ast.Mult(), args[1]))
+
+
+def _negative(args: list[ast.expr], slots: list[Value]) -> ast.expr | None:
+    value = _slot_value(args[0], slots)
+    if len(args) != 1 or value is None or value.array.dtype.kind == "b":
+        return None
+    return ast.UnaryOp(ast.USub(), args[0])
+
+
+def _mm(args: list[ast.expr], slots: list[Value]) -> ast.expr | None:
+    left, right = (_slot_value(a, slots) for a in args[:2])
+    if len(args) != 2 or left is None or right is None:
+        return None
+    a, b = left.array, right.array
+    if (
+        a.ndim != 2
+        or b.ndim != 2
+        or a.shape[1] != b.shape[0]
+        or a.dtype != b.dtype
+        or a.dtype.kind == "b"
+    ):
+        return None
+    return ast.BinOp(args[0], ast.MatMult(), args[1])
+
+
+def _t(args: list[ast.expr], slots: list[Value]) -> ast.expr | None:
+    value = _slot_value(args[0], slots)
+    if len(args) != 1 or value is None or value.array.ndim > 2:
+        return None
+    return ast.Attribute(args[0], "T", ast.Load())
+
+
+_SPECIALISED = {
+    "power": _power,
+    "subtract": _subtract,
+    "negative": _negative,
+    "mm": _mm,
+    "t": _t,
+}
+
+
+class _Specialise(ast.NodeTransformer):
+    def __init__(self, slots: list[Value]) -> None:
+        self.slots = slots
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        rule = (
+            _SPECIALISED.get(node.func.id) if isinstance(node.func, ast.Name) else None
+        )
+        if rule is None or node.keywords:
+            return node
+        return rule(list(node.args), self.slots) or node
 
 
 _UFUNCS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide"}

@@ -45,15 +45,31 @@ class GraphBreak(Exception):
         self.line = line
 
 
+# Per code object: whether it is gradgen's (a trace asks at every operator).
+_IN_GRADGEN: dict[Any, bool] = {}
+# Per (code object, line): the text user_line gives.
+_LINES: dict[tuple[Any, int], str] = {}
+
+
 def user_line() -> str:
     """`file:line: code` of the innermost frame outside gradgen (the user's line)."""
     frame = sys._getframe(1)
     while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        if module != "gradgen" and not module.startswith("gradgen."):
-            filename = frame.f_code.co_filename
-            code = linecache.getline(filename, frame.f_lineno).strip()
-            return f"{os.path.basename(filename)}:{frame.f_lineno}: {code}"
+        code = frame.f_code
+        inside = _IN_GRADGEN.get(code)
+        if inside is None:
+            module = frame.f_globals.get("__name__", "")
+            inside = module == "gradgen" or module.startswith("gradgen.")
+            _IN_GRADGEN[code] = inside
+        if not inside:
+            key = (code, frame.f_lineno)
+            line = _LINES.get(key)
+            if line is None:
+                filename = code.co_filename
+                text = linecache.getline(filename, frame.f_lineno).strip()
+                line = f"{os.path.basename(filename)}:{frame.f_lineno}: {text}"
+                _LINES[key] = line
+            return line
         frame = frame.f_back  # type: ignore[assignment]
     return ""
 
@@ -324,13 +340,25 @@ def _holds_tensor(data: Any) -> bool:
     return False
 
 
+# Per code object that calls Tensor(...) in a trace: True (it makes constants), False,
+# or None for factories._finish, which does when its factory is one of _FACTORIES.
+_MAKER_KIND: dict[Any, bool | None] = {}
+
+
 def _is_constant_maker(frame: Any) -> bool:
     """Whether the frame that called Tensor(...) makes a constant."""
-    where = (frame.f_globals.get("__name__"), frame.f_code.co_name)
-    if where in _CONSTANT_MAKERS:
-        return True
-    if where != ("gradgen.factories", "_finish"):
-        return False
+    code = frame.f_code
+    if code in _MAKER_KIND:
+        kind = _MAKER_KIND[code]
+    else:
+        where = (frame.f_globals.get("__name__"), code.co_name)
+        kind = _MAKER_KIND[code] = (
+            None
+            if where == ("gradgen.factories", "_finish")
+            else where in _CONSTANT_MAKERS
+        )
+    if kind is not None:
+        return kind
     factory = frame.f_back
     return (
         factory is not None
