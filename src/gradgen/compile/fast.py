@@ -170,6 +170,8 @@ def _scalar_mode(entry: Entry, arrays: list[np.ndarray]) -> tuple[Any, Any] | No
     program = entry.program
     if program.op_count > SCALAR_MODE_BELOW:
         return None  # the check would cost more than the calls save
+    if program.stateful:
+        return None  # the check's extra runs would draw or write again
     scalar = _scalar_program(program)
     if scalar is None:
         return None

@@ -27,6 +27,7 @@ from .passes import (
     eliminate_common_subexpressions,
     eliminate_dead_code,
     fuse_broadcast_reductions,
+    is_random,
     replace_values,
     reuse_buffers,
 )
@@ -58,6 +59,9 @@ class Program:
     saved: list[Value]
     source: str
     op_count: int
+    # Whether running it has effects beyond its results (random draws, writes into
+    # lifted buffers): such a program runs exactly once per call.
+    stateful: bool = False
 
 
 def _replace(values: list[Any], replaced: dict[int, Value]) -> list[Any]:
@@ -318,4 +322,5 @@ def build_program(trace: Trace, fuse: bool = False) -> Program:
         saved,
         source,
         len(forward) + len(backward),
+        bool(trace.writes) or any(is_random(op) for op in forward + backward),
     )
