@@ -95,7 +95,7 @@ def _conversions(
             else:
                 # A Tensor passes without a call (a subclass takes the call).
                 conversions.append(
-                    f"if {public}.__class__ is not Tensor: {public} = {conversion}"
+                    f"if type({public}) is not Tensor: {public} = {conversion}"
                 )
         elif argument.type.is_tensor_like():  # Tensor[] or Tensor?[]
             allow_none = ", True" if argument.type.is_nullable() else ""

@@ -80,7 +80,7 @@ def _kernel_body(function: NativeFunction) -> tuple[str, ...]:
                 f"    value = {function.numpy}",
                 "except ValueError as error:",
                 f"    raise broadcast_error(error, {', '.join(promoted)}) from None",
-                "if value.__class__ is ndarray and value.dtype is common_dtype.numpy:",
+                "if type(value) is ndarray and value.dtype is common_dtype.numpy:",
                 "    return Tensor(value)",
                 f"return wrap_result(value{dtype})",
             )

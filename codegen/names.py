@@ -110,6 +110,14 @@ _PROBE_NATIVE = """\
 - func: linalg_zqx(Tensor self, Tensor zqo) -> Tensor
   python_module: linalg
   numpy: self - zqo
+
+- func: special_zqx(Tensor self, Tensor zqo) -> Tensor
+  python_module: special
+  numpy: self - zqo
+
+- func: fft_zqx(Tensor self, Tensor zqo) -> Tensor
+  python_module: fft
+  numpy: self - zqo
 """
 
 _PROBE_DERIVATIVES = """\

@@ -47,7 +47,7 @@ def fft(
     input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None
 ) -> Tensor:
     """``fft_fft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fft_fft", "input", 1, False)
     return composites.fft_fft(input, n, dim, norm)
 
@@ -56,7 +56,7 @@ def ifft(
     input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None
 ) -> Tensor:
     """``fft_ifft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fft_ifft", "input", 1, False)
     return composites.fft_ifft(input, n, dim, norm)
 
@@ -65,7 +65,7 @@ def rfft(
     input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None
 ) -> Tensor:
     """``fft_rfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fft_rfft", "input", 1, False)
     return composites.fft_rfft(input, n, dim, norm)
 
@@ -74,7 +74,7 @@ def irfft(
     input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None
 ) -> Tensor:
     """``fft_irfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fft_irfft", "input", 1, False)
     return composites.fft_irfft(input, n, dim, norm)
 
@@ -83,7 +83,7 @@ def hfft(
     input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None
 ) -> Tensor:
     """``fft_hfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fft_hfft", "input", 1, False)
     return composites.fft_hfft(input, n, dim, norm)
 
@@ -92,7 +92,7 @@ def ihfft(
     input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None
 ) -> Tensor:
     """``fft_ihfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fft_ihfft", "input", 1, False)
     return composites.fft_ihfft(input, n, dim, norm)
 
@@ -104,7 +104,7 @@ def fft2(
     norm: str | None = None,
 ) -> Tensor:
     """``fft_fft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fft_fft2", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_fft2", "s")
     dim = int_list_argument(dim, "fft_fft2", "dim")
@@ -118,7 +118,7 @@ def ifft2(
     norm: str | None = None,
 ) -> Tensor:
     """``fft_ifft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fft_ifft2", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_ifft2", "s")
     dim = int_list_argument(dim, "fft_ifft2", "dim")
@@ -132,7 +132,7 @@ def rfft2(
     norm: str | None = None,
 ) -> Tensor:
     """``fft_rfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fft_rfft2", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_rfft2", "s")
     dim = int_list_argument(dim, "fft_rfft2", "dim")
@@ -146,7 +146,7 @@ def irfft2(
     norm: str | None = None,
 ) -> Tensor:
     """``fft_irfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fft_irfft2", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_irfft2", "s")
     dim = int_list_argument(dim, "fft_irfft2", "dim")
@@ -160,7 +160,7 @@ def fftn(
     norm: str | None = None,
 ) -> Tensor:
     """``fft_fftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fft_fftn", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_fftn", "s")
     dim = None if dim is None else int_list_argument(dim, "fft_fftn", "dim")
@@ -174,7 +174,7 @@ def ifftn(
     norm: str | None = None,
 ) -> Tensor:
     """``fft_ifftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fft_ifftn", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_ifftn", "s")
     dim = None if dim is None else int_list_argument(dim, "fft_ifftn", "dim")
@@ -188,7 +188,7 @@ def rfftn(
     norm: str | None = None,
 ) -> Tensor:
     """``fft_rfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fft_rfftn", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_rfftn", "s")
     dim = None if dim is None else int_list_argument(dim, "fft_rfftn", "dim")
@@ -202,7 +202,7 @@ def irfftn(
     norm: str | None = None,
 ) -> Tensor:
     """``fft_irfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fft_irfftn", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_irfftn", "s")
     dim = None if dim is None else int_list_argument(dim, "fft_irfftn", "dim")
@@ -211,7 +211,7 @@ def irfftn(
 
 def fftshift(input: Tensor, dim: Sequence[int] | None = None) -> Tensor:
     """``fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fft_fftshift", "input", 1, False)
     dim = None if dim is None else int_list_argument(dim, "fft_fftshift", "dim")
     return composites.fft_fftshift(input, dim)
@@ -219,7 +219,7 @@ def fftshift(input: Tensor, dim: Sequence[int] | None = None) -> Tensor:
 
 def ifftshift(input: Tensor, dim: Sequence[int] | None = None) -> Tensor:
     """``fft_ifftshift(Tensor self, int[1]? dim=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fft_ifftshift", "input", 1, False)
     dim = None if dim is None else int_list_argument(dim, "fft_ifftshift", "dim")
     return composites.fft_ifftshift(input, dim)

@@ -1042,7 +1042,7 @@ def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
         value = self + other if alpha == 1 else self + alpha * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1064,7 +1064,7 @@ def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
         value = subtract(self, other, alpha)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1086,7 +1086,7 @@ def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = self * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1103,7 +1103,7 @@ def numpy_pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
         value = power(self, exponent)
     except ValueError as error:
         raise broadcast_error(error, self, exponent) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1405,7 +1405,7 @@ def numpy_sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
         value = sigmoid_backward(grad_output, output)
     except ValueError as error:
         raise broadcast_error(error, grad_output, output) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1427,7 +1427,7 @@ def numpy_tanh_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
         value = tanh_backward(grad_output, output)
     except ValueError as error:
         raise broadcast_error(error, grad_output, output) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1498,7 +1498,7 @@ def numpy_pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
         value = power(self, exponent)
     except ValueError as error:
         raise broadcast_error(error, self, exponent) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1515,7 +1515,7 @@ def numpy_pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
         value = power(self, exponent)
     except ValueError as error:
         raise broadcast_error(error, self, exponent) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1532,7 +1532,7 @@ def numpy_add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any
         value = self + other if alpha == 1 else self + alpha * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1549,7 +1549,7 @@ def numpy_sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any
         value = self - other if alpha == 1 else self - alpha * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1566,7 +1566,7 @@ def numpy_mul_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         value = self * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1589,7 +1589,7 @@ def numpy_div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = div_true(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1607,7 +1607,7 @@ def numpy_div_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         value = div_true(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1631,7 +1631,7 @@ def numpy_div_Tensor_mode(
         value = div_mode(self, other, rounding_mode)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1690,7 +1690,7 @@ def numpy_floor_divide(ks: int, self: Tensor, other: Tensor) -> Any:
         value = div_floor(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1707,7 +1707,7 @@ def numpy_floor_divide_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         value = div_floor(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1742,7 +1742,7 @@ def numpy_maximum(ks: int, self: Tensor, other: Tensor) -> Any:
         value = extremum("maximum", np.maximum, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1764,7 +1764,7 @@ def numpy_minimum(ks: int, self: Tensor, other: Tensor) -> Any:
         value = extremum("minimum", np.minimum, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1786,7 +1786,7 @@ def numpy_fmax(ks: int, self: Tensor, other: Tensor) -> Any:
         value = extremum("fmax", np.fmax, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1808,7 +1808,7 @@ def numpy_fmin(ks: int, self: Tensor, other: Tensor) -> Any:
         value = extremum("fmin", np.fmin, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1831,7 +1831,7 @@ def numpy_atan2(ks: int, self: Tensor, other: Tensor) -> Any:
         value = atan2_floating(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1853,7 +1853,7 @@ def numpy_hypot(ks: int, self: Tensor, other: Tensor) -> Any:
         value = hypot_floating(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1928,7 +1928,7 @@ def numpy_where_self(ks: int, condition: Tensor, self: Tensor, other: Tensor) ->
         value = where_select(condition, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -1985,7 +1985,7 @@ def numpy_fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = modulo("fmod", np.fmod, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -2002,7 +2002,7 @@ def numpy_fmod_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         value = modulo("fmod", np.fmod, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -2024,7 +2024,7 @@ def numpy_remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = modulo("remainder", np.remainder, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -2041,7 +2041,7 @@ def numpy_remainder_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         value = modulo("remainder", np.remainder, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -2168,7 +2168,7 @@ def numpy_bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = bitwise("bitwise_and", np.bitwise_and, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -2190,7 +2190,7 @@ def numpy_bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = bitwise("bitwise_or", np.bitwise_or, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -2212,7 +2212,7 @@ def numpy_bitwise_xor_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = bitwise("bitwise_xor", np.bitwise_xor, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -2347,7 +2347,7 @@ def numpy_addcmul(
         value = addcmul(self, tensor1, tensor2, value)
     except ValueError as error:
         raise broadcast_error(error, self, tensor1, tensor2) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -2508,7 +2508,7 @@ def numpy_copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = floating_binary("copysign", np.copysign, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -2544,7 +2544,7 @@ def numpy_copysign_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         value = floating_binary("copysign", np.copysign, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -2629,7 +2629,7 @@ def numpy_nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
         value = floating_binary("nextafter", np.nextafter, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -2670,7 +2670,7 @@ def numpy_logaddexp2(ks: int, self: Tensor, other: Tensor) -> Any:
         value = floating_binary("logaddexp2", np.logaddexp2, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -3026,7 +3026,7 @@ def numpy_logaddexp(ks: int, self: Tensor, other: Tensor) -> Any:
         value = logaddexp(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -4365,7 +4365,7 @@ def numpy_addr(
         value = addr(self, vec1, vec2, beta, alpha)
     except ValueError as error:
         raise broadcast_error(error, self, vec1, vec2) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -4561,7 +4561,7 @@ def numpy_threshold_backward(
         value = threshold_backward(grad_output, self, threshold)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -4585,7 +4585,7 @@ def numpy_gelu_backward(
         value = gelu_backward(grad_output, self, approximate)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -4607,7 +4607,7 @@ def numpy_silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         value = silu_backward(grad_output, self)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -4678,7 +4678,7 @@ def numpy_leaky_relu_backward(
         value = leaky_relu_backward(grad_output, self, negative_slope, self_is_result)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -4725,7 +4725,7 @@ def numpy_elu_backward(
         )
     except ValueError as error:
         raise broadcast_error(error, grad_output, self_or_result) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -4764,7 +4764,7 @@ def numpy_softplus_backward(
         value = softplus_backward(grad_output, self, beta, threshold)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -4796,7 +4796,7 @@ def numpy_log_sigmoid_backward(
         value = log_sigmoid_backward(grad_output, self, buffer)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -4826,7 +4826,7 @@ def numpy_hardtanh_backward(
         value = hardtanh_backward(grad_output, self, min_val, max_val)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -4861,7 +4861,7 @@ def numpy_mish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         value = mish_backward(grad_output, self)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -4902,7 +4902,7 @@ def numpy_glu_backward(ks: int, grad_output: Tensor, self: Tensor, dim: int) -> 
         value = glu_backward(grad_output, self, dim)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -4932,7 +4932,7 @@ def numpy_hardshrink_backward(
         value = hardshrink_backward(grad_out, self, lambd)
     except ValueError as error:
         raise broadcast_error(error, grad_out, self) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -4962,7 +4962,7 @@ def numpy_softshrink_backward(
         value = softshrink_backward(grad_output, self, lambd)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -4990,7 +4990,7 @@ def numpy_hardsigmoid_backward(ks: int, grad_output: Tensor, self: Tensor) -> An
         value = hardsigmoid_backward(grad_output, self)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -5018,7 +5018,7 @@ def numpy_hardswish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         value = hardswish_backward(grad_output, self)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -5082,7 +5082,7 @@ def numpy_rrelu_with_noise_backward(
         )
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -5104,7 +5104,7 @@ def numpy__prelu_kernel(ks: int, self: Tensor, weight: Tensor) -> Any:
         value = prelu_kernel(self, weight)
     except ValueError as error:
         raise broadcast_error(error, self, weight) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -5155,7 +5155,7 @@ def numpy_mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any
         value = mse_loss(self, target, reduction)
     except ValueError as error:
         raise broadcast_error(error, self, target) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -5184,7 +5184,7 @@ def numpy_mse_loss_backward(
         value = mse_loss_backward(grad_output, self, target, reduction)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self, target) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -5318,7 +5318,7 @@ def numpy_smooth_l1_loss(
         value = smooth_l1_loss(self, target, reduction, beta)
     except ValueError as error:
         raise broadcast_error(error, self, target) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -5352,7 +5352,7 @@ def numpy_smooth_l1_loss_backward(
         value = smooth_l1_loss_backward(grad_output, self, target, reduction, beta)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self, target) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -5418,7 +5418,7 @@ def numpy_soft_margin_loss(
         value = soft_margin_loss(self, target, reduction)
     except ValueError as error:
         raise broadcast_error(error, self, target) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -5447,7 +5447,7 @@ def numpy_soft_margin_loss_backward(
         value = soft_margin_loss_backward(grad_output, self, target, reduction)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self, target) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -7424,7 +7424,7 @@ def numpy_xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = xlogy(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -7442,7 +7442,7 @@ def numpy_xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
         value = xlogy(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -7460,7 +7460,7 @@ def numpy_xlogy_Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
         value = xlogy(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -7617,7 +7617,7 @@ def numpy_igamma(ks: int, self: Tensor, other: Tensor) -> Any:
         value = igamma(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -7656,7 +7656,7 @@ def numpy_igammac(ks: int, self: Tensor, other: Tensor) -> Any:
         value = igammac(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -7697,7 +7697,7 @@ def numpy_logit_backward(
         value = logit_backward(grad_output, self, eps)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -7744,7 +7744,7 @@ def numpy_special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
         value = xlog1py(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -7762,7 +7762,7 @@ def numpy_special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> A
         value = xlog1py(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -7780,7 +7780,7 @@ def numpy_special_xlog1py_other_scalar(ks: int, self: Tensor, other: Number) -> 
         value = xlog1py(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -7803,7 +7803,7 @@ def numpy_special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
         value = zeta(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -7821,7 +7821,7 @@ def numpy_special_zeta_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
         value = zeta(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -7839,7 +7839,7 @@ def numpy_special_zeta_other_scalar(ks: int, self: Tensor, other: Number) -> Any
         value = zeta(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -7910,7 +7910,7 @@ def numpy_special_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -7928,7 +7928,7 @@ def numpy_special_chebyshev_polynomial_t_x_scalar(ks: int, x: Number, n: Tensor)
         value = orthogonal_polynomial("chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -7946,7 +7946,7 @@ def numpy_special_chebyshev_polynomial_t_n_scalar(ks: int, x: Tensor, n: Number)
         value = orthogonal_polynomial("chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -7969,7 +7969,7 @@ def numpy_special_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -7987,7 +7987,7 @@ def numpy_special_chebyshev_polynomial_u_x_scalar(ks: int, x: Number, n: Tensor)
         value = orthogonal_polynomial("chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8005,7 +8005,7 @@ def numpy_special_chebyshev_polynomial_u_n_scalar(ks: int, x: Tensor, n: Number)
         value = orthogonal_polynomial("chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8028,7 +8028,7 @@ def numpy_special_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8046,7 +8046,7 @@ def numpy_special_chebyshev_polynomial_v_x_scalar(ks: int, x: Number, n: Tensor)
         value = orthogonal_polynomial("chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8064,7 +8064,7 @@ def numpy_special_chebyshev_polynomial_v_n_scalar(ks: int, x: Tensor, n: Number)
         value = orthogonal_polynomial("chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8087,7 +8087,7 @@ def numpy_special_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8105,7 +8105,7 @@ def numpy_special_chebyshev_polynomial_w_x_scalar(ks: int, x: Number, n: Tensor)
         value = orthogonal_polynomial("chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8123,7 +8123,7 @@ def numpy_special_chebyshev_polynomial_w_n_scalar(ks: int, x: Tensor, n: Number)
         value = orthogonal_polynomial("chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8146,7 +8146,7 @@ def numpy_special_hermite_polynomial_h(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("hermite_polynomial_h", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8164,7 +8164,7 @@ def numpy_special_hermite_polynomial_h_x_scalar(ks: int, x: Number, n: Tensor) -
         value = orthogonal_polynomial("hermite_polynomial_h", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8182,7 +8182,7 @@ def numpy_special_hermite_polynomial_h_n_scalar(ks: int, x: Tensor, n: Number) -
         value = orthogonal_polynomial("hermite_polynomial_h", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8205,7 +8205,7 @@ def numpy_special_hermite_polynomial_he(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("hermite_polynomial_he", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8223,7 +8223,7 @@ def numpy_special_hermite_polynomial_he_x_scalar(ks: int, x: Number, n: Tensor) 
         value = orthogonal_polynomial("hermite_polynomial_he", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8241,7 +8241,7 @@ def numpy_special_hermite_polynomial_he_n_scalar(ks: int, x: Tensor, n: Number) 
         value = orthogonal_polynomial("hermite_polynomial_he", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8264,7 +8264,7 @@ def numpy_special_laguerre_polynomial_l(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("laguerre_polynomial_l", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8282,7 +8282,7 @@ def numpy_special_laguerre_polynomial_l_x_scalar(ks: int, x: Number, n: Tensor) 
         value = orthogonal_polynomial("laguerre_polynomial_l", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8300,7 +8300,7 @@ def numpy_special_laguerre_polynomial_l_n_scalar(ks: int, x: Tensor, n: Number) 
         value = orthogonal_polynomial("laguerre_polynomial_l", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8323,7 +8323,7 @@ def numpy_special_legendre_polynomial_p(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("legendre_polynomial_p", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8341,7 +8341,7 @@ def numpy_special_legendre_polynomial_p_x_scalar(ks: int, x: Number, n: Tensor) 
         value = orthogonal_polynomial("legendre_polynomial_p", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8359,7 +8359,7 @@ def numpy_special_legendre_polynomial_p_n_scalar(ks: int, x: Tensor, n: Number) 
         value = orthogonal_polynomial("legendre_polynomial_p", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8418,7 +8418,7 @@ def numpy_special_shifted_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) 
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8438,7 +8438,7 @@ def numpy_special_shifted_chebyshev_polynomial_t_x_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8458,7 +8458,7 @@ def numpy_special_shifted_chebyshev_polynomial_t_n_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8481,7 +8481,7 @@ def numpy_special_shifted_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) 
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8501,7 +8501,7 @@ def numpy_special_shifted_chebyshev_polynomial_u_x_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8521,7 +8521,7 @@ def numpy_special_shifted_chebyshev_polynomial_u_n_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8544,7 +8544,7 @@ def numpy_special_shifted_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) 
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8564,7 +8564,7 @@ def numpy_special_shifted_chebyshev_polynomial_v_x_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8584,7 +8584,7 @@ def numpy_special_shifted_chebyshev_polynomial_v_n_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8607,7 +8607,7 @@ def numpy_special_shifted_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) 
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8627,7 +8627,7 @@ def numpy_special_shifted_chebyshev_polynomial_w_x_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 
@@ -8647,7 +8647,7 @@ def numpy_special_shifted_chebyshev_polynomial_w_n_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if value.__class__ is ndarray and value.dtype is common_dtype.numpy:
+    if type(value) is ndarray and value.dtype is common_dtype.numpy:
         return Tensor(value)
     return wrap_result(value, common_dtype)
 

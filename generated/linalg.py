@@ -74,7 +74,7 @@ def vector_norm(
     dtype: dtype | None = None,
 ) -> Tensor:
     """``linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_vector_norm", "input", 1, False)
     dim = None if dim is None else int_list_argument(dim, "linalg_vector_norm", "dim")
     dtype = dtype_argument(dtype)
@@ -83,7 +83,7 @@ def vector_norm(
 
 def inv_ex(A: Tensor | Number, *, check_errors: bool = False) -> Tensor:
     """``linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_inv_ex", "A", 1, True)
     return operators.linalg_inv_ex.call(A, check_errors)
 
@@ -92,21 +92,21 @@ def cholesky_ex(
     input: Tensor, *, upper: bool = False, check_errors: bool = False
 ) -> Tensor:
     """``linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_cholesky_ex", "input", 1, False)
     return operators.linalg_cholesky_ex.call(input, upper, check_errors)
 
 
 def qr(A: Tensor | Number, mode: str = "reduced") -> Tensor:
     """``linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_qr", "A", 1, True)
     return operators.linalg_qr.call(A, mode)
 
 
 def eig(input: Tensor) -> Tensor:
     """``linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_eig", "input", 1, False)
     return operators.linalg_eig.call(input)
 
@@ -120,25 +120,25 @@ def solve_triangular(
     unitriangular: bool = False,
 ) -> Tensor:
     """``linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_solve_triangular", "input", 1, False)
-    if B.__class__ is not Tensor:
+    if type(B) is not Tensor:
         B = tensor_argument(B, "linalg_solve_triangular", "B", 2, True)
     return operators.linalg_solve_triangular.call(input, B, upper, left, unitriangular)
 
 
 def cross(input: Tensor, other: Tensor | Number, *, dim: int = -1) -> Tensor:
     """``linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_cross", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "linalg_cross", "other", 2, True)
     return operators.linalg_cross.call(input, other, dim)
 
 
 def matrix_exp(input: Tensor) -> Tensor:
     """``linalg_matrix_exp(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_matrix_exp", "input", 1, False)
     return operators.linalg_matrix_exp.call(input)
 
@@ -151,9 +151,9 @@ def lstsq(
     driver: str | None = None,
 ) -> Tensor:
     """``linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_lstsq", "input", 1, False)
-    if b.__class__ is not Tensor:
+    if type(b) is not Tensor:
         b = tensor_argument(b, "linalg_lstsq", "b", 2, True)
     return operators.linalg_lstsq.call(input, b, rcond, driver)
 
@@ -162,14 +162,14 @@ def lu_factor_ex(
     A: Tensor | Number, *, pivot: bool = True, check_errors: bool = False
 ) -> Tensor:
     """``linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_lu_factor_ex", "A", 1, True)
     return operators.linalg_lu_factor_ex.call(A, pivot, check_errors)
 
 
 def lu(A: Tensor | Number, *, pivot: bool = True) -> Tensor:
     """``linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_lu", "A", 1, True)
     return operators.linalg_lu.call(A, pivot)
 
@@ -183,32 +183,32 @@ def lu_solve(
     adjoint: bool = False,
 ) -> Tensor:
     """``linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor``"""
-    if LU.__class__ is not Tensor:
+    if type(LU) is not Tensor:
         LU = tensor_argument(LU, "linalg_lu_solve", "LU", 1, True)
-    if pivots.__class__ is not Tensor:
+    if type(pivots) is not Tensor:
         pivots = tensor_argument(pivots, "linalg_lu_solve", "pivots", 2, True)
-    if B.__class__ is not Tensor:
+    if type(B) is not Tensor:
         B = tensor_argument(B, "linalg_lu_solve", "B", 3, True)
     return operators.linalg_lu_solve.call(LU, pivots, B, left, adjoint)
 
 
 def inv(A: Tensor | Number) -> Tensor:
     """``linalg_inv(Tensor A) -> Tensor``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_inv", "A", 1, True)
     return composites.linalg_inv(A)
 
 
 def det(A: Tensor | Number) -> Tensor:
     """``linalg_det(Tensor A) -> Tensor``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_det", "A", 1, True)
     return composites.linalg_det(A)
 
 
 def slogdet(A: Tensor | Number) -> Tensor:
     """``linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_slogdet", "A", 1, True)
     return composites.linalg_slogdet(A)
 
@@ -221,25 +221,25 @@ def solve_ex(
     check_errors: bool = False,
 ) -> Tensor:
     """``linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_solve_ex", "A", 1, True)
-    if B.__class__ is not Tensor:
+    if type(B) is not Tensor:
         B = tensor_argument(B, "linalg_solve_ex", "B", 2, True)
     return composites.linalg_solve_ex(A, B, left, check_errors)
 
 
 def solve(A: Tensor | Number, B: Tensor | Number, *, left: bool = True) -> Tensor:
     """``linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_solve", "A", 1, True)
-    if B.__class__ is not Tensor:
+    if type(B) is not Tensor:
         B = tensor_argument(B, "linalg_solve", "B", 2, True)
     return composites.linalg_solve(A, B, left)
 
 
 def cholesky(input: Tensor, *, upper: bool = False) -> Tensor:
     """``linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_cholesky", "input", 1, False)
     return composites.linalg_cholesky(input, upper)
 
@@ -248,35 +248,35 @@ def svd(
     A: Tensor | Number, full_matrices: bool = True, *, driver: str | None = None
 ) -> Tensor:
     """``linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_svd", "A", 1, True)
     return composites.linalg_svd(A, full_matrices, driver)
 
 
 def svdvals(A: Tensor | Number, *, driver: str | None = None) -> Tensor:
     """``linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_svdvals", "A", 1, True)
     return composites.linalg_svdvals(A, driver)
 
 
 def eigh(input: Tensor, UPLO: str = "L") -> Tensor:
     """``linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_eigh", "input", 1, False)
     return composites.linalg_eigh(input, UPLO)
 
 
 def eigvalsh(input: Tensor, UPLO: str = "L") -> Tensor:
     """``linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_eigvalsh", "input", 1, False)
     return composites.linalg_eigvalsh(input, UPLO)
 
 
 def eigvals(input: Tensor) -> Tensor:
     """``linalg_eigvals(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_eigvals", "input", 1, False)
     return composites.linalg_eigvals(input)
 
@@ -289,14 +289,14 @@ def matrix_rank(
     hermitian: bool = False,
 ) -> Tensor:
     """``linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_matrix_rank", "input", 1, False)
     return composites.linalg_matrix_rank_atol_rtol_float(input, atol, rtol, hermitian)
 
 
 def matrix_power(input: Tensor, n: int) -> Tensor:
     """``linalg_matrix_power(Tensor self, int n) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_matrix_power", "input", 1, False)
     return composites.linalg_matrix_power(input, n)
 
@@ -309,14 +309,14 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
 
 def vander(x: Tensor | Number, *, N: int | None = None) -> Tensor:
     """``linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor``"""
-    if x.__class__ is not Tensor:
+    if type(x) is not Tensor:
         x = tensor_argument(x, "linalg_vander", "x", 1, True)
     return composites.linalg_vander(x, N)
 
 
 def tensorinv(input: Tensor, ind: int = 2) -> Tensor:
     """``linalg_tensorinv(Tensor self, int ind=2) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_tensorinv", "input", 1, False)
     return composites.linalg_tensorinv(input, ind)
 
@@ -325,9 +325,9 @@ def tensorsolve(
     input: Tensor, other: Tensor | Number, dims: Sequence[int] | None = None
 ) -> Tensor:
     """``linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_tensorsolve", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "linalg_tensorsolve", "other", 2, True)
     dims = (
         None if dims is None else int_list_argument(dims, "linalg_tensorsolve", "dims")
@@ -337,34 +337,34 @@ def tensorsolve(
 
 def lu_factor(A: Tensor | Number, *, pivot: bool = True) -> Tensor:
     """``linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_lu_factor", "A", 1, True)
     return composites.linalg_lu_factor(A, pivot)
 
 
 def householder_product(input: Tensor | Number, tau: Tensor | Number) -> Tensor:
     """``linalg_householder_product(Tensor input, Tensor tau) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_householder_product", "input", 1, False)
-    if tau.__class__ is not Tensor:
+    if type(tau) is not Tensor:
         tau = tensor_argument(tau, "linalg_householder_product", "tau", 2, True)
     return operators.linalg_householder_product.call(input, tau)
 
 
 def matmul(input: Tensor, other: Tensor | Number) -> Tensor:
     """``linalg_matmul(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_matmul", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "linalg_matmul", "other", 2, True)
     return composites.linalg_matmul(input, other)
 
 
 def vecdot(x: Tensor | Number, y: Tensor | Number, *, dim: int = -1) -> Tensor:
     """``linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor``"""
-    if x.__class__ is not Tensor:
+    if type(x) is not Tensor:
         x = tensor_argument(x, "linalg_vecdot", "x", 1, True)
-    if y.__class__ is not Tensor:
+    if type(y) is not Tensor:
         y = tensor_argument(y, "linalg_vecdot", "y", 2, True)
     return composites.linalg_vecdot(x, y, dim)
 
@@ -373,7 +373,7 @@ def diagonal(
     A: Tensor | Number, *, offset: int = 0, dim1: int = -2, dim2: int = -1
 ) -> Tensor:
     """``linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_diagonal", "A", 1, True)
     return composites.linalg_diagonal(A, offset, dim1, dim2)
 

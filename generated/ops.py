@@ -638,7 +638,7 @@ __all__ = [
 
 def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
     """``permute(Tensor(a) self, int[] dims) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "permute", "input", 1, False)
     dims = int_list_argument(dims, "permute", "dims")
     return operators.permute.call(input, dims)
@@ -646,7 +646,7 @@ def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
 
 def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
     """``reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "reshape", "input", 1, False)
     shape = int_list_argument(shape, "reshape", "shape")
     return composites.reshape(input, shape)
@@ -654,35 +654,35 @@ def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """``unsqueeze(Tensor(a) self, int dim) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "unsqueeze", "input", 1, False)
     return operators.unsqueeze.call(input, dim)
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """``transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "transpose", "input", 1, False)
     return operators.transpose_int.call(input, dim0, dim1)
 
 
 def t(input: Tensor) -> Tensor:
     """``t(Tensor(a) self) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "t", "input", 1, False)
     return operators.t.call(input)
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """``flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "flatten", "input", 1, False)
     return composites.flatten(input, start_dim, end_dim)
 
 
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """``select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "select", "input", 1, False)
     return operators.select_int.call(input, dim, index)
 
@@ -695,14 +695,14 @@ def slice(
     step: int = 1,
 ) -> Tensor:
     """``slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "slice", "input", 1, False)
     return operators.slice_Tensor.call(input, dim, start, end, step)
 
 
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "narrow", "input", 1, False)
     return composites.narrow(input, dim, start, length)
 
@@ -745,7 +745,7 @@ def stack(
 
 def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> Tensor:
     """``split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "split_with_sizes", "input", 1, False)
     split_sizes = int_list_argument(split_sizes, "split_with_sizes", "split_sizes")
     return tuple(operators.split_with_sizes.call(input, split_sizes, dim))
@@ -753,14 +753,14 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) ->
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> Tensor:
     """``chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "chunk", "input", 1, False)
     return tuple(composites.chunk(input, chunks, dim))
 
 
 def unbind(input: Tensor, dim: int = 0) -> Tensor:
     """``unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "unbind", "input", 1, False)
     return tuple(operators.unbind_int.call(input, dim))
 
@@ -769,7 +769,7 @@ def select_backward(
     grad_output: Tensor | Number, input_sizes: Sequence[int], dim: int, index: int
 ) -> Tensor:
     """``select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "select_backward", "grad_output", 1, True
         )
@@ -786,7 +786,7 @@ def slice_backward(
     step: int,
 ) -> Tensor:
     """``slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "slice_backward", "grad_output", 1, True
         )
@@ -798,21 +798,21 @@ def slice_backward(
 
 def view_as_real(input: Tensor) -> Tensor:
     """``view_as_real(Tensor(a) self) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "view_as_real", "input", 1, False)
     return operators.view_as_real.call(input)
 
 
 def view_as_complex(input: Tensor) -> Tensor:
     """``view_as_complex(Tensor(a) self) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "view_as_complex", "input", 1, False)
     return operators.view_as_complex.call(input)
 
 
 def flip(input: Tensor, dims: Sequence[int]) -> Tensor:
     """``flip(Tensor self, int[] dims) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "flip", "input", 1, False)
     dims = int_list_argument(dims, "flip", "dims")
     return operators.flip.call(input, dims)
@@ -820,7 +820,7 @@ def flip(input: Tensor, dims: Sequence[int]) -> Tensor:
 
 def roll(input: Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> Tensor:
     """``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "roll", "input", 1, False)
     shifts = int_list_argument(shifts, "roll", "shifts")
     dims = int_list_argument(dims, "roll", "dims")
@@ -829,7 +829,7 @@ def roll(input: Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> Tens
 
 def _unsafe_view(input: Tensor, size: Sequence[int]) -> Tensor:
     """``_unsafe_view(Tensor self, SymInt[] size) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_unsafe_view", "input", 1, False)
     size = int_list_argument(size, "_unsafe_view", "size")
     return operators._unsafe_view.call(input, size)
@@ -837,7 +837,7 @@ def _unsafe_view(input: Tensor, size: Sequence[int]) -> Tensor:
 
 def constant_pad_nd(input: Tensor, pad: Sequence[int], value: Number = 0) -> Tensor:
     """``constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "constant_pad_nd", "input", 1, False)
     pad = int_list_argument(pad, "constant_pad_nd", "pad")
     return operators.constant_pad_nd.call(input, pad, value)
@@ -845,14 +845,14 @@ def constant_pad_nd(input: Tensor, pad: Sequence[int], value: Number = 0) -> Ten
 
 def detach_(input: Tensor) -> Tensor:
     """``detach_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "detach_", "input", 1, False)
     return composites.detach_(input)
 
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "diagonal", "input", 1, False)
     return operators.diagonal.call(input, offset, dim1, dim2)
 
@@ -865,7 +865,7 @@ def diagonal_backward(
     dim2: int,
 ) -> Tensor:
     """``diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "diagonal_backward", "grad_output", 1, True
         )
@@ -879,7 +879,7 @@ def diagonal_copy(
     input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
 ) -> Tensor:
     """``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "diagonal_copy", "input", 1, False)
     return operators.diagonal_copy.call(input, offset, dim1, dim2)
 
@@ -888,14 +888,14 @@ def diag_embed(
     input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1
 ) -> Tensor:
     """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "diag_embed", "input", 1, False)
     return operators.diag_embed.call(input, offset, dim1, dim2)
 
 
 def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """``diag(Tensor self, int diagonal=0) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "diag", "input", 1, False)
     if out is not None:  # diag.out
         return write_out(
@@ -912,7 +912,7 @@ def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
 
 def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
     """``broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "broadcast_to", "input", 1, False)
     size = int_list_argument(size, "broadcast_to", "size")
     return composites.broadcast_to(input, size)
@@ -956,7 +956,7 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
 
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     """``unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "unflatten", "input", 1, False)
     sizes = int_list_argument(sizes, "unflatten", "sizes")
     return composites.unflatten(input, dim, sizes)
@@ -964,7 +964,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
 
 def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
     """``tile(Tensor self, SymInt[] dims) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "tile", "input", 1, False)
     dims = int_list_argument(dims, "tile", "dims")
     return composites.tile(input, dims)
@@ -972,14 +972,14 @@ def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
 
 def fliplr(input: Tensor) -> Tensor:
     """``fliplr(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fliplr", "input", 1, False)
     return composites.fliplr(input)
 
 
 def flipud(input: Tensor) -> Tensor:
     """``flipud(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "flipud", "input", 1, False)
     return composites.flipud(input)
 
@@ -992,7 +992,7 @@ def cartesian_prod(tensors: Sequence[Tensor]) -> Tensor:
 
 def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     """``combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "combinations", "input", 1, False)
     return composites.combinations(input, r, with_replacement)
 
@@ -1035,14 +1035,14 @@ def concatenate(
 
 def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
     """``swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "swapaxes", "input", 1, False)
     return composites.swapaxes(input, axis0, axis1)
 
 
 def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """``swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "swapdims", "input", 1, False)
     return composites.swapaxes(input, dim0, dim1)
 
@@ -1054,7 +1054,7 @@ def as_strided(
     storage_offset: int | None = None,
 ) -> Tensor:
     """``as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "as_strided", "input", 1, False)
     size = int_list_argument(size, "as_strided", "size")
     stride = int_list_argument(stride, "as_strided", "stride")
@@ -1069,9 +1069,9 @@ def as_strided_scatter(
     storage_offset: int | None = None,
 ) -> Tensor:
     """``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "as_strided_scatter", "input", 1, False)
-    if src.__class__ is not Tensor:
+    if type(src) is not Tensor:
         src = tensor_argument(src, "as_strided_scatter", "src", 2, True)
     size = int_list_argument(size, "as_strided_scatter", "size")
     stride = int_list_argument(stride, "as_strided_scatter", "stride")
@@ -1082,7 +1082,7 @@ def unfold_backward(
     grad_in: Tensor | Number, input_sizes: Sequence[int], dim: int, size: int, step: int
 ) -> Tensor:
     """``unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor``"""
-    if grad_in.__class__ is not Tensor:
+    if type(grad_in) is not Tensor:
         grad_in = tensor_argument(grad_in, "unfold_backward", "grad_in", 1, True)
     input_sizes = int_list_argument(input_sizes, "unfold_backward", "input_sizes")
     return operators.unfold_backward.call(grad_in, input_sizes, dim, size, step)
@@ -1090,14 +1090,14 @@ def unfold_backward(
 
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "narrow_copy", "input", 1, False)
     return operators.narrow_copy.call(input, dim, start, length)
 
 
 def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> Tensor:
     """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "unsafe_split", "input", 1, False)
     return tuple(operators.unsafe_split_Tensor.call(input, split_size, dim))
 
@@ -1106,7 +1106,7 @@ def unsafe_split_with_sizes(
     input: Tensor, split_sizes: Sequence[int], dim: int = 0
 ) -> Tensor:
     """``unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "unsafe_split_with_sizes", "input", 1, False)
     split_sizes = int_list_argument(
         split_sizes, "unsafe_split_with_sizes", "split_sizes"
@@ -1122,7 +1122,7 @@ def block_diag(tensors: Sequence[Tensor]) -> Tensor:
 
 def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     """``rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "rot90", "input", 1, False)
     dims = int_list_argument(dims, "rot90", "dims")
     return operators.rot90.call(input, k, dims)
@@ -1130,18 +1130,18 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
 
 def complex(real: Tensor | Number, imag: Tensor | Number) -> Tensor:
     """``complex(Tensor real, Tensor imag) -> Tensor``"""
-    if real.__class__ is not Tensor:
+    if type(real) is not Tensor:
         real = tensor_argument(real, "complex", "real", 1, True)
-    if imag.__class__ is not Tensor:
+    if type(imag) is not Tensor:
         imag = tensor_argument(imag, "complex", "imag", 2, True)
     return operators.complex.call(real, imag)
 
 
 def polar(abs: Tensor | Number, angle: Tensor | Number) -> Tensor:
     """``polar(Tensor abs, Tensor angle) -> Tensor``"""
-    if abs.__class__ is not Tensor:
+    if type(abs) is not Tensor:
         abs = tensor_argument(abs, "polar", "abs", 1, True)
-    if angle.__class__ is not Tensor:
+    if type(angle) is not Tensor:
         angle = tensor_argument(angle, "polar", "angle", 2, True)
     return operators.polar.call(abs, angle)
 
@@ -1154,9 +1154,9 @@ def add(
     out: Tensor | None = None,
 ) -> Tensor:
     """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "add", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "add", "other", 2, True)
     if out is not None:  # add.out
         return write_out(
@@ -1180,9 +1180,9 @@ def sub(
     out: Tensor | None = None,
 ) -> Tensor:
     """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "sub", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "sub", "other", 2, True)
     if out is not None:  # sub.out
         return write_out(
@@ -1200,9 +1200,9 @@ def sub(
 
 def mul(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``mul.Tensor(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "mul", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "mul", "other", 2, True)
     if out is not None:  # mul.out
         return write_out(
@@ -1219,7 +1219,7 @@ def mul(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> 
 
 def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``neg(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "neg", "input", 1, False)
     if out is not None:  # neg.out
         return write_out("neg", out, operators.neg.call, (input,))
@@ -1228,28 +1228,28 @@ def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def conj(input: Tensor) -> Tensor:
     """``conj(Tensor(a) self) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "conj", "input", 1, False)
     return composites.conj(input)
 
 
 def _conj(input: Tensor) -> Tensor:
     """``_conj(Tensor(a) self) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_conj", "input", 1, False)
     return operators._conj.call(input)
 
 
 def real(input: Tensor) -> Tensor:
     """``real(Tensor(a) self) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "real", "input", 1, False)
     return operators.real.call(input)
 
 
 def clone(input: Tensor, *, memory_format: Any | None = None) -> Tensor:
     """``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "clone", "input", 1, False)
     return operators.clone.call(input, memory_format)
 
@@ -1265,7 +1265,7 @@ def _to_copy(
     memory_format: Any | None = None,
 ) -> Tensor:
     """``_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_to_copy", "input", 1, False)
     dtype = dtype_argument(dtype)
     return operators._to_copy.call(
@@ -1275,7 +1275,7 @@ def _to_copy(
 
 def exp(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``exp(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "exp", "input", 1, False)
     if out is not None:  # exp.out
         return write_out("exp", out, operators.exp.call, (input,))
@@ -1284,7 +1284,7 @@ def exp(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def exp2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``exp2(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "exp2", "input", 1, False)
     if out is not None:  # exp2.out
         return write_out("exp2", out, operators.exp2.call, (input,))
@@ -1293,7 +1293,7 @@ def exp2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def log(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``log(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "log", "input", 1, False)
     if out is not None:  # log.out
         return write_out("log", out, operators.log.call, (input,))
@@ -1302,7 +1302,7 @@ def log(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def log2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``log2(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "log2", "input", 1, False)
     if out is not None:  # log2.out
         return write_out("log2", out, operators.log2.call, (input,))
@@ -1311,7 +1311,7 @@ def log2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def log10(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``log10(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "log10", "input", 1, False)
     if out is not None:  # log10.out
         return write_out("log10", out, operators.log10.call, (input,))
@@ -1320,7 +1320,7 @@ def log10(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def log1p(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``log1p(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "log1p", "input", 1, False)
     if out is not None:  # log1p.out
         return write_out("log1p", out, operators.log1p.call, (input,))
@@ -1329,7 +1329,7 @@ def log1p(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def expm1(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``expm1(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "expm1", "input", 1, False)
     if out is not None:  # expm1.out
         return write_out("expm1", out, operators.expm1.call, (input,))
@@ -1338,7 +1338,7 @@ def expm1(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def sqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sqrt(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "sqrt", "input", 1, False)
     if out is not None:  # sqrt.out
         return write_out("sqrt", out, operators.sqrt.call, (input,))
@@ -1347,7 +1347,7 @@ def sqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def rsqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``rsqrt(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "rsqrt", "input", 1, False)
     if out is not None:  # rsqrt.out
         return write_out("rsqrt", out, operators.rsqrt.call, (input,))
@@ -1356,7 +1356,7 @@ def rsqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``reciprocal(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "reciprocal", "input", 1, False)
     if out is not None:  # reciprocal.out
         return write_out("reciprocal", out, operators.reciprocal.call, (input,))
@@ -1365,7 +1365,7 @@ def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``square(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "square", "input", 1, False)
     if out is not None:  # square.out
         return write_out("square", out, composites.square, (input,))
@@ -1374,7 +1374,7 @@ def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``abs(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "abs", "input", 1, False)
     if out is not None:  # abs.out
         return write_out("abs", out, operators.abs.call, (input,))
@@ -1383,7 +1383,7 @@ def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sgn(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "sgn", "input", 1, False)
     if out is not None:  # sgn.out
         return write_out("sgn", out, operators.sgn.call, (input,))
@@ -1392,7 +1392,7 @@ def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sign(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "sign", "input", 1, False)
     if out is not None:  # sign.out
         return write_out("sign", out, operators.sign.call, (input,))
@@ -1401,7 +1401,7 @@ def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def sin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sin(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "sin", "input", 1, False)
     if out is not None:  # sin.out
         return write_out("sin", out, operators.sin.call, (input,))
@@ -1410,7 +1410,7 @@ def sin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def cos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``cos(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "cos", "input", 1, False)
     if out is not None:  # cos.out
         return write_out("cos", out, operators.cos.call, (input,))
@@ -1419,7 +1419,7 @@ def cos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def tan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``tan(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "tan", "input", 1, False)
     if out is not None:  # tan.out
         return write_out("tan", out, operators.tan.call, (input,))
@@ -1428,7 +1428,7 @@ def tan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def asin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``asin(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "asin", "input", 1, False)
     if out is not None:  # asin.out
         return write_out("asin", out, operators.asin.call, (input,))
@@ -1437,7 +1437,7 @@ def asin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def acos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``acos(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "acos", "input", 1, False)
     if out is not None:  # acos.out
         return write_out("acos", out, operators.acos.call, (input,))
@@ -1446,7 +1446,7 @@ def acos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def atan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``atan(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "atan", "input", 1, False)
     if out is not None:  # atan.out
         return write_out("atan", out, operators.atan.call, (input,))
@@ -1455,7 +1455,7 @@ def atan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def sinh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sinh(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "sinh", "input", 1, False)
     if out is not None:  # sinh.out
         return write_out("sinh", out, operators.sinh.call, (input,))
@@ -1464,7 +1464,7 @@ def sinh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def cosh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``cosh(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "cosh", "input", 1, False)
     if out is not None:  # cosh.out
         return write_out("cosh", out, operators.cosh.call, (input,))
@@ -1473,7 +1473,7 @@ def cosh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def tanh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``tanh(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "tanh", "input", 1, False)
     if out is not None:  # tanh.out
         return write_out("tanh", out, operators.tanh.call, (input,))
@@ -1482,7 +1482,7 @@ def tanh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sigmoid(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "sigmoid", "input", 1, False)
     if out is not None:  # sigmoid.out
         return write_out("sigmoid", out, operators.sigmoid.call, (input,))
@@ -1491,7 +1491,7 @@ def sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def erf(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``erf(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "erf", "input", 1, False)
     if out is not None:  # erf.out
         return write_out("erf", out, operators.erf.call, (input,))
@@ -1500,7 +1500,7 @@ def erf(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def floor(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``floor(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "floor", "input", 1, False)
     if out is not None:  # floor.out
         return write_out("floor", out, operators.floor.call, (input,))
@@ -1509,7 +1509,7 @@ def floor(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def ceil(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``ceil(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "ceil", "input", 1, False)
     if out is not None:  # ceil.out
         return write_out("ceil", out, operators.ceil.call, (input,))
@@ -1518,7 +1518,7 @@ def ceil(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def trunc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``trunc(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "trunc", "input", 1, False)
     if out is not None:  # trunc.out
         return write_out("trunc", out, operators.trunc.call, (input,))
@@ -1527,7 +1527,7 @@ def trunc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``angle(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "angle", "input", 1, False)
     if out is not None:  # angle.out
         return write_out("angle", out, operators.angle.call, (input,))
@@ -1536,78 +1536,78 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def imag(input: Tensor) -> Tensor:
     """``imag(Tensor(a) self) -> Tensor(a)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "imag", "input", 1, False)
     return composites.imag(input)
 
 
 def sigmoid_backward(grad_output: Tensor | Number, output: Tensor | Number) -> Tensor:
     """``sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "sigmoid_backward", "grad_output", 1, True
         )
-    if output.__class__ is not Tensor:
+    if type(output) is not Tensor:
         output = tensor_argument(output, "sigmoid_backward", "output", 2, True)
     return operators.sigmoid_backward.call(grad_output, output)
 
 
 def tanh_backward(grad_output: Tensor | Number, output: Tensor | Number) -> Tensor:
     """``tanh_backward(Tensor grad_output, Tensor output) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "tanh_backward", "grad_output", 1, True
         )
-    if output.__class__ is not Tensor:
+    if type(output) is not Tensor:
         output = tensor_argument(output, "tanh_backward", "output", 2, True)
     return operators.tanh_backward.call(grad_output, output)
 
 
 def exp_(input: Tensor) -> Tensor:
     """``exp_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "exp_", "input", 1, False)
     return operators.exp_.call(input)
 
 
 def log_(input: Tensor) -> Tensor:
     """``log_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "log_", "input", 1, False)
     return operators.log_.call(input)
 
 
 def sqrt_(input: Tensor) -> Tensor:
     """``sqrt_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "sqrt_", "input", 1, False)
     return operators.sqrt_.call(input)
 
 
 def neg_(input: Tensor) -> Tensor:
     """``neg_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "neg_", "input", 1, False)
     return operators.neg_.call(input)
 
 
 def abs_(input: Tensor) -> Tensor:
     """``abs_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "abs_", "input", 1, False)
     return operators.abs_.call(input)
 
 
 def sigmoid_(input: Tensor) -> Tensor:
     """``sigmoid_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "sigmoid_", "input", 1, False)
     return operators.sigmoid_.call(input)
 
 
 def tanh_(input: Tensor) -> Tensor:
     """``tanh_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "tanh_", "input", 1, False)
     return operators.tanh_.call(input)
 
@@ -1616,9 +1616,9 @@ def true_divide(
     input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
 ) -> Tensor:
     """``true_divide.Tensor(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "true_divide", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "true_divide", "other", 2, True)
     if out is not None:  # true_divide.out
         return write_out(
@@ -1637,9 +1637,9 @@ def maximum(
     input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
 ) -> Tensor:
     """``maximum(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "maximum", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "maximum", "other", 2, True)
     if out is not None:  # maximum.out
         return write_out(
@@ -1658,9 +1658,9 @@ def minimum(
     input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
 ) -> Tensor:
     """``minimum(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "minimum", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "minimum", "other", 2, True)
     if out is not None:  # minimum.out
         return write_out(
@@ -1677,9 +1677,9 @@ def minimum(
 
 def fmax(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``fmax(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fmax", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "fmax", "other", 2, True)
     if out is not None:  # fmax.out
         return write_out(
@@ -1696,9 +1696,9 @@ def fmax(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) ->
 
 def fmin(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``fmin(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fmin", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "fmin", "other", 2, True)
     if out is not None:  # fmin.out
         return write_out(
@@ -1717,9 +1717,9 @@ def atan2(
     input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
 ) -> Tensor:
     """``atan2(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "atan2", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "atan2", "other", 2, True)
     if out is not None:  # atan2.out
         return write_out(
@@ -1738,9 +1738,9 @@ def hypot(
     input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
 ) -> Tensor:
     """``hypot(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "hypot", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "hypot", "other", 2, True)
     if out is not None:  # hypot.out
         return write_out(
@@ -1759,7 +1759,7 @@ def fake_quantize_per_tensor_affine_cachemask(
     input: Tensor, scale: float, zero_point: int, quant_min: int, quant_max: int
 ) -> Tensor:
     """``fake_quantize_per_tensor_affine_cachemask(Tensor self, float scale, int zero_point, int quant_min, int quant_max) -> (Tensor output, Tensor mask)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(
             input, "fake_quantize_per_tensor_affine_cachemask", "input", 1, False
         )
@@ -1772,11 +1772,11 @@ def fake_quantize_per_tensor_affine_cachemask_backward(
     grad: Tensor | Number, mask: Tensor | Number
 ) -> Tensor:
     """``fake_quantize_per_tensor_affine_cachemask_backward(Tensor grad, Tensor mask) -> Tensor``"""
-    if grad.__class__ is not Tensor:
+    if type(grad) is not Tensor:
         grad = tensor_argument(
             grad, "fake_quantize_per_tensor_affine_cachemask_backward", "grad", 1, True
         )
-    if mask.__class__ is not Tensor:
+    if type(mask) is not Tensor:
         mask = tensor_argument(
             mask, "fake_quantize_per_tensor_affine_cachemask_backward", "mask", 2, True
         )
@@ -1787,7 +1787,7 @@ def fake_quantize_per_tensor_affine(
     input: Tensor, scale: float, zero_point: int, quant_min: int, quant_max: int
 ) -> Tensor:
     """``fake_quantize_per_tensor_affine(Tensor self, float scale, int zero_point, int quant_min, int quant_max) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(
             input, "fake_quantize_per_tensor_affine", "input", 1, False
         )
@@ -1805,15 +1805,15 @@ def fake_quantize_per_channel_affine_cachemask(
     quant_max: int,
 ) -> Tensor:
     """``fake_quantize_per_channel_affine_cachemask(Tensor self, Tensor scale, Tensor zero_point, int axis, int quant_min, int quant_max) -> (Tensor output, Tensor mask)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(
             input, "fake_quantize_per_channel_affine_cachemask", "input", 1, False
         )
-    if scale.__class__ is not Tensor:
+    if type(scale) is not Tensor:
         scale = tensor_argument(
             scale, "fake_quantize_per_channel_affine_cachemask", "scale", 2, True
         )
-    if zero_point.__class__ is not Tensor:
+    if type(zero_point) is not Tensor:
         zero_point = tensor_argument(
             zero_point,
             "fake_quantize_per_channel_affine_cachemask",
@@ -1830,11 +1830,11 @@ def fake_quantize_per_channel_affine_cachemask_backward(
     grad: Tensor | Number, mask: Tensor | Number
 ) -> Tensor:
     """``fake_quantize_per_channel_affine_cachemask_backward(Tensor grad, Tensor mask) -> Tensor``"""
-    if grad.__class__ is not Tensor:
+    if type(grad) is not Tensor:
         grad = tensor_argument(
             grad, "fake_quantize_per_channel_affine_cachemask_backward", "grad", 1, True
         )
-    if mask.__class__ is not Tensor:
+    if type(mask) is not Tensor:
         mask = tensor_argument(
             mask, "fake_quantize_per_channel_affine_cachemask_backward", "mask", 2, True
         )
@@ -1852,15 +1852,15 @@ def fake_quantize_per_channel_affine(
     quant_max: int,
 ) -> Tensor:
     """``fake_quantize_per_channel_affine(Tensor self, Tensor scale, Tensor zero_point, int axis, int quant_min, int quant_max) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(
             input, "fake_quantize_per_channel_affine", "input", 1, False
         )
-    if scale.__class__ is not Tensor:
+    if type(scale) is not Tensor:
         scale = tensor_argument(
             scale, "fake_quantize_per_channel_affine", "scale", 2, True
         )
-    if zero_point.__class__ is not Tensor:
+    if type(zero_point) is not Tensor:
         zero_point = tensor_argument(
             zero_point, "fake_quantize_per_channel_affine", "zero_point", 3, True
         )
@@ -1873,9 +1873,9 @@ def logical_and(
     input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
 ) -> Tensor:
     """``logical_and(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "logical_and", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "logical_and", "other", 2, True)
     if out is not None:  # logical_and.out
         return write_out(
@@ -1894,9 +1894,9 @@ def logical_or(
     input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
 ) -> Tensor:
     """``logical_or(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "logical_or", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "logical_or", "other", 2, True)
     if out is not None:  # logical_or.out
         return write_out(
@@ -1915,9 +1915,9 @@ def logical_xor(
     input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
 ) -> Tensor:
     """``logical_xor(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "logical_xor", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "logical_xor", "other", 2, True)
     if out is not None:  # logical_xor.out
         return write_out(
@@ -1934,7 +1934,7 @@ def logical_xor(
 
 def logical_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``logical_not(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "logical_not", "input", 1, False)
     if out is not None:  # logical_not.out
         return write_out("logical_not", out, operators.logical_not.call, (input,))
@@ -1945,9 +1945,9 @@ def bitwise_and(
     input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
 ) -> Tensor:
     """``bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "bitwise_and", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "bitwise_and", "other", 2, True)
     if out is not None:  # bitwise_and.Tensor_out
         return write_out(
@@ -1966,9 +1966,9 @@ def bitwise_or(
     input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
 ) -> Tensor:
     """``bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "bitwise_or", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "bitwise_or", "other", 2, True)
     if out is not None:  # bitwise_or.Tensor_out
         return write_out(
@@ -1987,9 +1987,9 @@ def bitwise_xor(
     input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
 ) -> Tensor:
     """``bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "bitwise_xor", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "bitwise_xor", "other", 2, True)
     if out is not None:  # bitwise_xor.Tensor_out
         return write_out(
@@ -2006,7 +2006,7 @@ def bitwise_xor(
 
 def bitwise_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``bitwise_not(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "bitwise_not", "input", 1, False)
     if out is not None:  # bitwise_not.out
         return write_out("bitwise_not", out, operators.bitwise_not.call, (input,))
@@ -2015,28 +2015,28 @@ def bitwise_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def isnan(input: Tensor) -> Tensor:
     """``isnan(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "isnan", "input", 1, False)
     return operators.isnan.call(input)
 
 
 def isinf(input: Tensor) -> Tensor:
     """``isinf(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "isinf", "input", 1, False)
     return operators.isinf.call(input)
 
 
 def isfinite(input: Tensor) -> Tensor:
     """``isfinite(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "isfinite", "input", 1, False)
     return composites.isfinite(input)
 
 
 def zero_(input: Tensor) -> Tensor:
     """``zero_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "zero_", "input", 1, False)
     return operators.zero_.call(input)
 
@@ -2050,11 +2050,11 @@ def addcmul(
     out: Tensor | None = None,
 ) -> Tensor:
     """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "addcmul", "input", 1, False)
-    if tensor1.__class__ is not Tensor:
+    if type(tensor1) is not Tensor:
         tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 2, True)
-    if tensor2.__class__ is not Tensor:
+    if type(tensor2) is not Tensor:
         tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 3, True)
     if out is not None:  # addcmul.out
         return write_out(
@@ -2080,11 +2080,11 @@ def addcdiv(
     out: Tensor | None = None,
 ) -> Tensor:
     """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "addcdiv", "input", 1, False)
-    if tensor1.__class__ is not Tensor:
+    if type(tensor1) is not Tensor:
         tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 2, True)
-    if tensor2.__class__ is not Tensor:
+    if type(tensor2) is not Tensor:
         tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 3, True)
     if out is not None:  # addcdiv.out
         return write_out(
@@ -2110,7 +2110,7 @@ def nan_to_num(
     out: Tensor | None = None,
 ) -> Tensor:
     """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "nan_to_num", "input", 1, False)
     if out is not None:  # nan_to_num.out
         return write_out(
@@ -2134,14 +2134,14 @@ def nan_to_num_(
     neginf: float | None = None,
 ) -> Tensor:
     """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "nan_to_num_", "input", 1, False)
     return operators.nan_to_num_.call(input, nan, posinf, neginf)
 
 
 def absolute(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``absolute(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "absolute", "input", 1, False)
     if out is not None:  # absolute.out
         return write_out("absolute", out, composites.absolute, (input,))
@@ -2150,7 +2150,7 @@ def absolute(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def negative(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``negative(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "negative", "input", 1, False)
     if out is not None:  # negative.out
         return write_out("negative", out, composites.negative, (input,))
@@ -2159,7 +2159,7 @@ def negative(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def arccos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``arccos(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "arccos", "input", 1, False)
     if out is not None:  # arccos.out
         return write_out("arccos", out, composites.arccos, (input,))
@@ -2168,7 +2168,7 @@ def arccos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def arcsin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``arcsin(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "arcsin", "input", 1, False)
     if out is not None:  # arcsin.out
         return write_out("arcsin", out, composites.arcsin, (input,))
@@ -2177,7 +2177,7 @@ def arcsin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def arctan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``arctan(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "arctan", "input", 1, False)
     if out is not None:  # arctan.out
         return write_out("arctan", out, composites.arctan, (input,))
@@ -2186,7 +2186,7 @@ def arctan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def fix(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``fix(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fix", "input", 1, False)
     if out is not None:  # fix.out
         return write_out("fix", out, composites.fix, (input,))
@@ -2197,9 +2197,9 @@ def arctan2(
     input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
 ) -> Tensor:
     """``arctan2(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "arctan2", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "arctan2", "other", 2, True)
     if out is not None:  # arctan2.out
         return write_out(
@@ -2216,360 +2216,360 @@ def arctan2(
 
 def acosh(input: Tensor) -> Tensor:
     """``acosh(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "acosh", "input", 1, False)
     return operators.acosh.call(input)
 
 
 def acosh_(input: Tensor) -> Tensor:
     """``acosh_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "acosh_", "input", 1, False)
     return operators.acosh_.call(input)
 
 
 def asinh(input: Tensor) -> Tensor:
     """``asinh(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "asinh", "input", 1, False)
     return operators.asinh.call(input)
 
 
 def asinh_(input: Tensor) -> Tensor:
     """``asinh_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "asinh_", "input", 1, False)
     return operators.asinh_.call(input)
 
 
 def atanh(input: Tensor) -> Tensor:
     """``atanh(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "atanh", "input", 1, False)
     return operators.atanh.call(input)
 
 
 def atanh_(input: Tensor) -> Tensor:
     """``atanh_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "atanh_", "input", 1, False)
     return operators.atanh_.call(input)
 
 
 def arccosh(input: Tensor) -> Tensor:
     """``arccosh(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "arccosh", "input", 1, False)
     return composites.arccosh(input)
 
 
 def arcsinh(input: Tensor) -> Tensor:
     """``arcsinh(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "arcsinh", "input", 1, False)
     return composites.arcsinh(input)
 
 
 def arctanh(input: Tensor) -> Tensor:
     """``arctanh(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "arctanh", "input", 1, False)
     return composites.arctanh(input)
 
 
 def arccosh_(input: Tensor) -> Tensor:
     """``arccosh_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "arccosh_", "input", 1, False)
     return composites.arccosh_(input)
 
 
 def arcsinh_(input: Tensor) -> Tensor:
     """``arcsinh_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "arcsinh_", "input", 1, False)
     return composites.arcsinh_(input)
 
 
 def arctanh_(input: Tensor) -> Tensor:
     """``arctanh_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "arctanh_", "input", 1, False)
     return composites.arctanh_(input)
 
 
 def fix_(input: Tensor) -> Tensor:
     """``fix_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fix_", "input", 1, False)
     return composites.fix_(input)
 
 
 def deg2rad(input: Tensor) -> Tensor:
     """``deg2rad(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "deg2rad", "input", 1, False)
     return operators.deg2rad.call(input)
 
 
 def deg2rad_(input: Tensor) -> Tensor:
     """``deg2rad_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "deg2rad_", "input", 1, False)
     return operators.deg2rad_.call(input)
 
 
 def rad2deg(input: Tensor) -> Tensor:
     """``rad2deg(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "rad2deg", "input", 1, False)
     return operators.rad2deg.call(input)
 
 
 def rad2deg_(input: Tensor) -> Tensor:
     """``rad2deg_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "rad2deg_", "input", 1, False)
     return operators.rad2deg_.call(input)
 
 
 def frac(input: Tensor) -> Tensor:
     """``frac(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "frac", "input", 1, False)
     return operators.frac.call(input)
 
 
 def frac_(input: Tensor) -> Tensor:
     """``frac_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "frac_", "input", 1, False)
     return operators.frac_.call(input)
 
 
 def frexp(input: Tensor) -> Tensor:
     """``frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "frexp", "input", 1, False)
     return operators.frexp_Tensor.call(input)
 
 
 def ldexp(input: Tensor, other: Tensor | Number) -> Tensor:
     """``ldexp.Tensor(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "ldexp", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "ldexp", "other", 2, True)
     return operators.ldexp_Tensor.call(input, other)
 
 
 def ldexp_(input: Tensor, other: Tensor | Number) -> Tensor:
     """``ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "ldexp_", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "ldexp_", "other", 2, True)
     return operators.ldexp_.call(input, other)
 
 
 def heaviside(input: Tensor, values: Tensor | Number) -> Tensor:
     """``heaviside(Tensor self, Tensor values) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "heaviside", "input", 1, False)
-    if values.__class__ is not Tensor:
+    if type(values) is not Tensor:
         values = tensor_argument(values, "heaviside", "values", 2, True)
     return operators.heaviside.call(input, values)
 
 
 def nextafter(input: Tensor, other: Tensor | Number) -> Tensor:
     """``nextafter(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "nextafter", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "nextafter", "other", 2, True)
     return operators.nextafter.call(input, other)
 
 
 def logaddexp2(input: Tensor, other: Tensor | Number) -> Tensor:
     """``logaddexp2(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "logaddexp2", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "logaddexp2", "other", 2, True)
     return operators.logaddexp2.call(input, other)
 
 
 def signbit(input: Tensor) -> Tensor:
     """``signbit(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "signbit", "input", 1, False)
     return operators.signbit.call(input)
 
 
 def exp2_(input: Tensor) -> Tensor:
     """``exp2_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "exp2_", "input", 1, False)
     return operators.exp2_.call(input)
 
 
 def expm1_(input: Tensor) -> Tensor:
     """``expm1_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "expm1_", "input", 1, False)
     return operators.expm1_.call(input)
 
 
 def log1p_(input: Tensor) -> Tensor:
     """``log1p_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "log1p_", "input", 1, False)
     return operators.log1p_.call(input)
 
 
 def log2_(input: Tensor) -> Tensor:
     """``log2_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "log2_", "input", 1, False)
     return operators.log2_.call(input)
 
 
 def log10_(input: Tensor) -> Tensor:
     """``log10_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "log10_", "input", 1, False)
     return operators.log10_.call(input)
 
 
 def rsqrt_(input: Tensor) -> Tensor:
     """``rsqrt_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "rsqrt_", "input", 1, False)
     return operators.rsqrt_.call(input)
 
 
 def reciprocal_(input: Tensor) -> Tensor:
     """``reciprocal_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "reciprocal_", "input", 1, False)
     return operators.reciprocal_.call(input)
 
 
 def sin_(input: Tensor) -> Tensor:
     """``sin_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "sin_", "input", 1, False)
     return operators.sin_.call(input)
 
 
 def cos_(input: Tensor) -> Tensor:
     """``cos_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "cos_", "input", 1, False)
     return operators.cos_.call(input)
 
 
 def tan_(input: Tensor) -> Tensor:
     """``tan_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "tan_", "input", 1, False)
     return operators.tan_.call(input)
 
 
 def sinh_(input: Tensor) -> Tensor:
     """``sinh_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "sinh_", "input", 1, False)
     return operators.sinh_.call(input)
 
 
 def cosh_(input: Tensor) -> Tensor:
     """``cosh_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "cosh_", "input", 1, False)
     return operators.cosh_.call(input)
 
 
 def trunc_(input: Tensor) -> Tensor:
     """``trunc_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "trunc_", "input", 1, False)
     return operators.trunc_.call(input)
 
 
 def floor_(input: Tensor) -> Tensor:
     """``floor_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "floor_", "input", 1, False)
     return operators.floor_.call(input)
 
 
 def ceil_(input: Tensor) -> Tensor:
     """``ceil_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "ceil_", "input", 1, False)
     return operators.ceil_.call(input)
 
 
 def square_(input: Tensor) -> Tensor:
     """``square_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "square_", "input", 1, False)
     return composites.square_(input)
 
 
 def acos_(input: Tensor) -> Tensor:
     """``acos_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "acos_", "input", 1, False)
     return operators.acos_.call(input)
 
 
 def asin_(input: Tensor) -> Tensor:
     """``asin_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "asin_", "input", 1, False)
     return operators.asin_.call(input)
 
 
 def atan_(input: Tensor) -> Tensor:
     """``atan_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "atan_", "input", 1, False)
     return operators.atan_.call(input)
 
 
 def erf_(input: Tensor) -> Tensor:
     """``erf_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "erf_", "input", 1, False)
     return operators.erf_.call(input)
 
 
 def arccos_(input: Tensor) -> Tensor:
     """``arccos_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "arccos_", "input", 1, False)
     return composites.arccos_(input)
 
 
 def arcsin_(input: Tensor) -> Tensor:
     """``arcsin_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "arcsin_", "input", 1, False)
     return composites.arcsin_(input)
 
 
 def arctan_(input: Tensor) -> Tensor:
     """``arctan_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "arctan_", "input", 1, False)
     return composites.arctan_(input)
 
 
 def negative_(input: Tensor) -> Tensor:
     """``negative_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "negative_", "input", 1, False)
     return composites.negative_(input)
 
@@ -2578,9 +2578,9 @@ def logaddexp(
     input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
 ) -> Tensor:
     """``logaddexp(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "logaddexp", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "logaddexp", "other", 2, True)
     if out is not None:  # logaddexp.out
         return write_out(
@@ -2597,7 +2597,7 @@ def logaddexp(
 
 def poisson(input: Tensor, generator: Any | None = None) -> Tensor:
     """``poisson(Tensor self, Generator? generator=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "poisson", "input", 1, False)
     return operators.poisson.call(input, generator)
 
@@ -2610,7 +2610,7 @@ def amax(
     out: Tensor | None = None,
 ) -> Tensor:
     """``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "amax", "input", 1, False)
     dim = int_list_argument(dim, "amax", "dim")
     if out is not None:  # amax.out
@@ -2635,7 +2635,7 @@ def amin(
     out: Tensor | None = None,
 ) -> Tensor:
     """``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "amin", "input", 1, False)
     dim = int_list_argument(dim, "amin", "dim")
     if out is not None:  # amin.out
@@ -2660,7 +2660,7 @@ def argmax(
     out: Tensor | None = None,
 ) -> Tensor:
     """``argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "argmax", "input", 1, False)
     if out is not None:  # argmax.out
         return write_out(
@@ -2684,7 +2684,7 @@ def argmin(
     out: Tensor | None = None,
 ) -> Tensor:
     """``argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "argmin", "input", 1, False)
     if out is not None:  # argmin.out
         return write_out(
@@ -2708,7 +2708,7 @@ def logsumexp(
     out: Tensor | None = None,
 ) -> Tensor:
     """``logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "logsumexp", "input", 1, False)
     dim = int_list_argument(dim, "logsumexp", "dim")
     if out is not None:  # logsumexp.out
@@ -2729,7 +2729,7 @@ def cumsum(
     input: Tensor, dim: int, *, dtype: dtype | None = None, out: Tensor | None = None
 ) -> Tensor:
     """``cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "cumsum", "input", 1, False)
     dtype = dtype_argument(dtype)
     if out is not None:  # cumsum.out
@@ -2750,7 +2750,7 @@ def cumprod(
     input: Tensor, dim: int, *, dtype: dtype | None = None, out: Tensor | None = None
 ) -> Tensor:
     """``cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "cumprod", "input", 1, False)
     dtype = dtype_argument(dtype)
     if out is not None:  # cumprod.out
@@ -2775,11 +2775,11 @@ def value_selecting_reduction_backward(
     keepdim: bool,
 ) -> Tensor:
     """``value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor``"""
-    if grad.__class__ is not Tensor:
+    if type(grad) is not Tensor:
         grad = tensor_argument(
             grad, "value_selecting_reduction_backward", "grad", 1, True
         )
-    if indices.__class__ is not Tensor:
+    if type(indices) is not Tensor:
         indices = tensor_argument(
             indices, "value_selecting_reduction_backward", "indices", 3, True
         )
@@ -2797,18 +2797,18 @@ def allclose(
     equal_nan: bool = False,
 ) -> Tensor:
     """``allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "allclose", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "allclose", "other", 2, True)
     return operators.allclose.call(input, other, rtol, atol, equal_nan)
 
 
 def equal(input: Tensor, other: Tensor | Number) -> Tensor:
     """``equal(Tensor self, Tensor other) -> bool``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "equal", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "equal", "other", 2, True)
     return operators.equal.call(input, other)
 
@@ -2823,7 +2823,7 @@ def topk(
     out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "topk", "input", 1, False)
     if out is not None:  # topk.values
         return write_out(
@@ -2843,49 +2843,49 @@ def topk(
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``logcumsumexp(Tensor self, int dim) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "logcumsumexp", "input", 1, False)
     return operators.logcumsumexp.call(input, dim)
 
 
 def cummax(input: Tensor, dim: int) -> Tensor:
     """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "cummax", "input", 1, False)
     return operators.cummax.call(input, dim)
 
 
 def cummin(input: Tensor, dim: int) -> Tensor:
     """``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "cummin", "input", 1, False)
     return operators.cummin.call(input, dim)
 
 
 def msort(input: Tensor) -> Tensor:
     """``msort(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "msort", "input", 1, False)
     return composites.msort(input)
 
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tensor:
     """``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "kthvalue", "input", 1, False)
     return operators.kthvalue.call(input, k, dim, keepdim)
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
     """``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "mode", "input", 1, False)
     return operators.mode.call(input, dim, keepdim)
 
 
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "aminmax", "input", 1, False)
     return operators.aminmax.call(input, dim, keepdim)
 
@@ -2898,7 +2898,7 @@ def nansum(
     dtype: dtype | None = None,
 ) -> Tensor:
     """``nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "nansum", "input", 1, False)
     dim = None if dim is None else int_list_argument(dim, "nansum", "dim")
     dtype = dtype_argument(dtype)
@@ -2913,7 +2913,7 @@ def nanmean(
     dtype: dtype | None = None,
 ) -> Tensor:
     """``nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "nanmean", "input", 1, False)
     dim = None if dim is None else int_list_argument(dim, "nanmean", "dim")
     dtype = dtype_argument(dtype)
@@ -2928,7 +2928,7 @@ def diff(
     append: Tensor | Number | None = None,
 ) -> Tensor:
     """``diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "diff", "input", 1, False)
     prepend = (
         None
@@ -2948,35 +2948,35 @@ def _unique2(
     return_counts: bool = False,
 ) -> Tensor:
     """``_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_unique2", "input", 1, False)
     return operators._unique2.call(input, sorted, return_inverse, return_counts)
 
 
 def nonzero(input: Tensor) -> Tensor:
     """``nonzero(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "nonzero", "input", 1, False)
     return operators.nonzero.call(input)
 
 
 def nonzero_numpy(input: Tensor) -> Tensor:
     """``nonzero_numpy(Tensor self) -> Tensor[]``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "nonzero_numpy", "input", 1, False)
     return tuple(composites.nonzero_numpy(input))
 
 
 def argwhere(input: Tensor) -> Tensor:
     """``argwhere(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "argwhere", "input", 1, False)
     return composites.argwhere(input)
 
 
 def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> Tensor:
     """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "histc", "input", 1, False)
     return operators.histc.call(input, bins, min, max)
 
@@ -2985,7 +2985,7 @@ def bincount(
     input: Tensor, weights: Tensor | Number | None = None, minlength: int = 0
 ) -> Tensor:
     """``bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "bincount", "input", 1, False)
     weights = (
         None
@@ -2997,7 +2997,7 @@ def bincount(
 
 def _unique(input: Tensor, sorted: bool = True, return_inverse: bool = False) -> Tensor:
     """``_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_unique", "input", 1, False)
     return operators._unique.call(input, sorted, return_inverse)
 
@@ -3006,7 +3006,7 @@ def unique_dim_consecutive(
     input: Tensor, dim: int, return_inverse: bool = False, return_counts: bool = False
 ) -> Tensor:
     """``unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "unique_dim_consecutive", "input", 1, False)
     return operators.unique_dim_consecutive.call(
         input, dim, return_inverse, return_counts
@@ -3025,7 +3025,7 @@ def segment_reduce(
     initial: Number | None = None,
 ) -> Tensor:
     """``segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor``"""
-    if data.__class__ is not Tensor:
+    if type(data) is not Tensor:
         data = tensor_argument(data, "segment_reduce", "data", 1, True)
     lengths = (
         None
@@ -3051,9 +3051,9 @@ def index_select(
     input: Tensor, dim: int, index: Tensor | Number, *, out: Tensor | None = None
 ) -> Tensor:
     """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "index_select", "input", 1, False)
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "index_select", "index", 3, True)
     if out is not None:  # index_select.out
         return write_out(
@@ -3073,10 +3073,10 @@ def index_select_backward(
     grad: Tensor | Number, self_sizes: Sequence[int], dim: int, index: Tensor | Number
 ) -> Tensor:
     """``index_select_backward(Tensor grad, SymInt[] self_sizes, int dim, Tensor index) -> Tensor``"""
-    if grad.__class__ is not Tensor:
+    if type(grad) is not Tensor:
         grad = tensor_argument(grad, "index_select_backward", "grad", 1, True)
     self_sizes = int_list_argument(self_sizes, "index_select_backward", "self_sizes")
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "index_select_backward", "index", 4, True)
     return composites.index_select_backward(grad, self_sizes, dim, index)
 
@@ -3091,11 +3091,11 @@ def index_add(
     out: Tensor | None = None,
 ) -> Tensor:
     """``index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "index_add", "input", 1, False)
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "index_add", "index", 3, True)
-    if source.__class__ is not Tensor:
+    if type(source) is not Tensor:
         source = tensor_argument(source, "index_add", "source", 4, True)
     if out is not None:  # index_add.out
         return write_out(
@@ -3122,9 +3122,9 @@ def gather(
     out: Tensor | None = None,
 ) -> Tensor:
     """``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "gather", "input", 1, False)
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "gather", "index", 3, True)
     if out is not None:  # gather.out
         return write_out(
@@ -3149,11 +3149,11 @@ def gather_backward(
     sparse_grad: bool,
 ) -> Tensor:
     """``gather_backward(Tensor grad, Tensor self, int dim, Tensor index, bool sparse_grad) -> Tensor``"""
-    if grad.__class__ is not Tensor:
+    if type(grad) is not Tensor:
         grad = tensor_argument(grad, "gather_backward", "grad", 1, True)
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "gather_backward", "input", 2, False)
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "gather_backward", "index", 4, True)
     return composites.gather_backward(grad, input, dim, index, sparse_grad)
 
@@ -3167,11 +3167,11 @@ def scatter_add(
     out: Tensor | None = None,
 ) -> Tensor:
     """``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "scatter_add", "input", 1, False)
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "scatter_add", "index", 3, True)
-    if src.__class__ is not Tensor:
+    if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_add", "src", 4, True)
     if out is not None:  # scatter_add.out
         return write_out(
@@ -3192,7 +3192,7 @@ def index(
     input: Tensor, indices: Sequence[Tensor | None], *, out: Tensor | None = None
 ) -> Tensor:
     """``index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "index", "input", 1, False)
     indices = tensor_list_argument(indices, "index", "indices", 2, True)
     if out is not None:  # index.Tensor_out
@@ -3215,10 +3215,10 @@ def index_put(
     accumulate: bool = False,
 ) -> Tensor:
     """``index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "index_put", "input", 1, False)
     indices = tensor_list_argument(indices, "index_put", "indices", 2, True)
-    if values.__class__ is not Tensor:
+    if type(values) is not Tensor:
         values = tensor_argument(values, "index_put", "values", 3, True)
     return operators.index_put.call(input, indices, values, accumulate)
 
@@ -3230,10 +3230,10 @@ def index_put_(
     accumulate: bool = False,
 ) -> Tensor:
     """``index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "index_put_", "input", 1, False)
     indices = tensor_list_argument(indices, "index_put_", "indices", 2, True)
-    if values.__class__ is not Tensor:
+    if type(values) is not Tensor:
         values = tensor_argument(values, "index_put_", "values", 3, True)
     return operators.index_put_.call(input, indices, values, accumulate)
 
@@ -3248,11 +3248,11 @@ def scatter_reduce(
     include_self: bool = True,
 ) -> Tensor:
     """``scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "scatter_reduce", "input", 1, False)
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "scatter_reduce", "index", 3, True)
-    if src.__class__ is not Tensor:
+    if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_reduce", "src", 4, True)
     return operators.scatter_reduce_two.call(
         input, dim, index, src, reduce, include_self
@@ -3263,11 +3263,11 @@ def index_copy(
     input: Tensor, dim: int, index: Tensor | Number, source: Tensor | Number
 ) -> Tensor:
     """``index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "index_copy", "input", 1, False)
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "index_copy", "index", 3, True)
-    if source.__class__ is not Tensor:
+    if type(source) is not Tensor:
         source = tensor_argument(source, "index_copy", "source", 4, True)
     return operators.index_copy.call(input, dim, index, source)
 
@@ -3276,29 +3276,29 @@ def masked_scatter(
     input: Tensor, mask: Tensor | Number, source: Tensor | Number
 ) -> Tensor:
     """``masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "masked_scatter", "input", 1, False)
-    if mask.__class__ is not Tensor:
+    if type(mask) is not Tensor:
         mask = tensor_argument(mask, "masked_scatter", "mask", 2, True)
-    if source.__class__ is not Tensor:
+    if type(source) is not Tensor:
         source = tensor_argument(source, "masked_scatter", "source", 3, True)
     return operators.masked_scatter.call(input, mask, source)
 
 
 def masked_select(input: Tensor, mask: Tensor | Number) -> Tensor:
     """``masked_select(Tensor self, Tensor mask) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "masked_select", "input", 1, False)
-    if mask.__class__ is not Tensor:
+    if type(mask) is not Tensor:
         mask = tensor_argument(mask, "masked_select", "mask", 2, True)
     return operators.masked_select.call(input, mask)
 
 
 def take(input: Tensor, index: Tensor | Number) -> Tensor:
     """``take(Tensor self, Tensor index) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "take", "input", 1, False)
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "take", "index", 2, True)
     return operators.take.call(input, index)
 
@@ -3307,9 +3307,9 @@ def take_along_dim(
     input: Tensor, indices: Tensor | Number, dim: int | None = None
 ) -> Tensor:
     """``take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "take_along_dim", "input", 1, False)
-    if indices.__class__ is not Tensor:
+    if type(indices) is not Tensor:
         indices = tensor_argument(indices, "take_along_dim", "indices", 2, True)
     return composites.take_along_dim(input, indices, dim)
 
@@ -3321,11 +3321,11 @@ def put(
     accumulate: bool = False,
 ) -> Tensor:
     """``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "put", "input", 1, False)
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "put", "index", 2, True)
-    if source.__class__ is not Tensor:
+    if type(source) is not Tensor:
         source = tensor_argument(source, "put", "source", 3, True)
     return operators.put.call(input, index, source, accumulate)
 
@@ -3340,11 +3340,11 @@ def index_reduce(
     include_self: bool = True,
 ) -> Tensor:
     """``index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "index_reduce", "input", 1, False)
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "index_reduce", "index", 3, True)
-    if source.__class__ is not Tensor:
+    if type(source) is not Tensor:
         source = tensor_argument(source, "index_reduce", "source", 4, True)
     return operators.index_reduce.call(input, dim, index, source, reduce, include_self)
 
@@ -3353,11 +3353,11 @@ def masked_scatter_backward(
     grad_output: Tensor | Number, mask: Tensor | Number, sizes: Sequence[int]
 ) -> Tensor:
     """``masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "masked_scatter_backward", "grad_output", 1, True
         )
-    if mask.__class__ is not Tensor:
+    if type(mask) is not Tensor:
         mask = tensor_argument(mask, "masked_scatter_backward", "mask", 2, True)
     sizes = int_list_argument(sizes, "masked_scatter_backward", "sizes")
     return operators.masked_scatter_backward.call(grad_output, mask, sizes)
@@ -3372,18 +3372,18 @@ def slice_scatter(
     step: int = 1,
 ) -> Tensor:
     """``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "slice_scatter", "input", 1, False)
-    if src.__class__ is not Tensor:
+    if type(src) is not Tensor:
         src = tensor_argument(src, "slice_scatter", "src", 2, True)
     return operators.slice_scatter.call(input, src, dim, start, end, step)
 
 
 def select_scatter(input: Tensor, src: Tensor | Number, dim: int, index: int) -> Tensor:
     """``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "select_scatter", "input", 1, False)
-    if src.__class__ is not Tensor:
+    if type(src) is not Tensor:
         src = tensor_argument(src, "select_scatter", "src", 2, True)
     return operators.select_scatter.call(input, src, dim, index)
 
@@ -3392,16 +3392,16 @@ def diagonal_scatter(
     input: Tensor, src: Tensor | Number, offset: int = 0, dim1: int = 0, dim2: int = 1
 ) -> Tensor:
     """``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "diagonal_scatter", "input", 1, False)
-    if src.__class__ is not Tensor:
+    if type(src) is not Tensor:
         src = tensor_argument(src, "diagonal_scatter", "src", 2, True)
     return operators.diagonal_scatter.call(input, src, offset, dim1, dim2)
 
 
 def _unsafe_index(input: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
     """``_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_unsafe_index", "input", 1, False)
     indices = tensor_list_argument(indices, "_unsafe_index", "indices", 2, True)
     return operators._unsafe_index_Tensor.call(input, indices)
@@ -3414,10 +3414,10 @@ def _unsafe_index_put(
     accumulate: bool = False,
 ) -> Tensor:
     """``_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_unsafe_index_put", "input", 1, False)
     indices = tensor_list_argument(indices, "_unsafe_index_put", "indices", 2, True)
-    if values.__class__ is not Tensor:
+    if type(values) is not Tensor:
         values = tensor_argument(values, "_unsafe_index_put", "values", 3, True)
     return operators._unsafe_index_put.call(input, indices, values, accumulate)
 
@@ -3430,19 +3430,19 @@ def _index_put_impl_(
     unsafe: bool = False,
 ) -> Tensor:
     """``_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_index_put_impl_", "input", 1, False)
     indices = tensor_list_argument(indices, "_index_put_impl_", "indices", 2, True)
-    if values.__class__ is not Tensor:
+    if type(values) is not Tensor:
         values = tensor_argument(values, "_index_put_impl_", "values", 3, True)
     return operators._index_put_impl_.call(input, indices, values, accumulate, unsafe)
 
 
 def mm(input: Tensor, mat2: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``mm(Tensor self, Tensor mat2) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "mm", "input", 1, False)
-    if mat2.__class__ is not Tensor:
+    if type(mat2) is not Tensor:
         mat2 = tensor_argument(mat2, "mm", "mat2", 2, True)
     if out is not None:  # mm.out
         return write_out(
@@ -3459,9 +3459,9 @@ def mm(input: Tensor, mat2: Tensor | Number, *, out: Tensor | None = None) -> Te
 
 def bmm(input: Tensor, mat2: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``bmm(Tensor self, Tensor mat2) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "bmm", "input", 1, False)
-    if mat2.__class__ is not Tensor:
+    if type(mat2) is not Tensor:
         mat2 = tensor_argument(mat2, "bmm", "mat2", 2, True)
     if out is not None:  # bmm.out
         return write_out(
@@ -3478,9 +3478,9 @@ def bmm(input: Tensor, mat2: Tensor | Number, *, out: Tensor | None = None) -> T
 
 def dot(input: Tensor, tensor: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``dot(Tensor self, Tensor tensor) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "dot", "input", 1, False)
-    if tensor.__class__ is not Tensor:
+    if type(tensor) is not Tensor:
         tensor = tensor_argument(tensor, "dot", "tensor", 2, True)
     if out is not None:  # dot.out
         return write_out(
@@ -3497,9 +3497,9 @@ def dot(input: Tensor, tensor: Tensor | Number, *, out: Tensor | None = None) ->
 
 def vdot(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``vdot(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "vdot", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "vdot", "other", 2, True)
     if out is not None:  # vdot.out
         return write_out(
@@ -3516,9 +3516,9 @@ def vdot(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) ->
 
 def mv(input: Tensor, vec: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``mv(Tensor self, Tensor vec) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "mv", "input", 1, False)
-    if vec.__class__ is not Tensor:
+    if type(vec) is not Tensor:
         vec = tensor_argument(vec, "mv", "vec", 2, True)
     if out is not None:  # mv.out
         return write_out(
@@ -3535,9 +3535,9 @@ def mv(input: Tensor, vec: Tensor | Number, *, out: Tensor | None = None) -> Ten
 
 def outer(input: Tensor, vec2: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``outer(Tensor self, Tensor vec2) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "outer", "input", 1, False)
-    if vec2.__class__ is not Tensor:
+    if type(vec2) is not Tensor:
         vec2 = tensor_argument(vec2, "outer", "vec2", 2, True)
     if out is not None:  # outer.out
         return write_out(
@@ -3554,9 +3554,9 @@ def outer(input: Tensor, vec2: Tensor | Number, *, out: Tensor | None = None) ->
 
 def ger(input: Tensor, vec2: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``ger(Tensor self, Tensor vec2) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "ger", "input", 1, False)
-    if vec2.__class__ is not Tensor:
+    if type(vec2) is not Tensor:
         vec2 = tensor_argument(vec2, "ger", "vec2", 2, True)
     if out is not None:  # ger.out
         return write_out(
@@ -3575,9 +3575,9 @@ def matmul(
     input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
 ) -> Tensor:
     """``matmul(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "matmul", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "matmul", "other", 2, True)
     if out is not None:  # matmul.out
         return write_out(
@@ -3602,11 +3602,11 @@ def addmm(
     out: Tensor | None = None,
 ) -> Tensor:
     """``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "addmm", "input", 1, False)
-    if mat1.__class__ is not Tensor:
+    if type(mat1) is not Tensor:
         mat1 = tensor_argument(mat1, "addmm", "mat1", 2, True)
-    if mat2.__class__ is not Tensor:
+    if type(mat2) is not Tensor:
         mat2 = tensor_argument(mat2, "addmm", "mat2", 3, True)
     if out is not None:  # addmm.out
         return write_out(
@@ -3632,9 +3632,9 @@ def linear(
     out: Tensor | None = None,
 ) -> Tensor:
     """``linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "linear", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "linear", "weight", 2, True)
     bias = None if bias is None else tensor_argument(bias, "linear", "bias", 3, True)
     if out is not None:  # linear.out
@@ -3653,18 +3653,18 @@ def linear(
 
 def kron(input: Tensor, other: Tensor | Number) -> Tensor:
     """``kron(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "kron", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "kron", "other", 2, True)
     return composites.kron(input, other)
 
 
 def inner(input: Tensor, other: Tensor | Number) -> Tensor:
     """``inner(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "inner", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "inner", "other", 2, True)
     return composites.inner(input, other)
 
@@ -3676,9 +3676,9 @@ def tensordot(
     dims_other: Sequence[int],
 ) -> Tensor:
     """``tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "tensordot", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "tensordot", "other", 2, True)
     dims_self = int_list_argument(dims_self, "tensordot", "dims_self")
     dims_other = int_list_argument(dims_other, "tensordot", "dims_other")
@@ -3707,9 +3707,9 @@ def cdist(
     compute_mode: int | None = None,
 ) -> Tensor:
     """``cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor``"""
-    if x1.__class__ is not Tensor:
+    if type(x1) is not Tensor:
         x1 = tensor_argument(x1, "cdist", "x1", 1, True)
-    if x2.__class__ is not Tensor:
+    if type(x2) is not Tensor:
         x2 = tensor_argument(x2, "cdist", "x2", 2, True)
     return composites.cdist(x1, x2, p, compute_mode)
 
@@ -3718,9 +3718,9 @@ def _cdist_forward(
     x1: Tensor | Number, x2: Tensor | Number, p: float, compute_mode: int | None
 ) -> Tensor:
     """``_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor``"""
-    if x1.__class__ is not Tensor:
+    if type(x1) is not Tensor:
         x1 = tensor_argument(x1, "_cdist_forward", "x1", 1, True)
-    if x2.__class__ is not Tensor:
+    if type(x2) is not Tensor:
         x2 = tensor_argument(x2, "_cdist_forward", "x2", 2, True)
     return operators._cdist_forward.call(x1, x2, p, compute_mode)
 
@@ -3733,27 +3733,27 @@ def _cdist_backward(
     cdist: Tensor | Number,
 ) -> Tensor:
     """``_cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor``"""
-    if grad.__class__ is not Tensor:
+    if type(grad) is not Tensor:
         grad = tensor_argument(grad, "_cdist_backward", "grad", 1, True)
-    if x1.__class__ is not Tensor:
+    if type(x1) is not Tensor:
         x1 = tensor_argument(x1, "_cdist_backward", "x1", 2, True)
-    if x2.__class__ is not Tensor:
+    if type(x2) is not Tensor:
         x2 = tensor_argument(x2, "_cdist_backward", "x2", 3, True)
-    if cdist.__class__ is not Tensor:
+    if type(cdist) is not Tensor:
         cdist = tensor_argument(cdist, "_cdist_backward", "cdist", 5, True)
     return operators._cdist_backward.call(grad, x1, x2, p, cdist)
 
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:
     """``pdist(Tensor self, float p=2) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "pdist", "input", 1, False)
     return composites.pdist(input, p)
 
 
 def _pdist_forward(input: Tensor, p: float = 2) -> Tensor:
     """``_pdist_forward(Tensor self, float p=2) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_pdist_forward", "input", 1, False)
     return operators._pdist_forward.call(input, p)
 
@@ -3762,18 +3762,18 @@ def _pdist_backward(
     grad: Tensor | Number, input: Tensor, p: float, pdist: Tensor | Number
 ) -> Tensor:
     """``_pdist_backward(Tensor grad, Tensor self, float p, Tensor pdist) -> Tensor``"""
-    if grad.__class__ is not Tensor:
+    if type(grad) is not Tensor:
         grad = tensor_argument(grad, "_pdist_backward", "grad", 1, True)
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_pdist_backward", "input", 2, False)
-    if pdist.__class__ is not Tensor:
+    if type(pdist) is not Tensor:
         pdist = tensor_argument(pdist, "_pdist_backward", "pdist", 4, True)
     return operators._pdist_backward.call(grad, input, p, pdist)
 
 
 def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "tril", "input", 1, False)
     if out is not None:  # tril.out
         return write_out(
@@ -3790,7 +3790,7 @@ def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
 
 def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "triu", "input", 1, False)
     if out is not None:  # triu.out
         return write_out(
@@ -3807,30 +3807,30 @@ def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
 
 def trace(input: Tensor) -> Tensor:
     """``trace(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "trace", "input", 1, False)
     return operators.trace.call(input)
 
 
 def dist(input: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
     """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "dist", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "dist", "other", 2, True)
     return operators.dist.call(input, other, p)
 
 
 def _linalg_det(A: Tensor | Number) -> Tensor:
     """``_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "_linalg_det", "A", 1, True)
     return operators._linalg_det.call(A)
 
 
 def _linalg_slogdet(A: Tensor | Number) -> Tensor:
     """``_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "_linalg_slogdet", "A", 1, True)
     return operators._linalg_slogdet.call(A)
 
@@ -3843,9 +3843,9 @@ def _linalg_solve_ex(
     check_errors: bool = False,
 ) -> Tensor:
     """``_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "_linalg_solve_ex", "A", 1, True)
-    if B.__class__ is not Tensor:
+    if type(B) is not Tensor:
         B = tensor_argument(B, "_linalg_solve_ex", "B", 2, True)
     return operators._linalg_solve_ex.call(A, B, left, check_errors)
 
@@ -3858,86 +3858,86 @@ def _linalg_svd(
     driver: str | None = None,
 ) -> Tensor:
     """``_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "_linalg_svd", "A", 1, True)
     return operators._linalg_svd.call(A, full_matrices, compute_uv, driver)
 
 
 def _linalg_eigh(A: Tensor | Number, UPLO: str = "L", compute_v: bool = True) -> Tensor:
     """``_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "_linalg_eigh", "A", 1, True)
     return operators._linalg_eigh.call(A, UPLO, compute_v)
 
 
 def inverse(input: Tensor) -> Tensor:
     """``inverse(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "inverse", "input", 1, False)
     return composites.inverse(input)
 
 
 def det(input: Tensor) -> Tensor:
     """``det(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "det", "input", 1, False)
     return composites.det(input)
 
 
 def slogdet(input: Tensor) -> Tensor:
     """``slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "slogdet", "input", 1, False)
     return composites.slogdet(input)
 
 
 def logdet(input: Tensor) -> Tensor:
     """``logdet(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "logdet", "input", 1, False)
     return composites.logdet(input)
 
 
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Tensor:
     """``svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "svd", "input", 1, False)
     return composites.svd(input, some, compute_uv)
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """``pinverse(Tensor self, float rcond=1e-15) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "pinverse", "input", 1, False)
     return composites.pinverse(input, rcond)
 
 
 def matrix_power(input: Tensor, n: int) -> Tensor:
     """``matrix_power(Tensor self, int n) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "matrix_power", "input", 1, False)
     return composites.matrix_power(input, n)
 
 
 def matrix_exp(input: Tensor) -> Tensor:
     """``matrix_exp(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "matrix_exp", "input", 1, False)
     return composites.matrix_exp(input)
 
 
 def cross(input: Tensor, other: Tensor | Number, dim: int | None = None) -> Tensor:
     """``cross(Tensor self, Tensor other, int? dim=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "cross", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "cross", "other", 2, True)
     return composites.cross(input, other, dim)
 
 
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "cholesky", "input", 1, False)
     return operators.cholesky.call(input, upper)
 
@@ -3951,11 +3951,11 @@ def addmv(
     alpha: Number = 1,
 ) -> Tensor:
     """``addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "addmv", "input", 1, False)
-    if mat.__class__ is not Tensor:
+    if type(mat) is not Tensor:
         mat = tensor_argument(mat, "addmv", "mat", 2, True)
-    if vec.__class__ is not Tensor:
+    if type(vec) is not Tensor:
         vec = tensor_argument(vec, "addmv", "vec", 3, True)
     return operators.addmv.call(input, mat, vec, beta, alpha)
 
@@ -3969,11 +3969,11 @@ def addmv_(
     alpha: Number = 1,
 ) -> Tensor:
     """``addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "addmv_", "input", 1, False)
-    if mat.__class__ is not Tensor:
+    if type(mat) is not Tensor:
         mat = tensor_argument(mat, "addmv_", "mat", 2, True)
-    if vec.__class__ is not Tensor:
+    if type(vec) is not Tensor:
         vec = tensor_argument(vec, "addmv_", "vec", 3, True)
     return operators.addmv_.call(input, mat, vec, beta, alpha)
 
@@ -3987,11 +3987,11 @@ def addr(
     alpha: Number = 1,
 ) -> Tensor:
     """``addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "addr", "input", 1, False)
-    if vec1.__class__ is not Tensor:
+    if type(vec1) is not Tensor:
         vec1 = tensor_argument(vec1, "addr", "vec1", 2, True)
-    if vec2.__class__ is not Tensor:
+    if type(vec2) is not Tensor:
         vec2 = tensor_argument(vec2, "addr", "vec2", 3, True)
     return operators.addr.call(input, vec1, vec2, beta, alpha)
 
@@ -4005,11 +4005,11 @@ def addbmm(
     alpha: Number = 1,
 ) -> Tensor:
     """``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "addbmm", "input", 1, False)
-    if batch1.__class__ is not Tensor:
+    if type(batch1) is not Tensor:
         batch1 = tensor_argument(batch1, "addbmm", "batch1", 2, True)
-    if batch2.__class__ is not Tensor:
+    if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "addbmm", "batch2", 3, True)
     return operators.addbmm.call(input, batch1, batch2, beta, alpha)
 
@@ -4023,25 +4023,25 @@ def baddbmm(
     alpha: Number = 1,
 ) -> Tensor:
     """``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "baddbmm", "input", 1, False)
-    if batch1.__class__ is not Tensor:
+    if type(batch1) is not Tensor:
         batch1 = tensor_argument(batch1, "baddbmm", "batch1", 2, True)
-    if batch2.__class__ is not Tensor:
+    if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "baddbmm", "batch2", 3, True)
     return operators.baddbmm.call(input, batch1, batch2, beta, alpha)
 
 
 def renorm(input: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
     """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "renorm", "input", 1, False)
     return operators.renorm.call(input, p, dim, maxnorm)
 
 
 def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
     """``cholesky_inverse(Tensor self, bool upper=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "cholesky_inverse", "input", 1, False)
     return operators.cholesky_inverse.call(input, upper)
 
@@ -4050,9 +4050,9 @@ def cholesky_solve(
     input: Tensor, input2: Tensor | Number, upper: bool = False
 ) -> Tensor:
     """``cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "cholesky_solve", "input", 1, False)
-    if input2.__class__ is not Tensor:
+    if type(input2) is not Tensor:
         input2 = tensor_argument(input2, "cholesky_solve", "input2", 2, True)
     return operators.cholesky_solve.call(input, input2, upper)
 
@@ -4065,9 +4065,9 @@ def triangular_solve(
     unitriangular: bool = False,
 ) -> Tensor:
     """``triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "triangular_solve", "input", 1, False)
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "triangular_solve", "A", 2, True)
     return operators.triangular_solve.call(input, A, upper, transpose, unitriangular)
 
@@ -4079,16 +4079,16 @@ def lu_unpack(
     unpack_pivots: bool = True,
 ) -> Tensor:
     """``lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)``"""
-    if LU_data.__class__ is not Tensor:
+    if type(LU_data) is not Tensor:
         LU_data = tensor_argument(LU_data, "lu_unpack", "LU_data", 1, True)
-    if LU_pivots.__class__ is not Tensor:
+    if type(LU_pivots) is not Tensor:
         LU_pivots = tensor_argument(LU_pivots, "lu_unpack", "LU_pivots", 2, True)
     return operators.lu_unpack.call(LU_data, LU_pivots, unpack_data, unpack_pivots)
 
 
 def geqrf(input: Tensor) -> Tensor:
     """``geqrf(Tensor self) -> (Tensor a, Tensor tau)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "geqrf", "input", 1, False)
     return operators.geqrf.call(input)
 
@@ -4101,18 +4101,18 @@ def ormqr(
     transpose: bool = False,
 ) -> Tensor:
     """``ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "ormqr", "input", 1, False)
-    if input2.__class__ is not Tensor:
+    if type(input2) is not Tensor:
         input2 = tensor_argument(input2, "ormqr", "input2", 2, True)
-    if input3.__class__ is not Tensor:
+    if type(input3) is not Tensor:
         input3 = tensor_argument(input3, "ormqr", "input3", 3, True)
     return operators.ormqr.call(input, input2, input3, left, transpose)
 
 
 def relu(input: Tensor) -> Tensor:
     """``relu(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "relu", "input", 1, False)
     return operators.relu.call(input)
 
@@ -4121,7 +4121,7 @@ def gelu(
     input: Tensor, *, approximate: str = "none", out: Tensor | None = None
 ) -> Tensor:
     """``gelu(Tensor self, *, str approximate='none') -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "gelu", "input", 1, False)
     if out is not None:  # gelu.out
         return write_out(
@@ -4138,7 +4138,7 @@ def gelu(
 
 def silu(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``silu(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "silu", "input", 1, False)
     if out is not None:  # silu.out
         return write_out("silu", out, operators.silu.call, (input,))
@@ -4149,11 +4149,11 @@ def threshold_backward(
     grad_output: Tensor | Number, input: Tensor, threshold: Number
 ) -> Tensor:
     """``threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "threshold_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "threshold_backward", "input", 2, False)
     return operators.threshold_backward.call(grad_output, input, threshold)
 
@@ -4162,29 +4162,29 @@ def gelu_backward(
     grad_output: Tensor | Number, input: Tensor, *, approximate: str = "none"
 ) -> Tensor:
     """``gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "gelu_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "gelu_backward", "input", 2, False)
     return operators.gelu_backward.call(grad_output, input, approximate)
 
 
 def silu_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
     """``silu_backward(Tensor grad_output, Tensor self) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "silu_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "silu_backward", "input", 2, False)
     return operators.silu_backward.call(grad_output, input)
 
 
 def relu_(input: Tensor) -> Tensor:
     """``relu_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "relu_", "input", 1, False)
     return operators.relu_.call(input)
 
@@ -4193,7 +4193,7 @@ def softmax(
     input: Tensor, dim: int, dtype: dtype | None = None, *, out: Tensor | None = None
 ) -> Tensor:
     """``softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "softmax", "input", 1, False)
     dtype = dtype_argument(dtype)
     if out is not None:  # softmax.int_out
@@ -4214,7 +4214,7 @@ def _softmax(
     input: Tensor, dim: int, half_to_float: bool, *, out: Tensor | None = None
 ) -> Tensor:
     """``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_softmax", "input", 1, False)
     if out is not None:  # _softmax.out
         return write_out(
@@ -4234,11 +4234,11 @@ def _softmax_backward_data(
     grad_output: Tensor | Number, output: Tensor | Number, dim: int, input_dtype: dtype
 ) -> Tensor:
     """``_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "_softmax_backward_data", "grad_output", 1, True
         )
-    if output.__class__ is not Tensor:
+    if type(output) is not Tensor:
         output = tensor_argument(output, "_softmax_backward_data", "output", 2, True)
     input_dtype = dtype_argument(input_dtype)
     return operators._softmax_backward_data.call(grad_output, output, dim, input_dtype)
@@ -4248,7 +4248,7 @@ def log_softmax(
     input: Tensor, dim: int, dtype: dtype | None = None, *, out: Tensor | None = None
 ) -> Tensor:
     """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "log_softmax", "input", 1, False)
     dtype = dtype_argument(dtype)
     if out is not None:  # log_softmax.int_out
@@ -4269,7 +4269,7 @@ def _log_softmax(
     input: Tensor, dim: int, half_to_float: bool, *, out: Tensor | None = None
 ) -> Tensor:
     """``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_log_softmax", "input", 1, False)
     if out is not None:  # _log_softmax.out
         return write_out(
@@ -4294,11 +4294,11 @@ def _log_softmax_backward_data(
     out: Tensor | None = None,
 ) -> Tensor:
     """``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "_log_softmax_backward_data", "grad_output", 1, True
         )
-    if output.__class__ is not Tensor:
+    if type(output) is not Tensor:
         output = tensor_argument(
             output, "_log_softmax_backward_data", "output", 2, True
         )
@@ -4324,7 +4324,7 @@ def leaky_relu(
     input: Tensor, negative_slope: Number = 0.01, *, out: Tensor | None = None
 ) -> Tensor:
     """``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "leaky_relu", "input", 1, False)
     if out is not None:  # leaky_relu.out
         return write_out(
@@ -4346,11 +4346,11 @@ def leaky_relu_backward(
     self_is_result: bool,
 ) -> Tensor:
     """``leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "leaky_relu_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "leaky_relu_backward", "input", 2, False)
     return operators.leaky_relu_backward.call(
         grad_output, input, negative_slope, self_is_result
@@ -4359,7 +4359,7 @@ def leaky_relu_backward(
 
 def leaky_relu_(input: Tensor, negative_slope: Number = 0.01) -> Tensor:
     """``leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "leaky_relu_", "input", 1, False)
     return operators.leaky_relu_.call(input, negative_slope)
 
@@ -4373,7 +4373,7 @@ def elu(
     out: Tensor | None = None,
 ) -> Tensor:
     """``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "elu", "input", 1, False)
     if out is not None:  # elu.out
         return write_out(
@@ -4399,11 +4399,11 @@ def elu_backward(
     self_or_result: Tensor | Number,
 ) -> Tensor:
     """``elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "elu_backward", "grad_output", 1, True
         )
-    if self_or_result.__class__ is not Tensor:
+    if type(self_or_result) is not Tensor:
         self_or_result = tensor_argument(
             self_or_result, "elu_backward", "self_or_result", 6, True
         )
@@ -4416,7 +4416,7 @@ def elu_(
     input: Tensor, alpha: Number = 1, scale: Number = 1, input_scale: Number = 1
 ) -> Tensor:
     """``elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "elu_", "input", 1, False)
     return operators.elu_.call(input, alpha, scale, input_scale)
 
@@ -4429,7 +4429,7 @@ def softplus(
     out: Tensor | None = None,
 ) -> Tensor:
     """``softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "softplus", "input", 1, False)
     if out is not None:  # softplus.out
         return write_out(
@@ -4449,18 +4449,18 @@ def softplus_backward(
     grad_output: Tensor | Number, input: Tensor, beta: Number, threshold: Number
 ) -> Tensor:
     """``softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "softplus_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "softplus_backward", "input", 2, False)
     return operators.softplus_backward.call(grad_output, input, beta, threshold)
 
 
 def log_sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``log_sigmoid(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "log_sigmoid", "input", 1, False)
     if out is not None:  # log_sigmoid.out
         return write_out("log_sigmoid", out, composites.log_sigmoid, (input,))
@@ -4471,7 +4471,7 @@ def log_sigmoid_forward(
     input: Tensor, *, out: Sequence[Tensor] | None = None
 ) -> Tensor:
     """``log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "log_sigmoid_forward", "input", 1, False)
     if out is not None:  # log_sigmoid_forward.output
         return write_out(
@@ -4484,13 +4484,13 @@ def log_sigmoid_backward(
     grad_output: Tensor | Number, input: Tensor, buffer: Tensor | Number
 ) -> Tensor:
     """``log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "log_sigmoid_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "log_sigmoid_backward", "input", 2, False)
-    if buffer.__class__ is not Tensor:
+    if type(buffer) is not Tensor:
         buffer = tensor_argument(buffer, "log_sigmoid_backward", "buffer", 3, True)
     return operators.log_sigmoid_backward.call(grad_output, input, buffer)
 
@@ -4503,7 +4503,7 @@ def hardtanh(
     out: Tensor | None = None,
 ) -> Tensor:
     """``hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "hardtanh", "input", 1, False)
     if out is not None:  # hardtanh.out
         return write_out(
@@ -4523,25 +4523,25 @@ def hardtanh_backward(
     grad_output: Tensor | Number, input: Tensor, min_val: Number, max_val: Number
 ) -> Tensor:
     """``hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "hardtanh_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "hardtanh_backward", "input", 2, False)
     return operators.hardtanh_backward.call(grad_output, input, min_val, max_val)
 
 
 def hardtanh_(input: Tensor, min_val: Number = -1, max_val: Number = 1) -> Tensor:
     """``hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "hardtanh_", "input", 1, False)
     return operators.hardtanh_.call(input, min_val, max_val)
 
 
 def mish(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``mish(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "mish", "input", 1, False)
     if out is not None:  # mish.out
         return write_out("mish", out, operators.mish.call, (input,))
@@ -4550,39 +4550,39 @@ def mish(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def mish_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
     """``mish_backward(Tensor grad_output, Tensor self) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "mish_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "mish_backward", "input", 2, False)
     return operators.mish_backward.call(grad_output, input)
 
 
 def mish_(input: Tensor) -> Tensor:
     """``mish_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "mish_", "input", 1, False)
     return operators.mish_.call(input)
 
 
 def dropout(input: Tensor | Number, p: float, train: bool) -> Tensor:
     """``dropout(Tensor input, float p, bool train) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "dropout", "input", 1, False)
     return composites.dropout(input, p, train)
 
 
 def celu(input: Tensor, alpha: Number = 1.0) -> Tensor:
     """``celu(Tensor self, Scalar alpha=1.0) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "celu", "input", 1, False)
     return operators.celu.call(input, alpha)
 
 
 def glu(input: Tensor, dim: int = -1, *, out: Tensor | None = None) -> Tensor:
     """``glu(Tensor self, int dim=-1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "glu", "input", 1, False)
     if out is not None:  # glu.out
         return write_out(
@@ -4599,11 +4599,11 @@ def glu(input: Tensor, dim: int = -1, *, out: Tensor | None = None) -> Tensor:
 
 def glu_backward(grad_output: Tensor | Number, input: Tensor, dim: int) -> Tensor:
     """``glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "glu_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "glu_backward", "input", 2, False)
     return operators.glu_backward.call(grad_output, input, dim)
 
@@ -4612,7 +4612,7 @@ def hardshrink(
     input: Tensor, lambd: Number = 0.5, *, out: Tensor | None = None
 ) -> Tensor:
     """``hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "hardshrink", "input", 1, False)
     if out is not None:  # hardshrink.out
         return write_out(
@@ -4631,9 +4631,9 @@ def hardshrink_backward(
     grad_out: Tensor | Number, input: Tensor, lambd: Number
 ) -> Tensor:
     """``hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor``"""
-    if grad_out.__class__ is not Tensor:
+    if type(grad_out) is not Tensor:
         grad_out = tensor_argument(grad_out, "hardshrink_backward", "grad_out", 1, True)
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "hardshrink_backward", "input", 2, False)
     return operators.hardshrink_backward.call(grad_out, input, lambd)
 
@@ -4642,7 +4642,7 @@ def softshrink(
     input: Tensor, lambd: Number = 0.5, *, out: Tensor | None = None
 ) -> Tensor:
     """``softshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "softshrink", "input", 1, False)
     if out is not None:  # softshrink.out
         return write_out(
@@ -4661,18 +4661,18 @@ def softshrink_backward(
     grad_output: Tensor | Number, input: Tensor, lambd: Number
 ) -> Tensor:
     """``softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "softshrink_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "softshrink_backward", "input", 2, False)
     return operators.softshrink_backward.call(grad_output, input, lambd)
 
 
 def hardsigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``hardsigmoid(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "hardsigmoid", "input", 1, False)
     if out is not None:  # hardsigmoid.out
         return write_out("hardsigmoid", out, operators.hardsigmoid.call, (input,))
@@ -4681,18 +4681,18 @@ def hardsigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def hardsigmoid_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
     """``hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "hardsigmoid_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "hardsigmoid_backward", "input", 2, False)
     return operators.hardsigmoid_backward.call(grad_output, input)
 
 
 def hardswish(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``hardswish(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "hardswish", "input", 1, False)
     if out is not None:  # hardswish.out
         return write_out("hardswish", out, operators.hardswish.call, (input,))
@@ -4701,11 +4701,11 @@ def hardswish(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def hardswish_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
     """``hardswish_backward(Tensor grad_output, Tensor self) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "hardswish_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "hardswish_backward", "input", 2, False)
     return operators.hardswish_backward.call(grad_output, input)
 
@@ -4714,7 +4714,7 @@ def threshold(
     input: Tensor, threshold: Number, value: Number, *, out: Tensor | None = None
 ) -> Tensor:
     """``threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "threshold", "input", 1, False)
     if out is not None:  # threshold.out
         return write_out(
@@ -4739,9 +4739,9 @@ def rrelu_with_noise(
     generator: Any | None = None,
 ) -> Tensor:
     """``rrelu_with_noise(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "rrelu_with_noise", "input", 1, False)
-    if noise.__class__ is not Tensor:
+    if type(noise) is not Tensor:
         noise = tensor_argument(noise, "rrelu_with_noise", "noise", 2, True)
     return operators.rrelu_with_noise.call(
         input, noise, lower, upper, training, generator
@@ -4758,13 +4758,13 @@ def rrelu_with_noise_backward(
     self_is_result: bool,
 ) -> Tensor:
     """``rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "rrelu_with_noise_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "rrelu_with_noise_backward", "input", 2, False)
-    if noise.__class__ is not Tensor:
+    if type(noise) is not Tensor:
         noise = tensor_argument(noise, "rrelu_with_noise_backward", "noise", 3, True)
     return operators.rrelu_with_noise_backward.call(
         grad_output, input, noise, lower, upper, training, self_is_result
@@ -4773,18 +4773,18 @@ def rrelu_with_noise_backward(
 
 def prelu(input: Tensor, weight: Tensor | Number) -> Tensor:
     """``prelu(Tensor self, Tensor weight) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "prelu", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "prelu", "weight", 2, True)
     return composites.prelu(input, weight)
 
 
 def _prelu_kernel(input: Tensor, weight: Tensor | Number) -> Tensor:
     """``_prelu_kernel(Tensor self, Tensor weight) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_prelu_kernel", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "_prelu_kernel", "weight", 2, True)
     return operators._prelu_kernel.call(input, weight)
 
@@ -4793,20 +4793,20 @@ def _prelu_kernel_backward(
     grad_output: Tensor | Number, input: Tensor, weight: Tensor | Number
 ) -> Tensor:
     """``_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "_prelu_kernel_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_prelu_kernel_backward", "input", 2, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "_prelu_kernel_backward", "weight", 3, True)
     return operators._prelu_kernel_backward.call(grad_output, input, weight)
 
 
 def native_dropout(input: Tensor | Number, p: float, train: bool | None) -> Tensor:
     """``native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "native_dropout", "input", 1, False)
     return operators.native_dropout.call(input, p, train)
 
@@ -4815,11 +4815,11 @@ def native_dropout_backward(
     grad_output: Tensor | Number, mask: Tensor | Number, scale: float
 ) -> Tensor:
     """``native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "native_dropout_backward", "grad_output", 1, True
         )
-    if mask.__class__ is not Tensor:
+    if type(mask) is not Tensor:
         mask = tensor_argument(mask, "native_dropout_backward", "mask", 2, True)
     return operators.native_dropout_backward.call(grad_output, mask, scale)
 
@@ -4832,9 +4832,9 @@ def mse_loss(
     out: Tensor | None = None,
 ) -> Tensor:
     """``mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "mse_loss", "input", 1, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "mse_loss", "target", 2, True)
     if out is not None:  # mse_loss.out
         return write_out(
@@ -4854,13 +4854,13 @@ def mse_loss_backward(
     grad_output: Tensor | Number, input: Tensor, target: Tensor | Number, reduction: int
 ) -> Tensor:
     """``mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "mse_loss_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "mse_loss_backward", "input", 2, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "mse_loss_backward", "target", 3, True)
     return operators.mse_loss_backward.call(grad_output, input, target, reduction)
 
@@ -4873,9 +4873,9 @@ def nll_loss_nd(
     ignore_index: int = -100,
 ) -> Tensor:
     """``nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "nll_loss_nd", "input", 1, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "nll_loss_nd", "target", 2, True)
     weight = (
         None
@@ -4895,9 +4895,9 @@ def nll_loss(
     out: Tensor | None = None,
 ) -> Tensor:
     """``nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "nll_loss", "input", 1, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "nll_loss", "target", 2, True)
     weight = (
         None
@@ -4930,9 +4930,9 @@ def nll_loss_forward(
     out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "nll_loss_forward", "input", 1, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "nll_loss_forward", "target", 2, True)
     weight = (
         None
@@ -4967,20 +4967,20 @@ def nll_loss_backward(
     total_weight: Tensor | Number,
 ) -> Tensor:
     """``nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "nll_loss_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "nll_loss_backward", "input", 2, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "nll_loss_backward", "target", 3, True)
     weight = (
         None
         if weight is None
         else tensor_argument(weight, "nll_loss_backward", "weight", 4, True)
     )
-    if total_weight.__class__ is not Tensor:
+    if type(total_weight) is not Tensor:
         total_weight = tensor_argument(
             total_weight, "nll_loss_backward", "total_weight", 7, True
         )
@@ -4999,9 +4999,9 @@ def nll_loss2d(
     out: Tensor | None = None,
 ) -> Tensor:
     """``nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "nll_loss2d", "input", 1, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "nll_loss2d", "target", 2, True)
     weight = (
         None
@@ -5034,9 +5034,9 @@ def nll_loss2d_forward(
     out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "nll_loss2d_forward", "input", 1, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "nll_loss2d_forward", "target", 2, True)
     weight = (
         None
@@ -5071,20 +5071,20 @@ def nll_loss2d_backward(
     total_weight: Tensor | Number,
 ) -> Tensor:
     """``nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "nll_loss2d_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "nll_loss2d_backward", "input", 2, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "nll_loss2d_backward", "target", 3, True)
     weight = (
         None
         if weight is None
         else tensor_argument(weight, "nll_loss2d_backward", "weight", 4, True)
     )
-    if total_weight.__class__ is not Tensor:
+    if type(total_weight) is not Tensor:
         total_weight = tensor_argument(
             total_weight, "nll_loss2d_backward", "total_weight", 7, True
         )
@@ -5102,9 +5102,9 @@ def binary_cross_entropy(
     out: Tensor | None = None,
 ) -> Tensor:
     """``binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "binary_cross_entropy", "input", 1, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "binary_cross_entropy", "target", 2, True)
     weight = (
         None
@@ -5134,15 +5134,15 @@ def binary_cross_entropy_backward(
     reduction: int = 1,
 ) -> Tensor:
     """``binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "binary_cross_entropy_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(
             input, "binary_cross_entropy_backward", "input", 2, False
         )
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(
             target, "binary_cross_entropy_backward", "target", 3, True
         )
@@ -5165,9 +5165,9 @@ def cross_entropy_loss(
     label_smoothing: float = 0.0,
 ) -> Tensor:
     """``cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "cross_entropy_loss", "input", 1, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "cross_entropy_loss", "target", 2, True)
     weight = (
         None
@@ -5181,9 +5181,9 @@ def cross_entropy_loss(
 
 def l1_loss(input: Tensor, target: Tensor | Number, reduction: int = 1) -> Tensor:
     """``l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "l1_loss", "input", 1, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "l1_loss", "target", 2, True)
     return composites.l1_loss(input, target, reduction)
 
@@ -5197,9 +5197,9 @@ def smooth_l1_loss(
     out: Tensor | None = None,
 ) -> Tensor:
     """``smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "smooth_l1_loss", "input", 1, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "smooth_l1_loss", "target", 2, True)
     if out is not None:  # smooth_l1_loss.out
         return write_out(
@@ -5224,13 +5224,13 @@ def smooth_l1_loss_backward(
     beta: float,
 ) -> Tensor:
     """``smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "smooth_l1_loss_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "smooth_l1_loss_backward", "input", 2, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "smooth_l1_loss_backward", "target", 3, True)
     return operators.smooth_l1_loss_backward.call(
         grad_output, input, target, reduction, beta
@@ -5246,9 +5246,9 @@ def huber_loss(
     out: Tensor | None = None,
 ) -> Tensor:
     """``huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "huber_loss", "input", 1, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "huber_loss", "target", 2, True)
     if out is not None:  # huber_loss.out
         return write_out(
@@ -5273,13 +5273,13 @@ def huber_loss_backward(
     delta: float,
 ) -> Tensor:
     """``huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "huber_loss_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "huber_loss_backward", "input", 2, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "huber_loss_backward", "target", 3, True)
     return operators.huber_loss_backward.call(
         grad_output, input, target, reduction, delta
@@ -5294,11 +5294,11 @@ def binary_cross_entropy_with_logits(
     reduction: int = 1,
 ) -> Tensor:
     """``binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(
             input, "binary_cross_entropy_with_logits", "input", 1, False
         )
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(
             target, "binary_cross_entropy_with_logits", "target", 2, True
         )
@@ -5329,9 +5329,9 @@ def kl_div(
     log_target: bool = False,
 ) -> Tensor:
     """``kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "kl_div", "input", 1, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "kl_div", "target", 2, True)
     return composites.kl_div(input, target, reduction, log_target)
 
@@ -5344,9 +5344,9 @@ def soft_margin_loss(
     out: Tensor | None = None,
 ) -> Tensor:
     """``soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "soft_margin_loss", "input", 1, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "soft_margin_loss", "target", 2, True)
     if out is not None:  # soft_margin_loss.out
         return write_out(
@@ -5366,13 +5366,13 @@ def soft_margin_loss_backward(
     grad_output: Tensor | Number, input: Tensor, target: Tensor | Number, reduction: int
 ) -> Tensor:
     """``soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "soft_margin_loss_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "soft_margin_loss_backward", "input", 2, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "soft_margin_loss_backward", "target", 3, True)
     return operators.soft_margin_loss_backward.call(
         grad_output, input, target, reduction
@@ -5390,9 +5390,9 @@ def multi_margin_loss(
     out: Tensor | None = None,
 ) -> Tensor:
     """``multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "multi_margin_loss", "input", 1, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "multi_margin_loss", "target", 2, True)
     weight = (
         None
@@ -5426,13 +5426,13 @@ def multi_margin_loss_backward(
     reduction: int = 1,
 ) -> Tensor:
     """``multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "multi_margin_loss_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "multi_margin_loss_backward", "input", 2, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(
             target, "multi_margin_loss_backward", "target", 3, True
         )
@@ -5454,9 +5454,9 @@ def multilabel_margin_loss(
     out: Tensor | None = None,
 ) -> Tensor:
     """``multilabel_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "multilabel_margin_loss", "input", 1, False)
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(target, "multilabel_margin_loss", "target", 2, True)
     if out is not None:  # multilabel_margin_loss.out
         return write_out(
@@ -5480,11 +5480,11 @@ def multilabel_margin_loss_forward(
     out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(
             input, "multilabel_margin_loss_forward", "input", 1, False
         )
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(
             target, "multilabel_margin_loss_forward", "target", 2, True
         )
@@ -5510,19 +5510,19 @@ def multilabel_margin_loss_backward(
     is_target: Tensor | Number,
 ) -> Tensor:
     """``multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "multilabel_margin_loss_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(
             input, "multilabel_margin_loss_backward", "input", 2, False
         )
-    if target.__class__ is not Tensor:
+    if type(target) is not Tensor:
         target = tensor_argument(
             target, "multilabel_margin_loss_backward", "target", 3, True
         )
-    if is_target.__class__ is not Tensor:
+    if type(is_target) is not Tensor:
         is_target = tensor_argument(
             is_target, "multilabel_margin_loss_backward", "is_target", 5, True
         )
@@ -5543,7 +5543,7 @@ def batch_norm(
     cudnn_enabled: bool,
 ) -> Tensor:
     """``batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "batch_norm", "input", 1, False)
     weight = (
         None
@@ -5589,7 +5589,7 @@ def native_batch_norm(
     out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "native_batch_norm", "input", 1, False)
     weight = (
         None
@@ -5645,11 +5645,11 @@ def native_batch_norm_backward(
     output_mask: Sequence[bool],
 ) -> Tensor:
     """``native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
-    if grad_out.__class__ is not Tensor:
+    if type(grad_out) is not Tensor:
         grad_out = tensor_argument(
             grad_out, "native_batch_norm_backward", "grad_out", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "native_batch_norm_backward", "input", 2, False)
     weight = (
         None
@@ -5710,7 +5710,7 @@ def instance_norm(
     cudnn_enabled: bool,
 ) -> Tensor:
     """``instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "instance_norm", "input", 1, False)
     weight = (
         None
@@ -5754,7 +5754,7 @@ def group_norm(
     cudnn_enabled: bool = True,
 ) -> Tensor:
     """``group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "group_norm", "input", 1, False)
     weight = (
         None
@@ -5778,7 +5778,7 @@ def native_group_norm(
     eps: float,
 ) -> Tensor:
     """``native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "native_group_norm", "input", 1, False)
     weight = (
         None
@@ -5806,15 +5806,15 @@ def native_group_norm_backward(
     output_mask: Sequence[bool],
 ) -> Tensor:
     """``native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
-    if grad_out.__class__ is not Tensor:
+    if type(grad_out) is not Tensor:
         grad_out = tensor_argument(
             grad_out, "native_group_norm_backward", "grad_out", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "native_group_norm_backward", "input", 2, False)
-    if mean.__class__ is not Tensor:
+    if type(mean) is not Tensor:
         mean = tensor_argument(mean, "native_group_norm_backward", "mean", 3, True)
-    if rstd.__class__ is not Tensor:
+    if type(rstd) is not Tensor:
         rstd = tensor_argument(rstd, "native_group_norm_backward", "rstd", 4, True)
     weight = (
         None
@@ -5835,7 +5835,7 @@ def layer_norm(
     cudnn_enable: bool = True,
 ) -> Tensor:
     """``layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "layer_norm", "input", 1, False)
     normalized_shape = int_list_argument(
         normalized_shape, "layer_norm", "normalized_shape"
@@ -5861,7 +5861,7 @@ def native_layer_norm(
     eps: float,
 ) -> Tensor:
     """``native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "native_layer_norm", "input", 1, False)
     normalized_shape = int_list_argument(
         normalized_shape, "native_layer_norm", "normalized_shape"
@@ -5890,18 +5890,18 @@ def native_layer_norm_backward(
     output_mask: Sequence[bool],
 ) -> Tensor:
     """``native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
-    if grad_out.__class__ is not Tensor:
+    if type(grad_out) is not Tensor:
         grad_out = tensor_argument(
             grad_out, "native_layer_norm_backward", "grad_out", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "native_layer_norm_backward", "input", 2, False)
     normalized_shape = int_list_argument(
         normalized_shape, "native_layer_norm_backward", "normalized_shape"
     )
-    if mean.__class__ is not Tensor:
+    if type(mean) is not Tensor:
         mean = tensor_argument(mean, "native_layer_norm_backward", "mean", 4, True)
-    if rstd.__class__ is not Tensor:
+    if type(rstd) is not Tensor:
         rstd = tensor_argument(rstd, "native_layer_norm_backward", "rstd", 5, True)
     weight = (
         None
@@ -5925,7 +5925,7 @@ def rms_norm(
     eps: float | None = None,
 ) -> Tensor:
     """``rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "rms_norm", "input", 1, False)
     normalized_shape = int_list_argument(
         normalized_shape, "rms_norm", "normalized_shape"
@@ -5948,7 +5948,7 @@ def _native_batch_norm_legit_no_training(
     eps: float,
 ) -> Tensor:
     """``_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(
             input, "_native_batch_norm_legit_no_training", "input", 1, False
         )
@@ -5966,7 +5966,7 @@ def _native_batch_norm_legit_no_training(
             bias, "_native_batch_norm_legit_no_training", "bias", 3, True
         )
     )
-    if running_mean.__class__ is not Tensor:
+    if type(running_mean) is not Tensor:
         running_mean = tensor_argument(
             running_mean,
             "_native_batch_norm_legit_no_training",
@@ -5974,7 +5974,7 @@ def _native_batch_norm_legit_no_training(
             4,
             True,
         )
-    if running_var.__class__ is not Tensor:
+    if type(running_var) is not Tensor:
         running_var = tensor_argument(
             running_var, "_native_batch_norm_legit_no_training", "running_var", 5, True
         )
@@ -5992,7 +5992,7 @@ def _native_batch_norm_legit(
     eps: float,
 ) -> Tensor:
     """``_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_native_batch_norm_legit", "input", 1, False)
     weight = (
         None
@@ -6019,7 +6019,7 @@ def _batch_norm_no_update(
     eps: float,
 ) -> Tensor:
     """``_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_batch_norm_no_update", "input", 1, False)
     weight = (
         None
@@ -6064,11 +6064,11 @@ def batch_norm_backward(
     reserve: Tensor | Number,
 ) -> Tensor:
     """``batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)``"""
-    if grad_out.__class__ is not Tensor:
+    if type(grad_out) is not Tensor:
         grad_out = tensor_argument(grad_out, "batch_norm_backward", "grad_out", 1, True)
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "batch_norm_backward", "input", 2, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "batch_norm_backward", "weight", 3, True)
     running_mean = (
         None
@@ -6092,7 +6092,7 @@ def batch_norm_backward(
         if save_var is None
         else tensor_argument(save_var, "batch_norm_backward", "save_var", 7, True)
     )
-    if reserve.__class__ is not Tensor:
+    if type(reserve) is not Tensor:
         reserve = tensor_argument(reserve, "batch_norm_backward", "reserve", 11, True)
     return operators.batch_norm_backward.call(
         grad_out,
@@ -6116,7 +6116,7 @@ def _fused_rms_norm(
     eps: float | None,
 ) -> Tensor:
     """``_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_fused_rms_norm", "input", 1, False)
     normalized_shape = int_list_argument(
         normalized_shape, "_fused_rms_norm", "normalized_shape"
@@ -6137,9 +6137,9 @@ def embedding(
     sparse: bool = False,
 ) -> Tensor:
     """``embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor``"""
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "embedding", "weight", 1, True)
-    if indices.__class__ is not Tensor:
+    if type(indices) is not Tensor:
         indices = tensor_argument(indices, "embedding", "indices", 2, True)
     return operators.embedding.call(
         weight, indices, padding_idx, scale_grad_by_freq, sparse
@@ -6155,9 +6155,9 @@ def embedding_backward(
     sparse: bool,
 ) -> Tensor:
     """``embedding_backward(Tensor grad, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq, bool sparse) -> Tensor``"""
-    if grad.__class__ is not Tensor:
+    if type(grad) is not Tensor:
         grad = tensor_argument(grad, "embedding_backward", "grad", 1, True)
-    if indices.__class__ is not Tensor:
+    if type(indices) is not Tensor:
         indices = tensor_argument(indices, "embedding_backward", "indices", 2, True)
     return composites.embedding_backward(
         grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse
@@ -6172,11 +6172,11 @@ def embedding_dense_backward(
     scale_grad_by_freq: bool,
 ) -> Tensor:
     """``embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "embedding_dense_backward", "grad_output", 1, True
         )
-    if indices.__class__ is not Tensor:
+    if type(indices) is not Tensor:
         indices = tensor_argument(
             indices, "embedding_dense_backward", "indices", 2, True
         )
@@ -6187,7 +6187,7 @@ def embedding_dense_backward(
 
 def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     """``one_hot(Tensor self, int num_classes=-1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "one_hot", "input", 1, False)
     return operators.one_hot.call(input, num_classes)
 
@@ -6204,9 +6204,9 @@ def convolution(
     groups: int,
 ) -> Tensor:
     """``convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "convolution", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "convolution", "weight", 2, True)
     bias = (
         None if bias is None else tensor_argument(bias, "convolution", "bias", 3, True)
@@ -6242,13 +6242,13 @@ def convolution_backward(
     output_mask: Sequence[bool],
 ) -> Tensor:
     """``convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "convolution_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "convolution_backward", "input", 2, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "convolution_backward", "weight", 3, True)
     bias_sizes = (
         None
@@ -6287,9 +6287,9 @@ def conv_transpose1d(
     dilation: Sequence[int] = (1,),
 ) -> Tensor:
     """``conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] output_padding=0, SymInt groups=1, SymInt[1] dilation=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "conv_transpose1d", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "conv_transpose1d", "weight", 2, True)
     bias = (
         None
@@ -6318,9 +6318,9 @@ def conv_transpose2d(
     dilation: Sequence[int] = (1, 1),
 ) -> Tensor:
     """``conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "conv_transpose2d", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "conv_transpose2d", "weight", 2, True)
     bias = (
         None
@@ -6349,9 +6349,9 @@ def conv_transpose3d(
     dilation: Sequence[int] = (1, 1, 1),
 ) -> Tensor:
     """``conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt groups=1, SymInt[3] dilation=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "conv_transpose3d", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "conv_transpose3d", "weight", 2, True)
     bias = (
         None
@@ -6371,7 +6371,7 @@ def conv_transpose3d(
 
 def reflection_pad1d(input: Tensor, padding: Sequence[int]) -> Tensor:
     """``reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "reflection_pad1d", "input", 1, False)
     padding = int_list_argument(padding, "reflection_pad1d", "padding")
     return operators.reflection_pad1d.call(input, padding)
@@ -6381,11 +6381,11 @@ def reflection_pad1d_backward(
     grad_output: Tensor | Number, input: Tensor, padding: Sequence[int]
 ) -> Tensor:
     """``reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "reflection_pad1d_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "reflection_pad1d_backward", "input", 2, False)
     padding = int_list_argument(padding, "reflection_pad1d_backward", "padding")
     return operators.reflection_pad1d_backward.call(grad_output, input, padding)
@@ -6393,7 +6393,7 @@ def reflection_pad1d_backward(
 
 def reflection_pad2d(input: Tensor, padding: Sequence[int]) -> Tensor:
     """``reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "reflection_pad2d", "input", 1, False)
     padding = int_list_argument(padding, "reflection_pad2d", "padding")
     return operators.reflection_pad2d.call(input, padding)
@@ -6403,11 +6403,11 @@ def reflection_pad2d_backward(
     grad_output: Tensor | Number, input: Tensor, padding: Sequence[int]
 ) -> Tensor:
     """``reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "reflection_pad2d_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "reflection_pad2d_backward", "input", 2, False)
     padding = int_list_argument(padding, "reflection_pad2d_backward", "padding")
     return operators.reflection_pad2d_backward.call(grad_output, input, padding)
@@ -6415,7 +6415,7 @@ def reflection_pad2d_backward(
 
 def reflection_pad3d(input: Tensor, padding: Sequence[int]) -> Tensor:
     """``reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "reflection_pad3d", "input", 1, False)
     padding = int_list_argument(padding, "reflection_pad3d", "padding")
     return operators.reflection_pad3d.call(input, padding)
@@ -6425,11 +6425,11 @@ def reflection_pad3d_backward(
     grad_output: Tensor | Number, input: Tensor, padding: Sequence[int]
 ) -> Tensor:
     """``reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "reflection_pad3d_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "reflection_pad3d_backward", "input", 2, False)
     padding = int_list_argument(padding, "reflection_pad3d_backward", "padding")
     return operators.reflection_pad3d_backward.call(grad_output, input, padding)
@@ -6437,7 +6437,7 @@ def reflection_pad3d_backward(
 
 def replication_pad1d(input: Tensor, padding: Sequence[int]) -> Tensor:
     """``replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "replication_pad1d", "input", 1, False)
     padding = int_list_argument(padding, "replication_pad1d", "padding")
     return operators.replication_pad1d.call(input, padding)
@@ -6447,11 +6447,11 @@ def replication_pad1d_backward(
     grad_output: Tensor | Number, input: Tensor, padding: Sequence[int]
 ) -> Tensor:
     """``replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "replication_pad1d_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "replication_pad1d_backward", "input", 2, False)
     padding = int_list_argument(padding, "replication_pad1d_backward", "padding")
     return operators.replication_pad1d_backward.call(grad_output, input, padding)
@@ -6459,7 +6459,7 @@ def replication_pad1d_backward(
 
 def replication_pad2d(input: Tensor, padding: Sequence[int]) -> Tensor:
     """``replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "replication_pad2d", "input", 1, False)
     padding = int_list_argument(padding, "replication_pad2d", "padding")
     return operators.replication_pad2d.call(input, padding)
@@ -6469,11 +6469,11 @@ def replication_pad2d_backward(
     grad_output: Tensor | Number, input: Tensor, padding: Sequence[int]
 ) -> Tensor:
     """``replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "replication_pad2d_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "replication_pad2d_backward", "input", 2, False)
     padding = int_list_argument(padding, "replication_pad2d_backward", "padding")
     return operators.replication_pad2d_backward.call(grad_output, input, padding)
@@ -6481,7 +6481,7 @@ def replication_pad2d_backward(
 
 def replication_pad3d(input: Tensor, padding: Sequence[int]) -> Tensor:
     """``replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "replication_pad3d", "input", 1, False)
     padding = int_list_argument(padding, "replication_pad3d", "padding")
     return operators.replication_pad3d.call(input, padding)
@@ -6491,11 +6491,11 @@ def replication_pad3d_backward(
     grad_output: Tensor | Number, input: Tensor, padding: Sequence[int]
 ) -> Tensor:
     """``replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "replication_pad3d_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "replication_pad3d_backward", "input", 2, False)
     padding = int_list_argument(padding, "replication_pad3d_backward", "padding")
     return operators.replication_pad3d_backward.call(grad_output, input, padding)
@@ -6505,11 +6505,11 @@ def conv_tbc(
     input: Tensor, weight: Tensor | Number, bias: Tensor | Number, pad: int = 0
 ) -> Tensor:
     """``conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "conv_tbc", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "conv_tbc", "weight", 2, True)
-    if bias.__class__ is not Tensor:
+    if type(bias) is not Tensor:
         bias = tensor_argument(bias, "conv_tbc", "bias", 3, True)
     return operators.conv_tbc.call(input, weight, bias, pad)
 
@@ -6525,9 +6525,9 @@ def slow_conv_transpose2d(
     dilation: Sequence[int] = (1, 1),
 ) -> Tensor:
     """``slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "slow_conv_transpose2d", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "slow_conv_transpose2d", "weight", 2, True)
     kernel_size = int_list_argument(kernel_size, "slow_conv_transpose2d", "kernel_size")
     bias = (
@@ -6557,9 +6557,9 @@ def slow_conv_transpose3d(
     dilation: Sequence[int] = (1, 1, 1),
 ) -> Tensor:
     """``slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "slow_conv_transpose3d", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "slow_conv_transpose3d", "weight", 2, True)
     kernel_size = int_list_argument(kernel_size, "slow_conv_transpose3d", "kernel_size")
     bias = (
@@ -6587,9 +6587,9 @@ def _slow_conv2d_forward(
     padding: Sequence[int],
 ) -> Tensor:
     """``_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_slow_conv2d_forward", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "_slow_conv2d_forward", "weight", 2, True)
     kernel_size = int_list_argument(kernel_size, "_slow_conv2d_forward", "kernel_size")
     bias = (
@@ -6614,13 +6614,13 @@ def _slow_conv2d_backward(
     output_mask: Sequence[bool],
 ) -> Tensor:
     """``_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "_slow_conv2d_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_slow_conv2d_backward", "input", 2, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "_slow_conv2d_backward", "weight", 3, True)
     kernel_size = int_list_argument(kernel_size, "_slow_conv2d_backward", "kernel_size")
     stride = int_list_argument(stride, "_slow_conv2d_backward", "stride")
@@ -6640,9 +6640,9 @@ def _conv_depthwise2d(
     dilation: Sequence[int],
 ) -> Tensor:
     """``_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_conv_depthwise2d", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "_conv_depthwise2d", "weight", 2, True)
     kernel_size = int_list_argument(kernel_size, "_conv_depthwise2d", "kernel_size")
     bias = (
@@ -6668,9 +6668,9 @@ def conv_depthwise3d(
     dilation: Sequence[int],
 ) -> Tensor:
     """``conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "conv_depthwise3d", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "conv_depthwise3d", "weight", 2, True)
     kernel_size = int_list_argument(kernel_size, "conv_depthwise3d", "kernel_size")
     bias = (
@@ -6695,9 +6695,9 @@ def slow_conv3d_forward(
     padding: Sequence[int],
 ) -> Tensor:
     """``slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "slow_conv3d_forward", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "slow_conv3d_forward", "weight", 2, True)
     kernel_size = int_list_argument(kernel_size, "slow_conv3d_forward", "kernel_size")
     bias = (
@@ -6722,9 +6722,9 @@ def slow_conv_dilated2d(
     dilation: Sequence[int] = (1, 1),
 ) -> Tensor:
     """``slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "slow_conv_dilated2d", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "slow_conv_dilated2d", "weight", 2, True)
     kernel_size = int_list_argument(kernel_size, "slow_conv_dilated2d", "kernel_size")
     bias = (
@@ -6750,9 +6750,9 @@ def slow_conv_dilated3d(
     dilation: Sequence[int] = (1, 1, 1),
 ) -> Tensor:
     """``slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "slow_conv_dilated3d", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "slow_conv_dilated3d", "weight", 2, True)
     kernel_size = int_list_argument(kernel_size, "slow_conv_dilated3d", "kernel_size")
     bias = (
@@ -6784,9 +6784,9 @@ def _convolution(
     allow_tf32: bool,
 ) -> Tensor:
     """``_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_convolution", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "_convolution", "weight", 2, True)
     bias = (
         None if bias is None else tensor_argument(bias, "_convolution", "bias", 3, True)
@@ -6824,9 +6824,9 @@ def convolution_overrideable(
     groups: int,
 ) -> Tensor:
     """``convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "convolution_overrideable", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "convolution_overrideable", "weight", 2, True)
     bias = (
         None
@@ -6865,15 +6865,15 @@ def convolution_backward_overrideable(
     output_mask: Sequence[bool],
 ) -> Tensor:
     """``convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "convolution_backward_overrideable", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(
             input, "convolution_backward_overrideable", "input", 2, False
         )
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(
             weight, "convolution_backward_overrideable", "weight", 3, True
         )
@@ -6907,9 +6907,9 @@ def _nnpack_spatial_convolution(
     stride: Sequence[int] = (1, 1),
 ) -> Tensor:
     """``_nnpack_spatial_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[2] padding, SymInt[2] stride=1) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_nnpack_spatial_convolution", "input", 1, False)
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(
             weight, "_nnpack_spatial_convolution", "weight", 2, True
         )
@@ -6936,7 +6936,7 @@ def max_pool2d_with_indices(
     out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "max_pool2d_with_indices", "input", 1, False)
     kernel_size = int_list_argument(
         kernel_size, "max_pool2d_with_indices", "kernel_size"
@@ -6974,11 +6974,11 @@ def max_pool2d_with_indices_backward(
     indices: Tensor | Number,
 ) -> Tensor:
     """``max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "max_pool2d_with_indices_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(
             input, "max_pool2d_with_indices_backward", "input", 2, False
         )
@@ -6990,7 +6990,7 @@ def max_pool2d_with_indices_backward(
     dilation = int_list_argument(
         dilation, "max_pool2d_with_indices_backward", "dilation"
     )
-    if indices.__class__ is not Tensor:
+    if type(indices) is not Tensor:
         indices = tensor_argument(
             indices, "max_pool2d_with_indices_backward", "indices", 8, True
         )
@@ -7010,7 +7010,7 @@ def max_pool3d_with_indices(
     out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "max_pool3d_with_indices", "input", 1, False)
     kernel_size = int_list_argument(
         kernel_size, "max_pool3d_with_indices", "kernel_size"
@@ -7048,11 +7048,11 @@ def max_pool3d_with_indices_backward(
     indices: Tensor | Number,
 ) -> Tensor:
     """``max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "max_pool3d_with_indices_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(
             input, "max_pool3d_with_indices_backward", "input", 2, False
         )
@@ -7064,7 +7064,7 @@ def max_pool3d_with_indices_backward(
     dilation = int_list_argument(
         dilation, "max_pool3d_with_indices_backward", "dilation"
     )
-    if indices.__class__ is not Tensor:
+    if type(indices) is not Tensor:
         indices = tensor_argument(
             indices, "max_pool3d_with_indices_backward", "indices", 8, True
         )
@@ -7082,7 +7082,7 @@ def max_pool1d_with_indices(
     ceil_mode: bool = False,
 ) -> Tensor:
     """``max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "max_pool1d_with_indices", "input", 1, False)
     kernel_size = int_list_argument(
         kernel_size, "max_pool1d_with_indices", "kernel_size"
@@ -7104,7 +7104,7 @@ def max_pool1d(
     ceil_mode: bool = False,
 ) -> Tensor:
     """``max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "max_pool1d", "input", 1, False)
     kernel_size = int_list_argument(kernel_size, "max_pool1d", "kernel_size")
     stride = int_list_argument(stride, "max_pool1d", "stride")
@@ -7124,7 +7124,7 @@ def max_pool2d(
     ceil_mode: bool = False,
 ) -> Tensor:
     """``max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "max_pool2d", "input", 1, False)
     kernel_size = int_list_argument(kernel_size, "max_pool2d", "kernel_size")
     stride = int_list_argument(stride, "max_pool2d", "stride")
@@ -7144,7 +7144,7 @@ def max_pool3d(
     ceil_mode: bool = False,
 ) -> Tensor:
     """``max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "max_pool3d", "input", 1, False)
     kernel_size = int_list_argument(kernel_size, "max_pool3d", "kernel_size")
     stride = int_list_argument(stride, "max_pool3d", "stride")
@@ -7164,7 +7164,7 @@ def avg_pool1d(
     count_include_pad: bool = True,
 ) -> Tensor:
     """``avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, bool ceil_mode=False, bool count_include_pad=True) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "avg_pool1d", "input", 1, False)
     kernel_size = int_list_argument(kernel_size, "avg_pool1d", "kernel_size")
     stride = int_list_argument(stride, "avg_pool1d", "stride")
@@ -7186,7 +7186,7 @@ def avg_pool2d(
     out: Tensor | None = None,
 ) -> Tensor:
     """``avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "avg_pool2d", "input", 1, False)
     kernel_size = int_list_argument(kernel_size, "avg_pool2d", "kernel_size")
     stride = int_list_argument(stride, "avg_pool2d", "stride")
@@ -7228,11 +7228,11 @@ def avg_pool2d_backward(
     divisor_override: int | None,
 ) -> Tensor:
     """``avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "avg_pool2d_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "avg_pool2d_backward", "input", 2, False)
     kernel_size = int_list_argument(kernel_size, "avg_pool2d_backward", "kernel_size")
     stride = int_list_argument(stride, "avg_pool2d_backward", "stride")
@@ -7261,7 +7261,7 @@ def avg_pool3d(
     out: Tensor | None = None,
 ) -> Tensor:
     """``avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "avg_pool3d", "input", 1, False)
     kernel_size = int_list_argument(kernel_size, "avg_pool3d", "kernel_size")
     stride = int_list_argument(stride, "avg_pool3d", "stride")
@@ -7303,11 +7303,11 @@ def avg_pool3d_backward(
     divisor_override: int | None,
 ) -> Tensor:
     """``avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "avg_pool3d_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "avg_pool3d_backward", "input", 2, False)
     kernel_size = int_list_argument(kernel_size, "avg_pool3d_backward", "kernel_size")
     stride = int_list_argument(stride, "avg_pool3d_backward", "stride")
@@ -7326,7 +7326,7 @@ def avg_pool3d_backward(
 
 def adaptive_avg_pool1d(input: Tensor, output_size: Sequence[int]) -> Tensor:
     """``adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "adaptive_avg_pool1d", "input", 1, False)
     output_size = int_list_argument(output_size, "adaptive_avg_pool1d", "output_size")
     return composites.adaptive_avg_pool1d(input, output_size)
@@ -7336,7 +7336,7 @@ def adaptive_avg_pool2d(
     input: Tensor, output_size: Sequence[int], *, out: Tensor | None = None
 ) -> Tensor:
     """``adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "adaptive_avg_pool2d", "input", 1, False)
     output_size = int_list_argument(output_size, "adaptive_avg_pool2d", "output_size")
     if out is not None:  # adaptive_avg_pool2d.out
@@ -7354,7 +7354,7 @@ def adaptive_avg_pool2d(
 
 def _adaptive_avg_pool2d(input: Tensor, output_size: Sequence[int]) -> Tensor:
     """``_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_adaptive_avg_pool2d", "input", 1, False)
     output_size = int_list_argument(output_size, "_adaptive_avg_pool2d", "output_size")
     return operators._adaptive_avg_pool2d.call(input, output_size)
@@ -7364,11 +7364,11 @@ def _adaptive_avg_pool2d_backward(
     grad_output: Tensor | Number, input: Tensor
 ) -> Tensor:
     """``_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "_adaptive_avg_pool2d_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(
             input, "_adaptive_avg_pool2d_backward", "input", 2, False
         )
@@ -7379,7 +7379,7 @@ def adaptive_avg_pool3d(
     input: Tensor, output_size: Sequence[int], *, out: Tensor | None = None
 ) -> Tensor:
     """``adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "adaptive_avg_pool3d", "input", 1, False)
     output_size = int_list_argument(output_size, "adaptive_avg_pool3d", "output_size")
     if out is not None:  # adaptive_avg_pool3d.out
@@ -7397,7 +7397,7 @@ def adaptive_avg_pool3d(
 
 def _adaptive_avg_pool3d(input: Tensor, output_size: Sequence[int]) -> Tensor:
     """``_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_adaptive_avg_pool3d", "input", 1, False)
     output_size = int_list_argument(output_size, "_adaptive_avg_pool3d", "output_size")
     return operators._adaptive_avg_pool3d.call(input, output_size)
@@ -7407,11 +7407,11 @@ def _adaptive_avg_pool3d_backward(
     grad_output: Tensor | Number, input: Tensor
 ) -> Tensor:
     """``_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "_adaptive_avg_pool3d_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(
             input, "_adaptive_avg_pool3d_backward", "input", 2, False
         )
@@ -7420,7 +7420,7 @@ def _adaptive_avg_pool3d_backward(
 
 def adaptive_max_pool1d(input: Tensor, output_size: Sequence[int]) -> Tensor:
     """``adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "adaptive_max_pool1d", "input", 1, False)
     output_size = int_list_argument(output_size, "adaptive_max_pool1d", "output_size")
     return composites.adaptive_max_pool1d(input, output_size)
@@ -7430,7 +7430,7 @@ def adaptive_max_pool2d(
     input: Tensor, output_size: Sequence[int], *, out: Sequence[Tensor] | None = None
 ) -> Tensor:
     """``adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "adaptive_max_pool2d", "input", 1, False)
     output_size = int_list_argument(output_size, "adaptive_max_pool2d", "output_size")
     if out is not None:  # adaptive_max_pool2d.out
@@ -7450,15 +7450,15 @@ def adaptive_max_pool2d_backward(
     grad_output: Tensor | Number, input: Tensor, indices: Tensor | Number
 ) -> Tensor:
     """``adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "adaptive_max_pool2d_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(
             input, "adaptive_max_pool2d_backward", "input", 2, False
         )
-    if indices.__class__ is not Tensor:
+    if type(indices) is not Tensor:
         indices = tensor_argument(
             indices, "adaptive_max_pool2d_backward", "indices", 3, True
         )
@@ -7469,7 +7469,7 @@ def adaptive_max_pool3d(
     input: Tensor, output_size: Sequence[int], *, out: Sequence[Tensor] | None = None
 ) -> Tensor:
     """``adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "adaptive_max_pool3d", "input", 1, False)
     output_size = int_list_argument(output_size, "adaptive_max_pool3d", "output_size")
     if out is not None:  # adaptive_max_pool3d.out
@@ -7489,15 +7489,15 @@ def adaptive_max_pool3d_backward(
     grad_output: Tensor | Number, input: Tensor, indices: Tensor | Number
 ) -> Tensor:
     """``adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "adaptive_max_pool3d_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(
             input, "adaptive_max_pool3d_backward", "input", 2, False
         )
-    if indices.__class__ is not Tensor:
+    if type(indices) is not Tensor:
         indices = tensor_argument(
             indices, "adaptive_max_pool3d_backward", "indices", 3, True
         )
@@ -7508,9 +7508,9 @@ def max_unpool2d(
     input: Tensor, indices: Tensor | Number, output_size: Sequence[int]
 ) -> Tensor:
     """``max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "max_unpool2d", "input", 1, False)
-    if indices.__class__ is not Tensor:
+    if type(indices) is not Tensor:
         indices = tensor_argument(indices, "max_unpool2d", "indices", 2, True)
     output_size = int_list_argument(output_size, "max_unpool2d", "output_size")
     return operators.max_unpool2d.call(input, indices, output_size)
@@ -7524,9 +7524,9 @@ def max_unpool3d(
     padding: Sequence[int],
 ) -> Tensor:
     """``max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "max_unpool3d", "input", 1, False)
-    if indices.__class__ is not Tensor:
+    if type(indices) is not Tensor:
         indices = tensor_argument(indices, "max_unpool3d", "indices", 2, True)
     output_size = int_list_argument(output_size, "max_unpool3d", "output_size")
     stride = int_list_argument(stride, "max_unpool3d", "stride")
@@ -7541,11 +7541,11 @@ def fractional_max_pool2d(
     random_samples: Tensor | Number,
 ) -> Tensor:
     """``fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fractional_max_pool2d", "input", 1, False)
     kernel_size = int_list_argument(kernel_size, "fractional_max_pool2d", "kernel_size")
     output_size = int_list_argument(output_size, "fractional_max_pool2d", "output_size")
-    if random_samples.__class__ is not Tensor:
+    if type(random_samples) is not Tensor:
         random_samples = tensor_argument(
             random_samples, "fractional_max_pool2d", "random_samples", 4, True
         )
@@ -7562,11 +7562,11 @@ def fractional_max_pool2d_backward(
     indices: Tensor | Number,
 ) -> Tensor:
     """``fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "fractional_max_pool2d_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(
             input, "fractional_max_pool2d_backward", "input", 2, False
         )
@@ -7576,7 +7576,7 @@ def fractional_max_pool2d_backward(
     output_size = int_list_argument(
         output_size, "fractional_max_pool2d_backward", "output_size"
     )
-    if indices.__class__ is not Tensor:
+    if type(indices) is not Tensor:
         indices = tensor_argument(
             indices, "fractional_max_pool2d_backward", "indices", 5, True
         )
@@ -7592,11 +7592,11 @@ def fractional_max_pool3d(
     random_samples: Tensor | Number,
 ) -> Tensor:
     """``fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "fractional_max_pool3d", "input", 1, False)
     kernel_size = int_list_argument(kernel_size, "fractional_max_pool3d", "kernel_size")
     output_size = int_list_argument(output_size, "fractional_max_pool3d", "output_size")
-    if random_samples.__class__ is not Tensor:
+    if type(random_samples) is not Tensor:
         random_samples = tensor_argument(
             random_samples, "fractional_max_pool3d", "random_samples", 4, True
         )
@@ -7613,11 +7613,11 @@ def fractional_max_pool3d_backward(
     indices: Tensor | Number,
 ) -> Tensor:
     """``fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "fractional_max_pool3d_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(
             input, "fractional_max_pool3d_backward", "input", 2, False
         )
@@ -7627,7 +7627,7 @@ def fractional_max_pool3d_backward(
     output_size = int_list_argument(
         output_size, "fractional_max_pool3d_backward", "output_size"
     )
-    if indices.__class__ is not Tensor:
+    if type(indices) is not Tensor:
         indices = tensor_argument(
             indices, "fractional_max_pool3d_backward", "indices", 5, True
         )
@@ -7644,7 +7644,7 @@ def upsample_nearest1d(
     out: Tensor | None = None,
 ) -> Tensor:
     """``upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "upsample_nearest1d", "input", 1, False)
     output_size = int_list_argument(output_size, "upsample_nearest1d", "output_size")
     if out is not None:  # upsample_nearest1d.out
@@ -7668,7 +7668,7 @@ def upsample_nearest1d_backward(
     scales: float | None = None,
 ) -> Tensor:
     """``upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "upsample_nearest1d_backward", "grad_output", 1, True
         )
@@ -7691,7 +7691,7 @@ def _upsample_nearest_exact1d(
     out: Tensor | None = None,
 ) -> Tensor:
     """``_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_upsample_nearest_exact1d", "input", 1, False)
     output_size = int_list_argument(
         output_size, "_upsample_nearest_exact1d", "output_size"
@@ -7717,7 +7717,7 @@ def _upsample_nearest_exact1d_backward(
     scales: float | None = None,
 ) -> Tensor:
     """``_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "_upsample_nearest_exact1d_backward", "grad_output", 1, True
         )
@@ -7741,7 +7741,7 @@ def upsample_nearest2d(
     out: Tensor | None = None,
 ) -> Tensor:
     """``upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "upsample_nearest2d", "input", 1, False)
     output_size = int_list_argument(output_size, "upsample_nearest2d", "output_size")
     if out is not None:  # upsample_nearest2d.out
@@ -7767,7 +7767,7 @@ def upsample_nearest2d_backward(
     scales_w: float | None = None,
 ) -> Tensor:
     """``upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "upsample_nearest2d_backward", "grad_output", 1, True
         )
@@ -7791,7 +7791,7 @@ def _upsample_nearest_exact2d(
     out: Tensor | None = None,
 ) -> Tensor:
     """``_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_upsample_nearest_exact2d", "input", 1, False)
     output_size = int_list_argument(
         output_size, "_upsample_nearest_exact2d", "output_size"
@@ -7821,7 +7821,7 @@ def _upsample_nearest_exact2d_backward(
     scales_w: float | None = None,
 ) -> Tensor:
     """``_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "_upsample_nearest_exact2d_backward", "grad_output", 1, True
         )
@@ -7846,7 +7846,7 @@ def upsample_nearest3d(
     out: Tensor | None = None,
 ) -> Tensor:
     """``upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "upsample_nearest3d", "input", 1, False)
     output_size = int_list_argument(output_size, "upsample_nearest3d", "output_size")
     if out is not None:  # upsample_nearest3d.out
@@ -7876,7 +7876,7 @@ def upsample_nearest3d_backward(
     scales_w: float | None = None,
 ) -> Tensor:
     """``upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "upsample_nearest3d_backward", "grad_output", 1, True
         )
@@ -7901,7 +7901,7 @@ def _upsample_nearest_exact3d(
     out: Tensor | None = None,
 ) -> Tensor:
     """``_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_upsample_nearest_exact3d", "input", 1, False)
     output_size = int_list_argument(
         output_size, "_upsample_nearest_exact3d", "output_size"
@@ -7933,7 +7933,7 @@ def _upsample_nearest_exact3d_backward(
     scales_w: float | None = None,
 ) -> Tensor:
     """``_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "_upsample_nearest_exact3d_backward", "grad_output", 1, True
         )
@@ -7957,7 +7957,7 @@ def upsample_linear1d(
     out: Tensor | None = None,
 ) -> Tensor:
     """``upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "upsample_linear1d", "input", 1, False)
     output_size = int_list_argument(output_size, "upsample_linear1d", "output_size")
     if out is not None:  # upsample_linear1d.out
@@ -7983,7 +7983,7 @@ def upsample_linear1d_backward(
     scales: float | None = None,
 ) -> Tensor:
     """``upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "upsample_linear1d_backward", "grad_output", 1, True
         )
@@ -8008,7 +8008,7 @@ def upsample_bilinear2d(
     out: Tensor | None = None,
 ) -> Tensor:
     """``upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "upsample_bilinear2d", "input", 1, False)
     output_size = int_list_argument(output_size, "upsample_bilinear2d", "output_size")
     if out is not None:  # upsample_bilinear2d.out
@@ -8038,7 +8038,7 @@ def upsample_bilinear2d_backward(
     scales_w: float | None = None,
 ) -> Tensor:
     """``upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "upsample_bilinear2d_backward", "grad_output", 1, True
         )
@@ -8063,7 +8063,7 @@ def upsample_bicubic2d(
     out: Tensor | None = None,
 ) -> Tensor:
     """``upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "upsample_bicubic2d", "input", 1, False)
     output_size = int_list_argument(output_size, "upsample_bicubic2d", "output_size")
     if out is not None:  # upsample_bicubic2d.out
@@ -8093,7 +8093,7 @@ def upsample_bicubic2d_backward(
     scales_w: float | None = None,
 ) -> Tensor:
     """``upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "upsample_bicubic2d_backward", "grad_output", 1, True
         )
@@ -8119,7 +8119,7 @@ def upsample_trilinear3d(
     out: Tensor | None = None,
 ) -> Tensor:
     """``upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "upsample_trilinear3d", "input", 1, False)
     output_size = int_list_argument(output_size, "upsample_trilinear3d", "output_size")
     if out is not None:  # upsample_trilinear3d.out
@@ -8151,7 +8151,7 @@ def upsample_trilinear3d_backward(
     scales_w: float | None = None,
 ) -> Tensor:
     """``upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "upsample_trilinear3d_backward", "grad_output", 1, True
         )
@@ -8182,7 +8182,7 @@ def _upsample_bilinear2d_aa(
     out: Tensor | None = None,
 ) -> Tensor:
     """``_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_upsample_bilinear2d_aa", "input", 1, False)
     output_size = int_list_argument(
         output_size, "_upsample_bilinear2d_aa", "output_size"
@@ -8214,7 +8214,7 @@ def _upsample_bilinear2d_aa_backward(
     scales_w: float | None = None,
 ) -> Tensor:
     """``_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "_upsample_bilinear2d_aa_backward", "grad_output", 1, True
         )
@@ -8239,7 +8239,7 @@ def _upsample_bicubic2d_aa(
     out: Tensor | None = None,
 ) -> Tensor:
     """``_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_upsample_bicubic2d_aa", "input", 1, False)
     output_size = int_list_argument(
         output_size, "_upsample_bicubic2d_aa", "output_size"
@@ -8271,7 +8271,7 @@ def _upsample_bicubic2d_aa_backward(
     scales_w: float | None = None,
 ) -> Tensor:
     """``_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "_upsample_bicubic2d_aa_backward", "grad_output", 1, True
         )
@@ -8296,7 +8296,7 @@ def _upsample_lanczos2d_aa(
     out: Tensor | None = None,
 ) -> Tensor:
     """``_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_upsample_lanczos2d_aa", "input", 1, False)
     output_size = int_list_argument(
         output_size, "_upsample_lanczos2d_aa", "output_size"
@@ -8328,7 +8328,7 @@ def _upsample_lanczos2d_aa_backward(
     scales_w: float | None = None,
 ) -> Tensor:
     """``_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "_upsample_lanczos2d_aa_backward", "grad_output", 1, True
         )
@@ -8345,21 +8345,21 @@ def _upsample_lanczos2d_aa_backward(
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """``pixel_shuffle(Tensor self, int upscale_factor) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "pixel_shuffle", "input", 1, False)
     return operators.pixel_shuffle.call(input, upscale_factor)
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """``pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "pixel_unshuffle", "input", 1, False)
     return operators.pixel_unshuffle.call(input, downscale_factor)
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """``channel_shuffle(Tensor self, SymInt groups) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "channel_shuffle", "input", 1, False)
     return operators.channel_shuffle.call(input, groups)
 
@@ -8374,7 +8374,7 @@ def im2col(
     out: Tensor | None = None,
 ) -> Tensor:
     """``im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "im2col", "input", 1, False)
     kernel_size = int_list_argument(kernel_size, "im2col", "kernel_size")
     dilation = int_list_argument(dilation, "im2col", "dilation")
@@ -8407,7 +8407,7 @@ def col2im(
     out: Tensor | None = None,
 ) -> Tensor:
     """``col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "col2im", "input", 1, False)
     output_size = int_list_argument(output_size, "col2im", "output_size")
     kernel_size = int_list_argument(kernel_size, "col2im", "kernel_size")
@@ -8437,7 +8437,7 @@ def affine_grid_generator(
     theta: Tensor | Number, size: Sequence[int], align_corners: bool
 ) -> Tensor:
     """``affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor``"""
-    if theta.__class__ is not Tensor:
+    if type(theta) is not Tensor:
         theta = tensor_argument(theta, "affine_grid_generator", "theta", 1, True)
     size = int_list_argument(size, "affine_grid_generator", "size")
     return operators.affine_grid_generator.call(theta, size, align_corners)
@@ -8447,7 +8447,7 @@ def affine_grid_generator_backward(
     grad: Tensor | Number, size: Sequence[int], align_corners: bool
 ) -> Tensor:
     """``affine_grid_generator_backward(Tensor grad, SymInt[] size, bool align_corners) -> Tensor``"""
-    if grad.__class__ is not Tensor:
+    if type(grad) is not Tensor:
         grad = tensor_argument(grad, "affine_grid_generator_backward", "grad", 1, True)
     size = int_list_argument(size, "affine_grid_generator_backward", "size")
     return composites.affine_grid_generator_backward(grad, size, align_corners)
@@ -8461,9 +8461,9 @@ def grid_sampler(
     align_corners: bool,
 ) -> Tensor:
     """``grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "grid_sampler", "input", 1, False)
-    if grid.__class__ is not Tensor:
+    if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler", "grid", 2, True)
     return composites.grid_sampler(
         input, grid, interpolation_mode, padding_mode, align_corners
@@ -8478,9 +8478,9 @@ def grid_sampler_2d(
     align_corners: bool,
 ) -> Tensor:
     """``grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "grid_sampler_2d", "input", 1, False)
-    if grid.__class__ is not Tensor:
+    if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler_2d", "grid", 2, True)
     return operators.grid_sampler_2d.call(
         input, grid, interpolation_mode, padding_mode, align_corners
@@ -8497,13 +8497,13 @@ def grid_sampler_2d_backward(
     output_mask: Sequence[bool],
 ) -> Tensor:
     """``grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "grid_sampler_2d_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "grid_sampler_2d_backward", "input", 2, False)
-    if grid.__class__ is not Tensor:
+    if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler_2d_backward", "grid", 3, True)
     return operators.grid_sampler_2d_backward.call(
         grad_output,
@@ -8524,9 +8524,9 @@ def grid_sampler_3d(
     align_corners: bool,
 ) -> Tensor:
     """``grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "grid_sampler_3d", "input", 1, False)
-    if grid.__class__ is not Tensor:
+    if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler_3d", "grid", 2, True)
     return operators.grid_sampler_3d.call(
         input, grid, interpolation_mode, padding_mode, align_corners
@@ -8543,13 +8543,13 @@ def grid_sampler_3d_backward(
     output_mask: Sequence[bool],
 ) -> Tensor:
     """``grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "grid_sampler_3d_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "grid_sampler_3d_backward", "input", 2, False)
-    if grid.__class__ is not Tensor:
+    if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler_3d_backward", "grid", 3, True)
     return operators.grid_sampler_3d_backward.call(
         grad_output,
@@ -8570,15 +8570,15 @@ def _thnn_fused_lstm_cell(
     hidden_bias: Tensor | Number | None = None,
 ) -> Tensor:
     """``_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)``"""
-    if input_gates.__class__ is not Tensor:
+    if type(input_gates) is not Tensor:
         input_gates = tensor_argument(
             input_gates, "_thnn_fused_lstm_cell", "input_gates", 1, True
         )
-    if hidden_gates.__class__ is not Tensor:
+    if type(hidden_gates) is not Tensor:
         hidden_gates = tensor_argument(
             hidden_gates, "_thnn_fused_lstm_cell", "hidden_gates", 2, True
         )
-    if cx.__class__ is not Tensor:
+    if type(cx) is not Tensor:
         cx = tensor_argument(cx, "_thnn_fused_lstm_cell", "cx", 3, True)
     input_bias = (
         None
@@ -8620,11 +8620,11 @@ def _thnn_fused_lstm_cell_backward_impl(
             grad_cy, "_thnn_fused_lstm_cell_backward_impl", "grad_cy", 2, True
         )
     )
-    if cx.__class__ is not Tensor:
+    if type(cx) is not Tensor:
         cx = tensor_argument(cx, "_thnn_fused_lstm_cell_backward_impl", "cx", 3, True)
-    if cy.__class__ is not Tensor:
+    if type(cy) is not Tensor:
         cy = tensor_argument(cy, "_thnn_fused_lstm_cell_backward_impl", "cy", 4, True)
-    if workspace.__class__ is not Tensor:
+    if type(workspace) is not Tensor:
         workspace = tensor_argument(
             workspace, "_thnn_fused_lstm_cell_backward_impl", "workspace", 5, True
         )
@@ -8656,11 +8656,11 @@ def _thnn_fused_lstm_cell_backward(
             grad_cy, "_thnn_fused_lstm_cell_backward", "grad_cy", 2, True
         )
     )
-    if cx.__class__ is not Tensor:
+    if type(cx) is not Tensor:
         cx = tensor_argument(cx, "_thnn_fused_lstm_cell_backward", "cx", 3, True)
-    if cy.__class__ is not Tensor:
+    if type(cy) is not Tensor:
         cy = tensor_argument(cy, "_thnn_fused_lstm_cell_backward", "cy", 4, True)
-    if workspace.__class__ is not Tensor:
+    if type(workspace) is not Tensor:
         workspace = tensor_argument(
             workspace, "_thnn_fused_lstm_cell_backward", "workspace", 5, True
         )
@@ -8694,7 +8694,7 @@ def _thnn_differentiable_lstm_cell_backward(
             grad_cy, "_thnn_differentiable_lstm_cell_backward", "grad_cy", 2, True
         )
     )
-    if input_gates.__class__ is not Tensor:
+    if type(input_gates) is not Tensor:
         input_gates = tensor_argument(
             input_gates,
             "_thnn_differentiable_lstm_cell_backward",
@@ -8702,7 +8702,7 @@ def _thnn_differentiable_lstm_cell_backward(
             3,
             True,
         )
-    if hidden_gates.__class__ is not Tensor:
+    if type(hidden_gates) is not Tensor:
         hidden_gates = tensor_argument(
             hidden_gates,
             "_thnn_differentiable_lstm_cell_backward",
@@ -8728,11 +8728,11 @@ def _thnn_differentiable_lstm_cell_backward(
             True,
         )
     )
-    if cx.__class__ is not Tensor:
+    if type(cx) is not Tensor:
         cx = tensor_argument(
             cx, "_thnn_differentiable_lstm_cell_backward", "cx", 7, True
         )
-    if cy.__class__ is not Tensor:
+    if type(cy) is not Tensor:
         cy = tensor_argument(
             cy, "_thnn_differentiable_lstm_cell_backward", "cy", 8, True
         )
@@ -8749,15 +8749,15 @@ def _thnn_fused_gru_cell(
     hidden_bias: Tensor | Number | None = None,
 ) -> Tensor:
     """``_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)``"""
-    if input_gates.__class__ is not Tensor:
+    if type(input_gates) is not Tensor:
         input_gates = tensor_argument(
             input_gates, "_thnn_fused_gru_cell", "input_gates", 1, True
         )
-    if hidden_gates.__class__ is not Tensor:
+    if type(hidden_gates) is not Tensor:
         hidden_gates = tensor_argument(
             hidden_gates, "_thnn_fused_gru_cell", "hidden_gates", 2, True
         )
-    if hx.__class__ is not Tensor:
+    if type(hx) is not Tensor:
         hx = tensor_argument(hx, "_thnn_fused_gru_cell", "hx", 3, True)
     input_bias = (
         None
@@ -8780,11 +8780,11 @@ def _thnn_fused_gru_cell_backward(
     grad_hy: Tensor | Number, workspace: Tensor | Number, has_bias: bool
 ) -> Tensor:
     """``_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
-    if grad_hy.__class__ is not Tensor:
+    if type(grad_hy) is not Tensor:
         grad_hy = tensor_argument(
             grad_hy, "_thnn_fused_gru_cell_backward", "grad_hy", 1, True
         )
-    if workspace.__class__ is not Tensor:
+    if type(workspace) is not Tensor:
         workspace = tensor_argument(
             workspace, "_thnn_fused_gru_cell_backward", "workspace", 2, True
         )
@@ -8800,11 +8800,11 @@ def _thnn_differentiable_gru_cell_backward(
     hidden_bias: Tensor | Number | None,
 ) -> Tensor:
     """``_thnn_differentiable_gru_cell_backward(Tensor grad_hy, Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias, Tensor? hidden_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
-    if grad_hy.__class__ is not Tensor:
+    if type(grad_hy) is not Tensor:
         grad_hy = tensor_argument(
             grad_hy, "_thnn_differentiable_gru_cell_backward", "grad_hy", 1, True
         )
-    if input_gates.__class__ is not Tensor:
+    if type(input_gates) is not Tensor:
         input_gates = tensor_argument(
             input_gates,
             "_thnn_differentiable_gru_cell_backward",
@@ -8812,7 +8812,7 @@ def _thnn_differentiable_gru_cell_backward(
             2,
             True,
         )
-    if hidden_gates.__class__ is not Tensor:
+    if type(hidden_gates) is not Tensor:
         hidden_gates = tensor_argument(
             hidden_gates,
             "_thnn_differentiable_gru_cell_backward",
@@ -8820,7 +8820,7 @@ def _thnn_differentiable_gru_cell_backward(
             3,
             True,
         )
-    if hx.__class__ is not Tensor:
+    if type(hx) is not Tensor:
         hx = tensor_argument(
             hx, "_thnn_differentiable_gru_cell_backward", "hx", 4, True
         )
@@ -8856,12 +8856,12 @@ def lstm_cell(
     b_hh: Tensor | Number | None = None,
 ) -> Tensor:
     """``lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor, Tensor)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "lstm_cell", "input", 1, False)
     hx = tensor_list_argument(hx, "lstm_cell", "hx", 2)
-    if w_ih.__class__ is not Tensor:
+    if type(w_ih) is not Tensor:
         w_ih = tensor_argument(w_ih, "lstm_cell", "w_ih", 3, True)
-    if w_hh.__class__ is not Tensor:
+    if type(w_hh) is not Tensor:
         w_hh = tensor_argument(w_hh, "lstm_cell", "w_hh", 4, True)
     b_ih = None if b_ih is None else tensor_argument(b_ih, "lstm_cell", "b_ih", 5, True)
     b_hh = None if b_hh is None else tensor_argument(b_hh, "lstm_cell", "b_hh", 6, True)
@@ -8877,13 +8877,13 @@ def gru_cell(
     b_hh: Tensor | Number | None = None,
 ) -> Tensor:
     """``gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "gru_cell", "input", 1, False)
-    if hx.__class__ is not Tensor:
+    if type(hx) is not Tensor:
         hx = tensor_argument(hx, "gru_cell", "hx", 2, True)
-    if w_ih.__class__ is not Tensor:
+    if type(w_ih) is not Tensor:
         w_ih = tensor_argument(w_ih, "gru_cell", "w_ih", 3, True)
-    if w_hh.__class__ is not Tensor:
+    if type(w_hh) is not Tensor:
         w_hh = tensor_argument(w_hh, "gru_cell", "w_hh", 4, True)
     b_ih = None if b_ih is None else tensor_argument(b_ih, "gru_cell", "b_ih", 5, True)
     b_hh = None if b_hh is None else tensor_argument(b_hh, "gru_cell", "b_hh", 6, True)
@@ -8899,13 +8899,13 @@ def rnn_tanh_cell(
     b_hh: Tensor | Number | None = None,
 ) -> Tensor:
     """``rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "rnn_tanh_cell", "input", 1, False)
-    if hx.__class__ is not Tensor:
+    if type(hx) is not Tensor:
         hx = tensor_argument(hx, "rnn_tanh_cell", "hx", 2, True)
-    if w_ih.__class__ is not Tensor:
+    if type(w_ih) is not Tensor:
         w_ih = tensor_argument(w_ih, "rnn_tanh_cell", "w_ih", 3, True)
-    if w_hh.__class__ is not Tensor:
+    if type(w_hh) is not Tensor:
         w_hh = tensor_argument(w_hh, "rnn_tanh_cell", "w_hh", 4, True)
     b_ih = (
         None
@@ -8929,13 +8929,13 @@ def rnn_relu_cell(
     b_hh: Tensor | Number | None = None,
 ) -> Tensor:
     """``rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "rnn_relu_cell", "input", 1, False)
-    if hx.__class__ is not Tensor:
+    if type(hx) is not Tensor:
         hx = tensor_argument(hx, "rnn_relu_cell", "hx", 2, True)
-    if w_ih.__class__ is not Tensor:
+    if type(w_ih) is not Tensor:
         w_ih = tensor_argument(w_ih, "rnn_relu_cell", "w_ih", 3, True)
-    if w_hh.__class__ is not Tensor:
+    if type(w_hh) is not Tensor:
         w_hh = tensor_argument(w_hh, "rnn_relu_cell", "w_hh", 4, True)
     b_ih = (
         None
@@ -8963,13 +8963,13 @@ def _scaled_dot_product_attention_math(
     enable_gqa: bool = False,
 ) -> Tensor:
     """``_scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, Tensor? dropout_mask=None, *, float? scale=None, bool enable_gqa=False) -> (Tensor, Tensor)``"""
-    if query.__class__ is not Tensor:
+    if type(query) is not Tensor:
         query = tensor_argument(
             query, "_scaled_dot_product_attention_math", "query", 1, True
         )
-    if key.__class__ is not Tensor:
+    if type(key) is not Tensor:
         key = tensor_argument(key, "_scaled_dot_product_attention_math", "key", 2, True)
-    if value.__class__ is not Tensor:
+    if type(value) is not Tensor:
         value = tensor_argument(
             value, "_scaled_dot_product_attention_math", "value", 3, True
         )
@@ -9002,109 +9002,109 @@ def _scaled_dot_product_attention_math(
 
 def erfc(input: Tensor) -> Tensor:
     """``erfc(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "erfc", "input", 1, False)
     return operators.erfc.call(input)
 
 
 def erfc_(input: Tensor) -> Tensor:
     """``erfc_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "erfc_", "input", 1, False)
     return operators.erfc_.call(input)
 
 
 def mvlgamma(input: Tensor, p: int) -> Tensor:
     """``mvlgamma(Tensor self, int p) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "mvlgamma", "input", 1, False)
     return operators.mvlgamma.call(input, p)
 
 
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``logit(Tensor self, float? eps=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "logit", "input", 1, False)
     return operators.logit.call(input, eps)
 
 
 def logit_(input: Tensor, eps: float | None = None) -> Tensor:
     """``logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "logit_", "input", 1, False)
     return operators.logit_.call(input, eps)
 
 
 def sinc(input: Tensor) -> Tensor:
     """``sinc(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "sinc", "input", 1, False)
     return operators.sinc.call(input)
 
 
 def sinc_(input: Tensor) -> Tensor:
     """``sinc_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "sinc_", "input", 1, False)
     return operators.sinc_.call(input)
 
 
 def lgamma(input: Tensor) -> Tensor:
     """``lgamma(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "lgamma", "input", 1, False)
     return operators.lgamma.call(input)
 
 
 def digamma(input: Tensor) -> Tensor:
     """``digamma(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "digamma", "input", 1, False)
     return operators.digamma.call(input)
 
 
 def polygamma(n: int, input: Tensor) -> Tensor:
     """``polygamma(int n, Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "polygamma", "input", 2, False)
     return operators.polygamma.call(n, input)
 
 
 def erfinv(input: Tensor) -> Tensor:
     """``erfinv(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "erfinv", "input", 1, False)
     return operators.erfinv.call(input)
 
 
 def i0(input: Tensor) -> Tensor:
     """``i0(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "i0", "input", 1, False)
     return operators.i0.call(input)
 
 
 def i0_(input: Tensor) -> Tensor:
     """``i0_(Tensor(a!) self) -> Tensor(a!)``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "i0_", "input", 1, False)
     return operators.i0_.call(input)
 
 
 def igamma(input: Tensor, other: Tensor | Number) -> Tensor:
     """``igamma(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "igamma", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "igamma", "other", 2, True)
     return operators.igamma.call(input, other)
 
 
 def igammac(input: Tensor, other: Tensor | Number) -> Tensor:
     """``igammac(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "igammac", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "igammac", "other", 2, True)
     return operators.igammac.call(input, other)
 
@@ -9113,11 +9113,11 @@ def logit_backward(
     grad_output: Tensor | Number, input: Tensor, eps: float | None = None
 ) -> Tensor:
     """``logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor``"""
-    if grad_output.__class__ is not Tensor:
+    if type(grad_output) is not Tensor:
         grad_output = tensor_argument(
             grad_output, "logit_backward", "grad_output", 1, True
         )
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "logit_backward", "input", 2, False)
     return operators.logit_backward.call(grad_output, input, eps)
 
@@ -9131,7 +9131,7 @@ def _fft_r2c(
     out: Tensor | None = None,
 ) -> Tensor:
     """``_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_fft_r2c", "input", 1, False)
     dim = int_list_argument(dim, "_fft_r2c", "dim")
     if out is not None:  # _fft_r2c.out
@@ -9158,7 +9158,7 @@ def _fft_c2r(
     out: Tensor | None = None,
 ) -> Tensor:
     """``_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_fft_c2r", "input", 1, False)
     dim = int_list_argument(dim, "_fft_c2r", "dim")
     if out is not None:  # _fft_c2r.out
@@ -9185,7 +9185,7 @@ def _fft_c2c(
     out: Tensor | None = None,
 ) -> Tensor:
     """``_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "_fft_c2c", "input", 1, False)
     dim = int_list_argument(dim, "_fft_c2c", "dim")
     if out is not None:  # _fft_c2c.out

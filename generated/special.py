@@ -85,140 +85,140 @@ __all__ = [
 
 def entr(input: Tensor) -> Tensor:
     """``special_entr(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_entr", "input", 1, False)
     return operators.special_entr.call(input)
 
 
 def ndtri(input: Tensor) -> Tensor:
     """``special_ndtri(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_ndtri", "input", 1, False)
     return operators.special_ndtri.call(input)
 
 
 def log_ndtr(input: Tensor) -> Tensor:
     """``special_log_ndtr(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_log_ndtr", "input", 1, False)
     return operators.special_log_ndtr.call(input)
 
 
 def expm1(input: Tensor) -> Tensor:
     """``special_expm1(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_expm1", "input", 1, False)
     return composites.special_expm1(input)
 
 
 def exp2(input: Tensor) -> Tensor:
     """``special_exp2(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_exp2", "input", 1, False)
     return composites.special_exp2(input)
 
 
 def psi(input: Tensor) -> Tensor:
     """``special_psi(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_psi", "input", 1, False)
     return composites.special_psi(input)
 
 
 def digamma(input: Tensor) -> Tensor:
     """``special_digamma(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_digamma", "input", 1, False)
     return composites.special_digamma(input)
 
 
 def gammaln(input: Tensor) -> Tensor:
     """``special_gammaln(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_gammaln", "input", 1, False)
     return composites.special_gammaln(input)
 
 
 def erf(input: Tensor) -> Tensor:
     """``special_erf(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_erf", "input", 1, False)
     return composites.special_erf(input)
 
 
 def erfc(input: Tensor) -> Tensor:
     """``special_erfc(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_erfc", "input", 1, False)
     return composites.special_erfc(input)
 
 
 def erfcx(input: Tensor) -> Tensor:
     """``special_erfcx(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_erfcx", "input", 1, False)
     return operators.special_erfcx.call(input)
 
 
 def erfinv(input: Tensor) -> Tensor:
     """``special_erfinv(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_erfinv", "input", 1, False)
     return composites.special_erfinv(input)
 
 
 def ndtr(input: Tensor) -> Tensor:
     """``special_ndtr(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_ndtr", "input", 1, False)
     return composites.special_ndtr(input)
 
 
 def i0(input: Tensor) -> Tensor:
     """``special_i0(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_i0", "input", 1, False)
     return composites.special_i0(input)
 
 
 def i0e(input: Tensor) -> Tensor:
     """``special_i0e(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_i0e", "input", 1, False)
     return operators.special_i0e.call(input)
 
 
 def i1(input: Tensor) -> Tensor:
     """``special_i1(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_i1", "input", 1, False)
     return operators.special_i1.call(input)
 
 
 def i1e(input: Tensor) -> Tensor:
     """``special_i1e(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_i1e", "input", 1, False)
     return operators.special_i1e.call(input)
 
 
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``special_logit(Tensor self, float? eps=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_logit", "input", 1, False)
     return composites.special_logit(input, eps)
 
 
 def polygamma(n: int, input: Tensor) -> Tensor:
     """``special_polygamma(int n, Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_polygamma", "input", 2, False)
     return composites.special_polygamma(n, input)
 
 
 def logsumexp(input: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tensor:
     """``special_logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_logsumexp", "input", 1, False)
     dim = int_list_argument(dim, "special_logsumexp", "dim")
     return composites.special_logsumexp(input, dim, keepdim)
@@ -226,35 +226,35 @@ def logsumexp(input: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tenso
 
 def expit(input: Tensor) -> Tensor:
     """``special_expit(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_expit", "input", 1, False)
     return composites.special_expit(input)
 
 
 def sinc(input: Tensor) -> Tensor:
     """``special_sinc(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_sinc", "input", 1, False)
     return composites.special_sinc(input)
 
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """``special_round(Tensor self, *, int decimals=0) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_round", "input", 1, False)
     return composites.special_round(input, decimals)
 
 
 def log1p(input: Tensor) -> Tensor:
     """``special_log1p(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_log1p", "input", 1, False)
     return composites.special_log1p(input)
 
 
 def log_softmax(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     """``special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_log_softmax", "input", 1, False)
     dtype = dtype_argument(dtype)
     return composites.special_log_softmax(input, dim, dtype)
@@ -262,32 +262,32 @@ def log_softmax(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tenso
 
 def gammainc(input: Tensor, other: Tensor | Number) -> Tensor:
     """``special_gammainc(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_gammainc", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "special_gammainc", "other", 2, True)
     return composites.special_gammainc(input, other)
 
 
 def gammaincc(input: Tensor, other: Tensor | Number) -> Tensor:
     """``special_gammaincc(Tensor self, Tensor other) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_gammaincc", "input", 1, False)
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "special_gammaincc", "other", 2, True)
     return composites.special_gammaincc(input, other)
 
 
 def multigammaln(input: Tensor, p: int) -> Tensor:
     """``special_multigammaln(Tensor self, int p) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_multigammaln", "input", 1, False)
     return composites.special_multigammaln(input, p)
 
 
 def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
     """``special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_softmax", "input", 1, False)
     dtype = dtype_argument(dtype)
     return composites.special_softmax(input, dim, dtype)
@@ -295,84 +295,84 @@ def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
 
 def bessel_j0(input: Tensor) -> Tensor:
     """``special_bessel_j0(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_bessel_j0", "input", 1, False)
     return operators.special_bessel_j0.call(input)
 
 
 def bessel_j1(input: Tensor) -> Tensor:
     """``special_bessel_j1(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_bessel_j1", "input", 1, False)
     return operators.special_bessel_j1.call(input)
 
 
 def airy_ai(x: Tensor | Number) -> Tensor:
     """``special_airy_ai(Tensor x) -> Tensor``"""
-    if x.__class__ is not Tensor:
+    if type(x) is not Tensor:
         x = tensor_argument(x, "special_airy_ai", "x", 1, True)
     return operators.special_airy_ai.call(x)
 
 
 def bessel_y0(input: Tensor) -> Tensor:
     """``special_bessel_y0(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_bessel_y0", "input", 1, False)
     return operators.special_bessel_y0.call(input)
 
 
 def bessel_y1(input: Tensor) -> Tensor:
     """``special_bessel_y1(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_bessel_y1", "input", 1, False)
     return operators.special_bessel_y1.call(input)
 
 
 def modified_bessel_i0(input: Tensor) -> Tensor:
     """``special_modified_bessel_i0(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_modified_bessel_i0", "input", 1, False)
     return operators.special_modified_bessel_i0.call(input)
 
 
 def modified_bessel_i1(input: Tensor) -> Tensor:
     """``special_modified_bessel_i1(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_modified_bessel_i1", "input", 1, False)
     return operators.special_modified_bessel_i1.call(input)
 
 
 def modified_bessel_k0(input: Tensor) -> Tensor:
     """``special_modified_bessel_k0(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_modified_bessel_k0", "input", 1, False)
     return operators.special_modified_bessel_k0.call(input)
 
 
 def modified_bessel_k1(input: Tensor) -> Tensor:
     """``special_modified_bessel_k1(Tensor self) -> Tensor``"""
-    if input.__class__ is not Tensor:
+    if type(input) is not Tensor:
         input = tensor_argument(input, "special_modified_bessel_k1", "input", 1, False)
     return operators.special_modified_bessel_k1.call(input)
 
 
 def scaled_modified_bessel_k0(x: Tensor | Number) -> Tensor:
     """``special_scaled_modified_bessel_k0(Tensor x) -> Tensor``"""
-    if x.__class__ is not Tensor:
+    if type(x) is not Tensor:
         x = tensor_argument(x, "special_scaled_modified_bessel_k0", "x", 1, True)
     return operators.special_scaled_modified_bessel_k0.call(x)
 
 
 def scaled_modified_bessel_k1(x: Tensor | Number) -> Tensor:
     """``special_scaled_modified_bessel_k1(Tensor x) -> Tensor``"""
-    if x.__class__ is not Tensor:
+    if type(x) is not Tensor:
         x = tensor_argument(x, "special_scaled_modified_bessel_k1", "x", 1, True)
     return operators.special_scaled_modified_bessel_k1.call(x)
 
 
 def spherical_bessel_j0(x: Tensor | Number) -> Tensor:
     """``special_spherical_bessel_j0(Tensor x) -> Tensor``"""
-    if x.__class__ is not Tensor:
+    if type(x) is not Tensor:
         x = tensor_argument(x, "special_spherical_bessel_j0", "x", 1, True)
     return operators.special_spherical_bessel_j0.call(x)
 

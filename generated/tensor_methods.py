@@ -136,21 +136,21 @@ def repeat(self: Tensor, *repeats: int | Sequence[int]) -> Tensor:
 
 def expand_as(self: Tensor, other: Tensor | Number) -> Tensor:
     """``expand_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "expand_as", "other", 2, True)
     return composites.expand_as(self, other)
 
 
 def view_as(self: Tensor, other: Tensor | Number) -> Tensor:
     """``view_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "view_as", "other", 2, True)
     return composites.view_as(self, other)
 
 
 def reshape_as(self: Tensor, other: Tensor | Number) -> Tensor:
     """``reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "reshape_as", "other", 2, True)
     return composites.reshape_as(self, other)
 
@@ -233,7 +233,7 @@ def as_strided_scatter(
     storage_offset: int | None = None,
 ) -> Tensor:
     """``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor``"""
-    if src.__class__ is not Tensor:
+    if type(src) is not Tensor:
         src = tensor_argument(src, "as_strided_scatter", "src", 2, True)
     size = int_list_argument(size, "as_strided_scatter", "size")
     stride = int_list_argument(stride, "as_strided_scatter", "stride")
@@ -273,21 +273,21 @@ def rot90(self: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
 
 def add(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "add", "other", 2, True)
     return operators.add_Tensor.call(self, other, alpha)
 
 
 def sub(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "sub", "other", 2, True)
     return operators.sub_Tensor.call(self, other, alpha)
 
 
 def mul(self: Tensor, other: Tensor | Number) -> Tensor:
     """``mul.Tensor(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "mul", "other", 2, True)
     return operators.mul_Tensor.call(self, other)
 
@@ -331,21 +331,21 @@ def _to_copy(
 
 def add_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "add_", "other", 2, True)
     return operators.add__Tensor.call(self, other, alpha)
 
 
 def sub_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "sub_", "other", 2, True)
     return operators.sub__Tensor.call(self, other, alpha)
 
 
 def mul_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "mul_", "other", 2, True)
     return operators.mul__Tensor.call(self, other)
 
@@ -532,70 +532,70 @@ def tanh_(self: Tensor) -> Tensor:
 
 def true_divide(self: Tensor, other: Tensor | Number) -> Tensor:
     """``true_divide.Tensor(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "true_divide", "other", 2, True)
     return composites.true_divide(self, other)
 
 
 def maximum(self: Tensor, other: Tensor | Number) -> Tensor:
     """``maximum(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "maximum", "other", 2, True)
     return operators.maximum.call(self, other)
 
 
 def minimum(self: Tensor, other: Tensor | Number) -> Tensor:
     """``minimum(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "minimum", "other", 2, True)
     return operators.minimum.call(self, other)
 
 
 def fmax(self: Tensor, other: Tensor | Number) -> Tensor:
     """``fmax(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "fmax", "other", 2, True)
     return operators.fmax.call(self, other)
 
 
 def fmin(self: Tensor, other: Tensor | Number) -> Tensor:
     """``fmin(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "fmin", "other", 2, True)
     return operators.fmin.call(self, other)
 
 
 def atan2(self: Tensor, other: Tensor | Number) -> Tensor:
     """``atan2(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "atan2", "other", 2, True)
     return operators.atan2.call(self, other)
 
 
 def hypot(self: Tensor, other: Tensor | Number) -> Tensor:
     """``hypot(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "hypot", "other", 2, True)
     return operators.hypot.call(self, other)
 
 
 def logical_and(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logical_and(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "logical_and", "other", 2, True)
     return operators.logical_and.call(self, other)
 
 
 def logical_or(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logical_or(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "logical_or", "other", 2, True)
     return operators.logical_or.call(self, other)
 
 
 def logical_xor(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logical_xor(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "logical_xor", "other", 2, True)
     return operators.logical_xor.call(self, other)
 
@@ -607,21 +607,21 @@ def logical_not(self: Tensor) -> Tensor:
 
 def bitwise_and(self: Tensor, other: Tensor | Number) -> Tensor:
     """``bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "bitwise_and", "other", 2, True)
     return operators.bitwise_and_Tensor.call(self, other)
 
 
 def bitwise_or(self: Tensor, other: Tensor | Number) -> Tensor:
     """``bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "bitwise_or", "other", 2, True)
     return operators.bitwise_or_Tensor.call(self, other)
 
 
 def bitwise_xor(self: Tensor, other: Tensor | Number) -> Tensor:
     """``bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "bitwise_xor", "other", 2, True)
     return operators.bitwise_xor_Tensor.call(self, other)
 
@@ -648,7 +648,7 @@ def isfinite(self: Tensor) -> Tensor:
 
 def copy_(self: Tensor, src: Tensor | Number, non_blocking: bool = False) -> Tensor:
     """``copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)``"""
-    if src.__class__ is not Tensor:
+    if type(src) is not Tensor:
         src = tensor_argument(src, "copy_", "src", 2, True)
     return operators.copy_.call(self, src, non_blocking)
 
@@ -666,9 +666,9 @@ def addcmul(
     value: Number = 1,
 ) -> Tensor:
     """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
-    if tensor1.__class__ is not Tensor:
+    if type(tensor1) is not Tensor:
         tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 2, True)
-    if tensor2.__class__ is not Tensor:
+    if type(tensor2) is not Tensor:
         tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 3, True)
     return operators.addcmul.call(self, tensor1, tensor2, value)
 
@@ -681,9 +681,9 @@ def addcmul_(
     value: Number = 1,
 ) -> Tensor:
     """``addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)``"""
-    if tensor1.__class__ is not Tensor:
+    if type(tensor1) is not Tensor:
         tensor1 = tensor_argument(tensor1, "addcmul_", "tensor1", 2, True)
-    if tensor2.__class__ is not Tensor:
+    if type(tensor2) is not Tensor:
         tensor2 = tensor_argument(tensor2, "addcmul_", "tensor2", 3, True)
     return operators.addcmul_.call(self, tensor1, tensor2, value)
 
@@ -696,9 +696,9 @@ def addcdiv(
     value: Number = 1,
 ) -> Tensor:
     """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
-    if tensor1.__class__ is not Tensor:
+    if type(tensor1) is not Tensor:
         tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 2, True)
-    if tensor2.__class__ is not Tensor:
+    if type(tensor2) is not Tensor:
         tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 3, True)
     return operators.addcdiv.call(self, tensor1, tensor2, value)
 
@@ -711,9 +711,9 @@ def addcdiv_(
     value: Number = 1,
 ) -> Tensor:
     """``addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)``"""
-    if tensor1.__class__ is not Tensor:
+    if type(tensor1) is not Tensor:
         tensor1 = tensor_argument(tensor1, "addcdiv_", "tensor1", 2, True)
-    if tensor2.__class__ is not Tensor:
+    if type(tensor2) is not Tensor:
         tensor2 = tensor_argument(tensor2, "addcdiv_", "tensor2", 3, True)
     return operators.addcdiv_.call(self, tensor1, tensor2, value)
 
@@ -770,7 +770,7 @@ def fix(self: Tensor) -> Tensor:
 
 def arctan2(self: Tensor, other: Tensor | Number) -> Tensor:
     """``arctan2(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "arctan2", "other", 2, True)
     return composites.arctan2(self, other)
 
@@ -877,49 +877,49 @@ def frexp(self: Tensor) -> Tensor:
 
 def ldexp(self: Tensor, other: Tensor | Number) -> Tensor:
     """``ldexp.Tensor(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "ldexp", "other", 2, True)
     return operators.ldexp_Tensor.call(self, other)
 
 
 def ldexp_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "ldexp_", "other", 2, True)
     return operators.ldexp_.call(self, other)
 
 
 def heaviside(self: Tensor, values: Tensor | Number) -> Tensor:
     """``heaviside(Tensor self, Tensor values) -> Tensor``"""
-    if values.__class__ is not Tensor:
+    if type(values) is not Tensor:
         values = tensor_argument(values, "heaviside", "values", 2, True)
     return operators.heaviside.call(self, values)
 
 
 def heaviside_(self: Tensor, values: Tensor | Number) -> Tensor:
     """``heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)``"""
-    if values.__class__ is not Tensor:
+    if type(values) is not Tensor:
         values = tensor_argument(values, "heaviside_", "values", 2, True)
     return operators.heaviside_.call(self, values)
 
 
 def nextafter(self: Tensor, other: Tensor | Number) -> Tensor:
     """``nextafter(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "nextafter", "other", 2, True)
     return operators.nextafter.call(self, other)
 
 
 def nextafter_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "nextafter_", "other", 2, True)
     return operators.nextafter_.call(self, other)
 
 
 def logaddexp2(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logaddexp2(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "logaddexp2", "other", 2, True)
     return operators.logaddexp2.call(self, other)
 
@@ -1041,14 +1041,14 @@ def sign_(self: Tensor) -> Tensor:
 
 def atan2_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "atan2_", "other", 2, True)
     return operators.atan2_.call(self, other)
 
 
 def hypot_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "hypot_", "other", 2, True)
     return operators.hypot_.call(self, other)
 
@@ -1075,7 +1075,7 @@ def arctan_(self: Tensor) -> Tensor:
 
 def arctan2_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "arctan2_", "other", 2, True)
     return composites.arctan2_(self, other)
 
@@ -1087,7 +1087,7 @@ def negative_(self: Tensor) -> Tensor:
 
 def logaddexp(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logaddexp(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "logaddexp", "other", 2, True)
     return operators.logaddexp.call(self, other)
 
@@ -1140,14 +1140,14 @@ def allclose(
     equal_nan: bool = False,
 ) -> Tensor:
     """``allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "allclose", "other", 2, True)
     return operators.allclose.call(self, other, rtol, atol, equal_nan)
 
 
 def equal(self: Tensor, other: Tensor | Number) -> Tensor:
     """``equal(Tensor self, Tensor other) -> bool``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "equal", "other", 2, True)
     return operators.equal.call(self, other)
 
@@ -1285,7 +1285,7 @@ def bincount(
 
 def index_select(self: Tensor, dim: int, index: Tensor | Number) -> Tensor:
     """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "index_select", "index", 3, True)
     return operators.index_select.call(self, dim, index)
 
@@ -1299,9 +1299,9 @@ def index_add(
     alpha: Number = 1,
 ) -> Tensor:
     """``index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor``"""
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "index_add", "index", 3, True)
-    if source.__class__ is not Tensor:
+    if type(source) is not Tensor:
         source = tensor_argument(source, "index_add", "source", 4, True)
     return operators.index_add.call(self, dim, index, source, alpha)
 
@@ -1310,7 +1310,7 @@ def gather(
     self: Tensor, dim: int, index: Tensor | Number, *, sparse_grad: bool = False
 ) -> Tensor:
     """``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor``"""
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "gather", "index", 3, True)
     return operators.gather.call(self, dim, index, sparse_grad)
 
@@ -1319,9 +1319,9 @@ def scatter_add(
     self: Tensor, dim: int, index: Tensor | Number, src: Tensor | Number
 ) -> Tensor:
     """``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "scatter_add", "index", 3, True)
-    if src.__class__ is not Tensor:
+    if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_add", "src", 4, True)
     return operators.scatter_add.call(self, dim, index, src)
 
@@ -1340,7 +1340,7 @@ def index_put(
 ) -> Tensor:
     """``index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``"""
     indices = tensor_list_argument(indices, "index_put", "indices", 2, True)
-    if values.__class__ is not Tensor:
+    if type(values) is not Tensor:
         values = tensor_argument(values, "index_put", "values", 3, True)
     return operators.index_put.call(self, indices, values, accumulate)
 
@@ -1353,7 +1353,7 @@ def index_put_(
 ) -> Tensor:
     """``index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)``"""
     indices = tensor_list_argument(indices, "index_put_", "indices", 2, True)
-    if values.__class__ is not Tensor:
+    if type(values) is not Tensor:
         values = tensor_argument(values, "index_put_", "values", 3, True)
     return operators.index_put_.call(self, indices, values, accumulate)
 
@@ -1368,9 +1368,9 @@ def scatter_reduce(
     include_self: bool = True,
 ) -> Tensor:
     """``scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor``"""
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "scatter_reduce", "index", 3, True)
-    if src.__class__ is not Tensor:
+    if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_reduce", "src", 4, True)
     return operators.scatter_reduce_two.call(
         self, dim, index, src, reduce, include_self
@@ -1381,9 +1381,9 @@ def index_copy(
     self: Tensor, dim: int, index: Tensor | Number, source: Tensor | Number
 ) -> Tensor:
     """``index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor``"""
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "index_copy", "index", 3, True)
-    if source.__class__ is not Tensor:
+    if type(source) is not Tensor:
         source = tensor_argument(source, "index_copy", "source", 4, True)
     return operators.index_copy.call(self, dim, index, source)
 
@@ -1392,23 +1392,23 @@ def masked_scatter(
     self: Tensor, mask: Tensor | Number, source: Tensor | Number
 ) -> Tensor:
     """``masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor``"""
-    if mask.__class__ is not Tensor:
+    if type(mask) is not Tensor:
         mask = tensor_argument(mask, "masked_scatter", "mask", 2, True)
-    if source.__class__ is not Tensor:
+    if type(source) is not Tensor:
         source = tensor_argument(source, "masked_scatter", "source", 3, True)
     return operators.masked_scatter.call(self, mask, source)
 
 
 def masked_select(self: Tensor, mask: Tensor | Number) -> Tensor:
     """``masked_select(Tensor self, Tensor mask) -> Tensor``"""
-    if mask.__class__ is not Tensor:
+    if type(mask) is not Tensor:
         mask = tensor_argument(mask, "masked_select", "mask", 2, True)
     return operators.masked_select.call(self, mask)
 
 
 def take(self: Tensor, index: Tensor | Number) -> Tensor:
     """``take(Tensor self, Tensor index) -> Tensor``"""
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "take", "index", 2, True)
     return operators.take.call(self, index)
 
@@ -1417,7 +1417,7 @@ def take_along_dim(
     self: Tensor, indices: Tensor | Number, dim: int | None = None
 ) -> Tensor:
     """``take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor``"""
-    if indices.__class__ is not Tensor:
+    if type(indices) is not Tensor:
         indices = tensor_argument(indices, "take_along_dim", "indices", 2, True)
     return composites.take_along_dim(self, indices, dim)
 
@@ -1429,9 +1429,9 @@ def put(
     accumulate: bool = False,
 ) -> Tensor:
     """``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``"""
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "put", "index", 2, True)
-    if source.__class__ is not Tensor:
+    if type(source) is not Tensor:
         source = tensor_argument(source, "put", "source", 3, True)
     return operators.put.call(self, index, source, accumulate)
 
@@ -1440,9 +1440,9 @@ def scatter_add_(
     self: Tensor, dim: int, index: Tensor | Number, src: Tensor | Number
 ) -> Tensor:
     """``scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)``"""
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "scatter_add_", "index", 3, True)
-    if src.__class__ is not Tensor:
+    if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_add_", "src", 4, True)
     return operators.scatter_add_.call(self, dim, index, src)
 
@@ -1457,9 +1457,9 @@ def scatter_reduce_(
     include_self: bool = True,
 ) -> Tensor:
     """``scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)``"""
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "scatter_reduce_", "index", 3, True)
-    if src.__class__ is not Tensor:
+    if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_reduce_", "src", 4, True)
     return operators.scatter_reduce__two.call(
         self, dim, index, src, reduce, include_self
@@ -1475,9 +1475,9 @@ def index_add_(
     alpha: Number = 1,
 ) -> Tensor:
     """``index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)``"""
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "index_add_", "index", 3, True)
-    if source.__class__ is not Tensor:
+    if type(source) is not Tensor:
         source = tensor_argument(source, "index_add_", "source", 4, True)
     return operators.index_add_.call(self, dim, index, source, alpha)
 
@@ -1486,9 +1486,9 @@ def index_copy_(
     self: Tensor, dim: int, index: Tensor | Number, source: Tensor | Number
 ) -> Tensor:
     """``index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)``"""
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "index_copy_", "index", 3, True)
-    if source.__class__ is not Tensor:
+    if type(source) is not Tensor:
         source = tensor_argument(source, "index_copy_", "source", 4, True)
     return operators.index_copy_.call(self, dim, index, source)
 
@@ -1497,9 +1497,9 @@ def masked_scatter_(
     self: Tensor, mask: Tensor | Number, source: Tensor | Number
 ) -> Tensor:
     """``masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)``"""
-    if mask.__class__ is not Tensor:
+    if type(mask) is not Tensor:
         mask = tensor_argument(mask, "masked_scatter_", "mask", 2, True)
-    if source.__class__ is not Tensor:
+    if type(source) is not Tensor:
         source = tensor_argument(source, "masked_scatter_", "source", 3, True)
     return operators.masked_scatter_.call(self, mask, source)
 
@@ -1511,9 +1511,9 @@ def put_(
     accumulate: bool = False,
 ) -> Tensor:
     """``put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)``"""
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "put_", "index", 2, True)
-    if source.__class__ is not Tensor:
+    if type(source) is not Tensor:
         source = tensor_argument(source, "put_", "source", 3, True)
     return operators.put_.call(self, index, source, accumulate)
 
@@ -1528,9 +1528,9 @@ def index_reduce(
     include_self: bool = True,
 ) -> Tensor:
     """``index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor``"""
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "index_reduce", "index", 3, True)
-    if source.__class__ is not Tensor:
+    if type(source) is not Tensor:
         source = tensor_argument(source, "index_reduce", "source", 4, True)
     return operators.index_reduce.call(self, dim, index, source, reduce, include_self)
 
@@ -1545,9 +1545,9 @@ def index_reduce_(
     include_self: bool = True,
 ) -> Tensor:
     """``index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)``"""
-    if index.__class__ is not Tensor:
+    if type(index) is not Tensor:
         index = tensor_argument(index, "index_reduce_", "index", 3, True)
-    if source.__class__ is not Tensor:
+    if type(source) is not Tensor:
         source = tensor_argument(source, "index_reduce_", "source", 4, True)
     return operators.index_reduce_.call(self, dim, index, source, reduce, include_self)
 
@@ -1561,14 +1561,14 @@ def slice_scatter(
     step: int = 1,
 ) -> Tensor:
     """``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``"""
-    if src.__class__ is not Tensor:
+    if type(src) is not Tensor:
         src = tensor_argument(src, "slice_scatter", "src", 2, True)
     return operators.slice_scatter.call(self, src, dim, start, end, step)
 
 
 def select_scatter(self: Tensor, src: Tensor | Number, dim: int, index: int) -> Tensor:
     """``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``"""
-    if src.__class__ is not Tensor:
+    if type(src) is not Tensor:
         src = tensor_argument(src, "select_scatter", "src", 2, True)
     return operators.select_scatter.call(self, src, dim, index)
 
@@ -1577,63 +1577,63 @@ def diagonal_scatter(
     self: Tensor, src: Tensor | Number, offset: int = 0, dim1: int = 0, dim2: int = 1
 ) -> Tensor:
     """``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
-    if src.__class__ is not Tensor:
+    if type(src) is not Tensor:
         src = tensor_argument(src, "diagonal_scatter", "src", 2, True)
     return operators.diagonal_scatter.call(self, src, offset, dim1, dim2)
 
 
 def mm(self: Tensor, mat2: Tensor | Number) -> Tensor:
     """``mm(Tensor self, Tensor mat2) -> Tensor``"""
-    if mat2.__class__ is not Tensor:
+    if type(mat2) is not Tensor:
         mat2 = tensor_argument(mat2, "mm", "mat2", 2, True)
     return operators.mm.call(self, mat2)
 
 
 def bmm(self: Tensor, mat2: Tensor | Number) -> Tensor:
     """``bmm(Tensor self, Tensor mat2) -> Tensor``"""
-    if mat2.__class__ is not Tensor:
+    if type(mat2) is not Tensor:
         mat2 = tensor_argument(mat2, "bmm", "mat2", 2, True)
     return operators.bmm.call(self, mat2)
 
 
 def dot(self: Tensor, tensor: Tensor | Number) -> Tensor:
     """``dot(Tensor self, Tensor tensor) -> Tensor``"""
-    if tensor.__class__ is not Tensor:
+    if type(tensor) is not Tensor:
         tensor = tensor_argument(tensor, "dot", "tensor", 2, True)
     return operators.dot.call(self, tensor)
 
 
 def vdot(self: Tensor, other: Tensor | Number) -> Tensor:
     """``vdot(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "vdot", "other", 2, True)
     return operators.vdot.call(self, other)
 
 
 def mv(self: Tensor, vec: Tensor | Number) -> Tensor:
     """``mv(Tensor self, Tensor vec) -> Tensor``"""
-    if vec.__class__ is not Tensor:
+    if type(vec) is not Tensor:
         vec = tensor_argument(vec, "mv", "vec", 2, True)
     return operators.mv.call(self, vec)
 
 
 def outer(self: Tensor, vec2: Tensor | Number) -> Tensor:
     """``outer(Tensor self, Tensor vec2) -> Tensor``"""
-    if vec2.__class__ is not Tensor:
+    if type(vec2) is not Tensor:
         vec2 = tensor_argument(vec2, "outer", "vec2", 2, True)
     return composites.outer(self, vec2)
 
 
 def ger(self: Tensor, vec2: Tensor | Number) -> Tensor:
     """``ger(Tensor self, Tensor vec2) -> Tensor``"""
-    if vec2.__class__ is not Tensor:
+    if type(vec2) is not Tensor:
         vec2 = tensor_argument(vec2, "ger", "vec2", 2, True)
     return composites.ger(self, vec2)
 
 
 def matmul(self: Tensor, other: Tensor | Number) -> Tensor:
     """``matmul(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "matmul", "other", 2, True)
     return composites.matmul(self, other)
 
@@ -1647,23 +1647,23 @@ def addmm(
     alpha: Number = 1,
 ) -> Tensor:
     """``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
-    if mat1.__class__ is not Tensor:
+    if type(mat1) is not Tensor:
         mat1 = tensor_argument(mat1, "addmm", "mat1", 2, True)
-    if mat2.__class__ is not Tensor:
+    if type(mat2) is not Tensor:
         mat2 = tensor_argument(mat2, "addmm", "mat2", 3, True)
     return operators.addmm.call(self, mat1, mat2, beta, alpha)
 
 
 def kron(self: Tensor, other: Tensor | Number) -> Tensor:
     """``kron(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "kron", "other", 2, True)
     return composites.kron(self, other)
 
 
 def inner(self: Tensor, other: Tensor | Number) -> Tensor:
     """``inner(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "inner", "other", 2, True)
     return composites.inner(self, other)
 
@@ -1695,7 +1695,7 @@ def trace(self: Tensor) -> Tensor:
 
 def dist(self: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
     """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "dist", "other", 2, True)
     return operators.dist.call(self, other, p)
 
@@ -1742,7 +1742,7 @@ def matrix_exp(self: Tensor) -> Tensor:
 
 def cross(self: Tensor, other: Tensor | Number, dim: int | None = None) -> Tensor:
     """``cross(Tensor self, Tensor other, int? dim=None) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "cross", "other", 2, True)
     return composites.cross(self, other, dim)
 
@@ -1761,9 +1761,9 @@ def addmv(
     alpha: Number = 1,
 ) -> Tensor:
     """``addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
-    if mat.__class__ is not Tensor:
+    if type(mat) is not Tensor:
         mat = tensor_argument(mat, "addmv", "mat", 2, True)
-    if vec.__class__ is not Tensor:
+    if type(vec) is not Tensor:
         vec = tensor_argument(vec, "addmv", "vec", 3, True)
     return operators.addmv.call(self, mat, vec, beta, alpha)
 
@@ -1777,9 +1777,9 @@ def addmv_(
     alpha: Number = 1,
 ) -> Tensor:
     """``addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
-    if mat.__class__ is not Tensor:
+    if type(mat) is not Tensor:
         mat = tensor_argument(mat, "addmv_", "mat", 2, True)
-    if vec.__class__ is not Tensor:
+    if type(vec) is not Tensor:
         vec = tensor_argument(vec, "addmv_", "vec", 3, True)
     return operators.addmv_.call(self, mat, vec, beta, alpha)
 
@@ -1793,9 +1793,9 @@ def addr(
     alpha: Number = 1,
 ) -> Tensor:
     """``addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
-    if vec1.__class__ is not Tensor:
+    if type(vec1) is not Tensor:
         vec1 = tensor_argument(vec1, "addr", "vec1", 2, True)
-    if vec2.__class__ is not Tensor:
+    if type(vec2) is not Tensor:
         vec2 = tensor_argument(vec2, "addr", "vec2", 3, True)
     return operators.addr.call(self, vec1, vec2, beta, alpha)
 
@@ -1809,9 +1809,9 @@ def addr_(
     alpha: Number = 1,
 ) -> Tensor:
     """``addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
-    if vec1.__class__ is not Tensor:
+    if type(vec1) is not Tensor:
         vec1 = tensor_argument(vec1, "addr_", "vec1", 2, True)
-    if vec2.__class__ is not Tensor:
+    if type(vec2) is not Tensor:
         vec2 = tensor_argument(vec2, "addr_", "vec2", 3, True)
     return operators.addr_.call(self, vec1, vec2, beta, alpha)
 
@@ -1825,9 +1825,9 @@ def addbmm(
     alpha: Number = 1,
 ) -> Tensor:
     """``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
-    if batch1.__class__ is not Tensor:
+    if type(batch1) is not Tensor:
         batch1 = tensor_argument(batch1, "addbmm", "batch1", 2, True)
-    if batch2.__class__ is not Tensor:
+    if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "addbmm", "batch2", 3, True)
     return operators.addbmm.call(self, batch1, batch2, beta, alpha)
 
@@ -1841,9 +1841,9 @@ def addbmm_(
     alpha: Number = 1,
 ) -> Tensor:
     """``addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
-    if batch1.__class__ is not Tensor:
+    if type(batch1) is not Tensor:
         batch1 = tensor_argument(batch1, "addbmm_", "batch1", 2, True)
-    if batch2.__class__ is not Tensor:
+    if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "addbmm_", "batch2", 3, True)
     return operators.addbmm_.call(self, batch1, batch2, beta, alpha)
 
@@ -1857,9 +1857,9 @@ def baddbmm(
     alpha: Number = 1,
 ) -> Tensor:
     """``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
-    if batch1.__class__ is not Tensor:
+    if type(batch1) is not Tensor:
         batch1 = tensor_argument(batch1, "baddbmm", "batch1", 2, True)
-    if batch2.__class__ is not Tensor:
+    if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "baddbmm", "batch2", 3, True)
     return operators.baddbmm.call(self, batch1, batch2, beta, alpha)
 
@@ -1873,9 +1873,9 @@ def baddbmm_(
     alpha: Number = 1,
 ) -> Tensor:
     """``baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
-    if batch1.__class__ is not Tensor:
+    if type(batch1) is not Tensor:
         batch1 = tensor_argument(batch1, "baddbmm_", "batch1", 2, True)
-    if batch2.__class__ is not Tensor:
+    if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "baddbmm_", "batch2", 3, True)
     return operators.baddbmm_.call(self, batch1, batch2, beta, alpha)
 
@@ -1899,7 +1899,7 @@ def cholesky_solve(
     self: Tensor, input2: Tensor | Number, upper: bool = False
 ) -> Tensor:
     """``cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor``"""
-    if input2.__class__ is not Tensor:
+    if type(input2) is not Tensor:
         input2 = tensor_argument(input2, "cholesky_solve", "input2", 2, True)
     return operators.cholesky_solve.call(self, input2, upper)
 
@@ -1912,7 +1912,7 @@ def triangular_solve(
     unitriangular: bool = False,
 ) -> Tensor:
     """``triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)``"""
-    if A.__class__ is not Tensor:
+    if type(A) is not Tensor:
         A = tensor_argument(A, "triangular_solve", "A", 2, True)
     return operators.triangular_solve.call(self, A, upper, transpose, unitriangular)
 
@@ -1930,9 +1930,9 @@ def ormqr(
     transpose: bool = False,
 ) -> Tensor:
     """``ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor``"""
-    if input2.__class__ is not Tensor:
+    if type(input2) is not Tensor:
         input2 = tensor_argument(input2, "ormqr", "input2", 2, True)
-    if input3.__class__ is not Tensor:
+    if type(input3) is not Tensor:
         input3 = tensor_argument(input3, "ormqr", "input3", 3, True)
     return operators.ormqr.call(self, input2, input3, left, transpose)
 
@@ -1966,7 +1966,7 @@ def hardshrink(self: Tensor, lambd: Number = 0.5) -> Tensor:
 
 def prelu(self: Tensor, weight: Tensor | Number) -> Tensor:
     """``prelu(Tensor self, Tensor weight) -> Tensor``"""
-    if weight.__class__ is not Tensor:
+    if type(weight) is not Tensor:
         weight = tensor_argument(weight, "prelu", "weight", 2, True)
     return composites.prelu(self, weight)
 
@@ -2063,28 +2063,28 @@ def i0_(self: Tensor) -> Tensor:
 
 def igamma(self: Tensor, other: Tensor | Number) -> Tensor:
     """``igamma(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "igamma", "other", 2, True)
     return operators.igamma.call(self, other)
 
 
 def igamma_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "igamma_", "other", 2, True)
     return operators.igamma_.call(self, other)
 
 
 def igammac(self: Tensor, other: Tensor | Number) -> Tensor:
     """``igammac(Tensor self, Tensor other) -> Tensor``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "igammac", "other", 2, True)
     return operators.igammac.call(self, other)
 
 
 def igammac_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
-    if other.__class__ is not Tensor:
+    if type(other) is not Tensor:
         other = tensor_argument(other, "igammac_", "other", 2, True)
     return operators.igammac_.call(self, other)
 
