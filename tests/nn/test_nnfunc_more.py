@@ -19,6 +19,7 @@ import pytest
 import gradgen
 import gradgen.nn.functional as GF
 from gradgen import nn
+from gradgen.autograd import gradcheck, gradgradcheck
 from torch_oracle import oracle, outcome
 
 RNG = np.random.default_rng(2026)
@@ -514,3 +515,44 @@ def test_warnings_match_torch(name: str) -> None:
         return [str(w.message) for w in caught]
 
     assert call(gradgen) == oracle("warnings", call)
+
+
+SECOND_ORDER: dict[str, tuple[Callable[..., Any], tuple[np.ndarray, ...]]] = {
+    "bilinear": (
+        lambda x, y, w, b: GF.bilinear(x, y, w, b),
+        (A, X2, BILINEAR_W, BILINEAR_B),
+    ),
+    "gaussian": (
+        lambda x, t, v: GF.gaussian_nll_loss(x, t, v, full=True),
+        (A, B, POSITIVE),
+    ),
+    "poisson": (
+        lambda x, t: GF.poisson_nll_loss(x, t, log_input=False, full=True),
+        (POSITIVE, COUNTS + 0.5),
+    ),
+    "multilabel": (
+        lambda x, w: GF.multilabel_soft_margin_loss(x, gradgen.tensor(LABELS), w),
+        (A, W5),
+    ),
+    "triplet": (
+        lambda a, p, n: GF.triplet_margin_with_distance_loss(a, p, n, swap=True),
+        (A, B, C),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SECOND_ORDER))
+def test_gradcheck_and_gradgradcheck(name: str) -> None:
+    """Numeric first and second derivatives agree with the composites' (float64)."""
+    function, arrays = SECOND_ORDER[name]
+    inputs = tuple(gradgen.tensor(a, requires_grad=True) for a in arrays)
+    assert gradcheck(function, inputs)
+    assert gradgradcheck(function, inputs)
+
+
+def test_pdist_gradcheck_and_no_double_backward_as_torch() -> None:
+    """PyTorch's _pdist_backward has no derivative; gradgen's neither."""
+    x = gradgen.tensor(A[:3], requires_grad=True)
+    assert gradcheck(lambda t: GF.pdist(t, 3), (x,))
+    with pytest.raises(NotImplementedError, match="'_pdist_backward' is not"):
+        gradgradcheck(lambda t: GF.pdist(t, 3), (x,))
