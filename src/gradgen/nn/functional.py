@@ -22,18 +22,27 @@ from gradgen.tensor import Tensor
 
 from ._functional.activation import (
     celu,
+    celu_,
+    elu_,
     glu,
+    gumbel_softmax,
     hardshrink,
     hardsigmoid,
     hardswish,
+    hardtanh_,
+    leaky_relu_,
     prelu,
     relu6,
+    relu_,
     rrelu,
+    rrelu_,
     selu,
+    selu_,
     softmin,
     softshrink,
     tanhshrink,
     threshold,
+    threshold_,
 )
 from ._functional.attention import (
     multi_head_attention_forward,
@@ -47,7 +56,25 @@ from ._functional.conv import (
     conv_transpose2d,
     conv_transpose3d,
 )
-from ._functional.distance import _vector_norm, cosine_similarity, pairwise_distance
+from ._functional.distance import (
+    _vector_norm,
+    cosine_similarity,
+    pairwise_distance,
+    pdist,
+)
+from ._functional.dropout import (
+    alpha_dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
+from ._functional.linear import bilinear
+from ._functional.loss import (
+    gaussian_nll_loss,
+    multilabel_soft_margin_loss,
+    poisson_nll_loss,
+)
 from ._functional.normalization import (
     batch_norm,
     group_norm,
@@ -63,6 +90,7 @@ from ._functional.margin_loss import (
     multilabel_margin_loss,
     soft_margin_loss,
     triplet_margin_loss,
+    triplet_margin_with_distance_loss,
 )
 from ._functional.padding import pad_by_mode
 from ._functional.resampling import (
@@ -332,6 +360,28 @@ __all__ += ["batch_norm", "group_norm", "instance_norm", "local_response_norm"]
 __all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 __all__ += ["grid_sample", "affine_grid", "unfold", "fold"]
 __all__ += ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle"]
+__all__ += [
+    "relu_",
+    "elu_",
+    "leaky_relu_",
+    "selu_",
+    "celu_",
+    "hardtanh_",
+    "threshold_",
+    "rrelu_",
+    "gumbel_softmax",
+    "pdist",
+    "bilinear",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "alpha_dropout",
+    "feature_alpha_dropout",
+    "gaussian_nll_loss",
+    "poisson_nll_loss",
+    "multilabel_soft_margin_loss",
+    "triplet_margin_with_distance_loss",
+]
 __all__ += ["gelu", "log_softmax", "relu", "sigmoid", "silu", "softmax", "tanh"]
 
 __all__ += [

@@ -8,8 +8,10 @@ import warnings
 from typing import Any
 
 
+from gradgen.dtypes import float64
 from gradgen.factories import zeros_like
 from gradgen.generated import ops
+from gradgen.random import rand
 from gradgen.tensor import Tensor
 
 __all__ = [
@@ -26,6 +28,15 @@ __all__ = [
     "softshrink",
     "hardshrink",
     "rrelu",
+    "relu_",
+    "elu_",
+    "leaky_relu_",
+    "selu_",
+    "celu_",
+    "hardtanh_",
+    "threshold_",
+    "rrelu_",
+    "gumbel_softmax",
 ]
 
 # SELU's constants (Klambauer et al., 2017), as ATen's.
@@ -88,8 +99,11 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 def threshold(
     input: Tensor, threshold: float, value: float, inplace: bool = False
 ) -> Tensor:
-    """x where x > threshold, else value (ThresholdBackward0)."""
-    return _in_place(input, ops.threshold(input, threshold, value), inplace)
+    """x where x > threshold, else value (ThresholdBackward0; in place, a masked
+    fill, whose gradient is the same and needs no copy of the input)."""
+    if inplace:
+        return input.masked_fill_(input.detach() <= threshold, value)
+    return ops.threshold(input, threshold, value)
 
 
 def softmin(
@@ -132,6 +146,94 @@ def rrelu(
 ) -> Tensor:
     """x where x >= 0, else x times a slope drawn from [lower, upper] in training, or
     times (lower + upper) / 2 (RreluWithNoiseBackward0)."""
+    if inplace:
+        return _rrelu_in_place(input, lower, upper, training)
     noise = zeros_like(input.detach())
-    result = ops.rrelu_with_noise(input, noise, lower, upper, training)
-    return _in_place(input, result, inplace)
+    return ops.rrelu_with_noise(input, noise, lower, upper, training)
+
+
+def _rrelu_in_place(
+    input: Tensor, lower: float, upper: float, training: bool
+) -> Tensor:
+    """rrelu written into `input`: leaky_relu_ with the mean slope, or in training
+    input times the drawn noise (1 where x >= 0), whose gradient is the noise, as
+    rrelu_with_noise_'s backward."""
+    if not training:
+        return ops.leaky_relu_(input, (lower + upper) / 2)
+    noise = zeros_like(input.detach())
+    ops.rrelu_with_noise(input.detach(), noise, lower, upper, training)
+    return input.mul_(noise)
+
+
+# -- the in-place forms (torch.nn.functional's relu_, elu_, ...) ---------------------
+
+
+def relu_(input: Tensor) -> Tensor:
+    """relu written into `input`."""
+    return ops.relu_(input)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """elu written into `input`."""
+    return ops.elu_(input, alpha)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """leaky_relu written into `input`."""
+    return ops.leaky_relu_(input, negative_slope)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """selu written into `input`."""
+    return selu(input, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """celu written into `input`."""
+    return celu(input, alpha, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """hardtanh written into `input`."""
+    return ops.hardtanh_(input, min_val, max_val)
+
+
+threshold_function = threshold
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """threshold written into `input`."""
+    return threshold_function(input, threshold, value, inplace=True)
+
+
+def rrelu_(
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+) -> Tensor:
+    """rrelu written into `input`."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def gumbel_softmax(
+    logits: Tensor,
+    tau: float = 1,
+    hard: bool = False,
+    eps: float = 1e-10,
+    dim: int = -1,
+) -> Tensor:
+    """softmax((logits + g) / tau) along `dim`, g Gumbel(0, 1) noise from gradgen's
+    generator; with hard, the one-hot of its argmax, whose gradient is the soft
+    sample's (straight-through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    uniform = rand(*logits.shape, dtype=float64)
+    exponential = -((1 - uniform).log())
+    gumbels = ops._to_copy(-(exponential.log()), dtype=logits.dtype)
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = ops.scatter(zeros_like(logits.detach()), dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

@@ -11,7 +11,7 @@ from gradgen.generated import ops
 from gradgen.numpy_kernels import broadcast_shape_error
 from gradgen.tensor import Tensor
 
-__all__ = ["cosine_similarity", "pairwise_distance"]
+__all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
 
 
 def _vector_norm(input: Tensor, p: float, dim: int) -> Tensor:
@@ -64,3 +64,9 @@ def pairwise_distance(
         return difference.abs()
     norm = _vector_norm(difference, p, -1)
     return norm if keepdim else norm.squeeze(-1)
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The p-norm distances between every pair of rows of a 2-D input, the pairs
+    (i, j) with i < j in row-major order (PdistBackward0)."""
+    return ops.pdist(input, p)

@@ -5,6 +5,8 @@ cosine_embedding_loss, triplet_margin_loss), or calling the operator of their na
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gradgen.generated import ops
 from gradgen.tensor import Tensor
 
@@ -19,6 +21,7 @@ __all__ = [
     "triplet_margin_loss",
     "multi_margin_loss",
     "multilabel_margin_loss",
+    "triplet_margin_with_distance_loss",
 ]
 
 
@@ -180,3 +183,38 @@ def multilabel_margin_loss(
     if size_average is not None or reduce is not None:
         reduction = legacy_get_string(size_average, reduce)
     return ops.multilabel_margin_loss(input, target, get_enum(reduction))
+
+
+def triplet_margin_with_distance_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    *,
+    distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """triplet_margin_loss with any distance (pairwise_distance by default)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    dims = (anchor.ndim, positive.ndim, negative.ndim)
+    if len(set(dims)) != 1:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same "
+            f"number of dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, "
+            f"and negative {dims[2]}D inputs"
+        )
+    distance = pairwise_distance if distance_function is None else distance_function
+    distance_positive = distance(anchor, positive)
+    distance_negative = distance(anchor, negative)
+    if swap:
+        distance_negative = ops.minimum(distance_negative, distance(positive, negative))
+    loss = (margin + distance_positive - distance_negative).clamp_min(0)
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.mean()
+    return loss

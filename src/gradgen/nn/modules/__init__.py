@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .module import Module
 from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
-from .linear import Identity, Linear
+from .linear import Bilinear, Identity, Linear
 from .activation import (
     ReLU,
     Tanh,
@@ -54,8 +54,19 @@ from .loss import (
     TripletMarginLoss,
     MultiMarginLoss,
     MultiLabelMarginLoss,
+    GaussianNLLLoss,
+    PoissonNLLLoss,
+    MultiLabelSoftMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
-from .dropout import Dropout
+from .dropout import (
+    AlphaDropout,
+    Dropout,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    FeatureAlphaDropout,
+)
 from .normalization import LayerNorm
 from .normalization import GroupNorm, LocalResponseNorm, RMSNorm
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
@@ -180,6 +191,16 @@ __all__ = [
     "MultiMarginLoss",
     "MultiLabelMarginLoss",
     "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
+    "AlphaDropout",
+    "FeatureAlphaDropout",
+    "Bilinear",
+    "GaussianNLLLoss",
+    "PoissonNLLLoss",
+    "MultiLabelSoftMarginLoss",
+    "TripletMarginWithDistanceLoss",
     "LayerNorm",
     "GroupNorm",
     "LocalResponseNorm",

@@ -1,4 +1,4 @@
-"""torch.nn's linear layers: Identity, Linear."""
+"""torch.nn's linear layers: Identity, Linear, Bilinear."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Identity", "Linear", "Bilinear"]
 
 
 class Identity(Module):
@@ -76,4 +76,58 @@ class Linear(Module):
         return (
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
+        )
+
+
+class Bilinear(Module):
+    """y = x1^T A x2 + b, with weight (out_features, in1_features, in2_features).
+
+    Initialised as PyTorch's: weight and bias uniform in [-1/sqrt(in1_features),
+    1/sqrt(in1_features)], drawn from gradgen's generator.
+    """
+
+    in1_features: int
+    in2_features: int
+    out_features: int
+    weight: Parameter
+    bias: Parameter | None
+
+    def __init__(
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        bias: bool = True,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(
+            zeros(out_features, in1_features, in2_features, dtype=dtype)
+        )
+        if bias:
+            self.bias = Parameter(zeros(out_features, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.in1_features <= 0:
+            raise ValueError(
+                f"in1_features must be > 0, but got (in1_features={self.in1_features})"
+            )
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
         )

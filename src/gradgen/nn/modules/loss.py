@@ -3,10 +3,13 @@ PyTorch's, a class weight is a buffer (in state_dict, converted by .to())."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gradgen.tensor import Tensor
 
 from .. import functional as F
 from .._reduction import legacy_get_string
+from .distance import PairwiseDistance
 from .module import Module
 
 __all__ = [
@@ -26,6 +29,10 @@ __all__ = [
     "TripletMarginLoss",
     "MultiMarginLoss",
     "MultiLabelMarginLoss",
+    "GaussianNLLLoss",
+    "PoissonNLLLoss",
+    "MultiLabelSoftMarginLoss",
+    "TripletMarginWithDistanceLoss",
 ]
 
 
@@ -337,3 +344,94 @@ class MultiLabelMarginLoss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """F.gaussian_nll_loss: input is a Gaussian's mean, `var` (given to forward) its
+    variance."""
+
+    def __init__(
+        self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"
+    ) -> None:
+        super().__init__(None, None, reduction)
+        self.full = full
+        self.eps = eps
+
+    def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
+        return F.gaussian_nll_loss(
+            input, target, var, full=self.full, eps=self.eps, reduction=self.reduction
+        )
+
+
+class PoissonNLLLoss(_Loss):
+    """F.poisson_nll_loss: the negative log likelihood of target under a Poisson
+    distribution of rate exp(input) (log_input) or input."""
+
+    def __init__(
+        self,
+        log_input: bool = True,
+        full: bool = False,
+        size_average: bool | None = None,
+        eps: float = 1e-8,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input = log_input
+        self.full = full
+        self.eps = eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return F.poisson_nll_loss(
+            log_input,
+            target,
+            log_input=self.log_input,
+            full=self.full,
+            eps=self.eps,
+            reduction=self.reduction,
+        )
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """F.multilabel_soft_margin_loss, with a per-class `weight` buffer."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_soft_margin_loss(
+            input, target, weight=self.weight, reduction=self.reduction
+        )
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """F.triplet_margin_with_distance_loss; the distance is PairwiseDistance() unless
+    `distance_function` is given."""
+
+    def __init__(
+        self,
+        *,
+        distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+        margin: float = 1.0,
+        swap: bool = False,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(None, None, reduction)
+        if margin <= 0:
+            raise ValueError(
+                "TripletMarginWithDistanceLoss: expected margin to be greater than 0, "
+                f"got {margin} instead"
+            )
+        self.distance_function: Callable[[Tensor, Tensor], Tensor] = (
+            distance_function if distance_function is not None else PairwiseDistance()
+        )
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(
+            anchor,
+            positive,
+            negative,
+            distance_function=self.distance_function,
+            margin=self.margin,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
