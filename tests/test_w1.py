@@ -82,3 +82,25 @@ def test_a_view_output_takes_the_general_path() -> None:
     y = (x * 2).view(())
     y.backward()
     assert x.grad is not None and np.array_equal(x.grad.numpy(), [2.0])
+
+
+def test_power_of_a_float_base_keeps_numpy_values() -> None:
+    x = gradgen.tensor(1.5, dtype=gradgen.float64)
+    assert (x**3).item() == 1.5**3
+    assert (x**-2).item() == 1.5**-2
+
+
+def test_power_of_an_integer_base_to_a_negative_scalar_is_still_refused() -> None:
+    x = gradgen.tensor([2, 3])
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
+        x**-1
+    assert (x**2).tolist() == [4, 9]
+
+
+def test_a_zero_d_result_is_a_tensor_of_the_operator_dtype() -> None:
+    x = gradgen.tensor(2.0, dtype=gradgen.float32)
+    y = x**3
+    assert y.dtype == gradgen.float32 and y.shape == () and y.item() == 8.0
+    z = gradgen.tensor(2, dtype=gradgen.int64) ** 2.5
+    assert z.dtype == gradgen.float32  # the default dtype, as PyTorch
+    assert z.item() == pytest.approx(2.0**2.5)
