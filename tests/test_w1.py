@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import gradgen
+from gradgen.helpers.arrays import tensor_forms_only
 from gradgen.tensor import Tensor
 
 
@@ -104,3 +105,33 @@ def test_a_zero_d_result_is_a_tensor_of_the_operator_dtype() -> None:
     z = gradgen.tensor(2, dtype=gradgen.int64) ** 2.5
     assert z.dtype == gradgen.float32  # the default dtype, as PyTorch
     assert z.item() == pytest.approx(2.0**2.5)
+
+
+@pytest.mark.parametrize("exponent", [3, 2, 2.5, -1.5, 1, 0])
+@pytest.mark.parametrize("values", [0.7310585786300049, [0.3, 1.7, 2.9]])
+def test_pow_backward_array_form_matches_the_tensor_form_bit_for_bit(
+    exponent: float, values: object
+) -> None:
+    def gradient() -> np.ndarray:
+        x = leaf(values)
+        y = x**exponent * 1.3  # the incoming gradient is not ones
+        y.sum().backward()
+        assert x.grad is not None
+        return x.grad.numpy()
+
+    array_form = gradient()
+    with tensor_forms_only():
+        tensor_form = gradient()
+    assert array_form.dtype == np.float64
+    assert array_form.tobytes() == tensor_form.tobytes()
+    # By hand: d/dx (1.3 x^e) = 1.3 e x^(e-1).
+    x = np.asarray(values, dtype=np.float64)
+    expected = 1.3 * exponent * x ** (exponent - 1) if exponent else 0 * x
+    np.testing.assert_allclose(array_form, expected, rtol=1e-14)
+
+
+def test_pow_backward_of_a_float32_zero_d_base_keeps_its_dtype() -> None:
+    x = leaf(1.5, gradgen.float32)
+    (x**3).backward()
+    assert x.grad is not None and x.grad.dtype == gradgen.float32
+    assert x.grad.item() == np.float32(3) * np.float32(1.5) ** 2
