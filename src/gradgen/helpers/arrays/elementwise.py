@@ -394,7 +394,8 @@ def pow_backward(
             return as_array(powered * exponent * grad)
         powered = self if exponent == 2 else as_array(self ** (exponent - 1))
         derivative = as_array(powered * exponent)
-        return np.multiply(derivative, grad, out=derivative)
+        product: np.ndarray = np.multiply(derivative, grad, out=derivative)
+        return product
     powered = self if exponent == 2 else pow(self, exponent - 1)
     derivative = conj(mul(powered, exponent))
     if derivative.shape != grad.shape or derivative.dtype != grad.dtype:
