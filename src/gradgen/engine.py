@@ -472,6 +472,14 @@ def execute(
         init_to_execute(root, task, outputs, accumulate_grad, min_topo_nr)
         task.captured = [None] * len(outputs)
 
+    _run_task(task, root, root_buffer, create_graph)
+    return task.captured
+
+
+def _run_task(
+    task: GraphTask, root: Node, root_buffer: InputBuffer, create_graph: bool
+) -> None:
+    """Run `task` from `root` with grad mode and the task state set for it."""
     previous_mode = grad_mode.is_grad_enabled()
     previous_exec_info, previous_task = task_state.exec_info, task_state.task
     grad_mode._set_enabled(create_graph)
@@ -483,7 +491,27 @@ def execute(
         task_state.exec_info, task_state.task = previous_exec_info, previous_task
     if task.not_ready and task.exec_info is None:
         raise RuntimeError("could not compute gradients for some functions")
-    return task.captured
+
+
+def execute_root(
+    root: Node, input_nr: int, root_grad: np.ndarray, keep_graph: bool
+) -> bool:
+    """`execute` of one root (input `input_nr` of `root`) and one gradient array, no
+    graph recorded, gradients accumulated into the leaves: `backward()`'s common case
+    without the general checks. False (nothing run) when the array does not match
+    that input's shape and dtype: `execute` must run (and raise) instead."""
+    metadata = root._input_metadata
+    expected_shape, expected_dtype = metadata[input_nr]
+    if root_grad.shape != expected_shape or (
+        expected_dtype is not None and root_grad.dtype != expected_dtype
+    ):
+        return False
+    root_buffer: InputBuffer = [None] * len(metadata)
+    root_buffer[input_nr] = Tensor(root_grad)
+    task = GraphTask(keep_graph)
+    compute_dependencies(root, task)
+    _run_task(task, root, root_buffer, False)
+    return True
 
 
 def _arrays_may_flow(create_graph: bool) -> bool:

@@ -249,7 +249,9 @@ def wrap_result(value: Any, result_dtype: dtype | None = None) -> Tensor:
     array = value if type(value) is np.ndarray else np.asarray(value)
     if result_dtype is not None:
         wanted = result_dtype.numpy
-        if array.dtype is not wanted and array.dtype != wanted:
+        if array.dtype is wanted:  # the common case (a 0-d result's numpy scalar)
+            return Tensor(array)
+        if array.dtype != wanted:
             if array.dtype.kind not in "biufc":
                 raise _unsupported_result(array)
             array = array.astype(wanted)

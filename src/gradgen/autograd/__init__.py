@@ -188,6 +188,22 @@ def _run_batched(
     return [next(batched) if present else None for present in found]
 
 
+def _implicit_backward(output: Tensor, node: Any, retain_graph: bool) -> bool:
+    """`output.backward()` on a one-element real output with a grad_fn (the common
+    case): the root gradient of ones made directly, without `_make_grads`' general
+    checks. False (nothing done) when the general path must run, e.g. to raise."""
+    data = output._data
+    if data.size != 1 or data.dtype.kind not in "fV":
+        return False
+    one = np.array(1, data.dtype)
+    if data.ndim:
+        one = np.full(data.shape, 1, data.dtype)
+    if engine.execute_root(node, output._output_nr, one, retain_graph):
+        return True
+    engine.execute((Edge(node, output._output_nr),), [Tensor(one)], retain_graph, False)
+    return True
+
+
 def backward(
     tensors: _TensorOrTensors,
     grad_tensors: _TensorOrTensors | None = None,
@@ -206,6 +222,10 @@ def backward(
         if node is not None:
             alone = RUN_ALONE.get(node.__class__)
             if alone is not None and alone(node, tensors, bool(retain_graph)):
+                return
+            if tensors._base is None and _implicit_backward(
+                tensors, node, bool(retain_graph)
+            ):
                 return
     outputs = _as_tuple(tensors)
     if inputs is not None and len(_as_tuple(inputs)) == 0:

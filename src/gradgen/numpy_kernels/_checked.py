@@ -103,8 +103,11 @@ def power(self: Any, exponent: Any) -> Any:
     exponent is PyTorch's error; a tensor exponent is computed as PyTorch's integer
     kernel does: 1 for a base of 1, +-1 for a base of -1 (by the exponent's parity),
     0 for any other base (0 included)."""
-    base_is_int = np.asarray(self).dtype.kind in "iu"
-    if not base_is_int or np.asarray(exponent).dtype.kind not in "iu":
+    # The common case first: a float array base needs no check and no asarray.
+    base = self.dtype if self.__class__ is np.ndarray else np.asarray(self).dtype
+    if base.kind not in "iu":
+        return self**exponent
+    if np.asarray(exponent).dtype.kind not in "iu":
         return self**exponent
     if not isinstance(exponent, np.ndarray):
         if exponent < 0:
