@@ -110,6 +110,11 @@ def sum_to_size(self: np.ndarray, size: Sequence[int]) -> np.ndarray:
         # Nothing to sum; a new tensor must not share memory (and not its version
         # counter) with its input, so this is a copy.
         return self.reshape(size).copy()
+    if len(axes) == leading:
+        # Only leading dimensions go: the reduction's own (fresh, unshared) array,
+        # which AccumulateGrad can take as .grad without a copy (bias gradients).
+        reduced: np.ndarray = np.add.reduce(self, axis=axes)
+        return reduced
     summed: np.ndarray = np.add.reduce(self, axis=axes, keepdims=True)
     return summed.reshape(size)
 
