@@ -20,6 +20,11 @@ def test_sum_to_size_over_leading_dimensions_returns_a_fresh_array() -> None:
     inner = sum_to_size(values, (3, 1))  # an inner dimension kept as 1
     np.testing.assert_array_equal(inner, [[6.0], [22.0], [38.0]])
     assert inner.shape == (3, 1)
+    batched = sum_to_size(np.arange(24.0).reshape(2, 3, 4), (3, 4))
+    np.testing.assert_array_equal(batched, np.arange(12.0).reshape(3, 4) * 2 + 12.0)
+    assert batched.base is None
+    with pytest.raises(RuntimeError, match="is not expandable"):
+        sum_to_size(values, (5,))
 
 
 def test_expand_of_a_number_is_a_read_only_broadcast_view() -> None:
