@@ -56,7 +56,9 @@ def expand(self: np.ndarray, size: Sequence[int], implicit: bool = False) -> np.
     ):
         # A number spread over a shape (sum's and mean's backward): the read-only
         # broadcast view np.broadcast_to makes, built directly (a few times faster).
-        spread = np.ndarray(tuple(size), self.dtype, self, 0, (0,) * len(size))
+        spread: np.ndarray = np.ndarray(
+            tuple(size), self.dtype, self, 0, (0,) * len(size)
+        )
         spread.flags.writeable = False
         return spread
     return as_array(_expand(as_array(self), size))
