@@ -95,6 +95,11 @@ def sum_to_size(self: np.ndarray, size: Sequence[int]) -> np.ndarray:
     """Sum `self` down to `size`, which must broadcast to `self`'s shape."""
     size = tuple(size)
     leading = self.ndim - len(size)
+    if leading > 0 and size == self.shape[leading:]:
+        # The common case (a bias's gradient): sum over the leading dimensions only,
+        # the reduction's own fresh array, which AccumulateGrad takes without a copy.
+        reduced: np.ndarray = np.add.reduce(self, axis=tuple(range(leading)))
+        return reduced
     if leading < 0 or any(
         s != 1 and s != self.shape[leading + i] for i, s in enumerate(size)
     ):
@@ -110,6 +115,10 @@ def sum_to_size(self: np.ndarray, size: Sequence[int]) -> np.ndarray:
         # Nothing to sum; a new tensor must not share memory (and not its version
         # counter) with its input, so this is a copy.
         return self.reshape(size).copy()
+    if len(axes) == leading:
+        # Only leading dimensions go (the others are all 1 in both): a fresh array.
+        fresh: np.ndarray = np.add.reduce(self, axis=axes)
+        return fresh
     summed: np.ndarray = np.add.reduce(self, axis=axes, keepdims=True)
     return summed.reshape(size)
 

@@ -54,6 +54,13 @@ __all__ = [
 def threshold_backward(
     grad_output: np.ndarray, self: np.ndarray, threshold: Any
 ) -> np.ndarray:
+    if (
+        grad_output.__class__ is self.__class__ is np.ndarray
+        and grad_output.dtype == self.dtype
+        and self.dtype.kind == "f"
+    ):
+        # One floating dtype (relu's and threshold's backward): the kernel itself.
+        return _threshold_backward(grad_output, self, threshold)
     common = result_dtype(grad_output, self)
     return in_dtype(
         _threshold_backward(

@@ -154,7 +154,10 @@ def mul(self: Any, other: Any) -> np.ndarray:
 def div(self: Any, other: Any, rounding_mode: str | None = None) -> np.ndarray:
     """div.Tensor / div.Scalar (`x / y`) and div.Tensor_mode; `2 / x` is
     `x.reciprocal() * 2`, as Tensor.__rtruediv__."""
-    if rounding_mode is None and _same_dtype(self, other) and self.dtype.kind in "fc":
+    if rounding_mode is None and (
+        (_same_dtype(self, other) and self.dtype.kind in "fc")
+        or _float_and_number(self, other)  # mean's backward: `... / numel`
+    ):
         return as_array(np.true_divide(self, other))
     if not is_array(self):
         return mul(reciprocal(other), self)

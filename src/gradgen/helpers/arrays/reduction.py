@@ -48,7 +48,24 @@ def sum(  # noqa: A001  (PyTorch's name)
 
 
 def expand(self: np.ndarray, size: Sequence[int], implicit: bool = False) -> np.ndarray:
+    if (
+        self.__class__ is np.ndarray
+        and self.ndim == 0
+        and self.dtype.kind in _STRIDE_ZERO_KINDS
+        and min(size, default=0) >= 0
+    ):
+        # A number spread over a shape (sum's and mean's backward): the read-only
+        # broadcast view np.broadcast_to makes, built directly (a few times faster).
+        spread: np.ndarray = np.ndarray(
+            tuple(size), self.dtype, self, 0, (0,) * len(size)
+        )
+        spread.flags.writeable = False
+        return spread
     return as_array(_expand(as_array(self), size))
+
+
+# numpy dtypes whose 0-d array exports its one element as a buffer.
+_STRIDE_ZERO_KINDS = frozenset("biufc")
 
 
 def expand_as(self: np.ndarray, other: np.ndarray) -> np.ndarray:
