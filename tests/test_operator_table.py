@@ -212,6 +212,7 @@ def test_array_form_equals_tensor_form(name: str, dtype: str) -> None:
     line = TABLE[name]
 
     def run() -> tuple[list[Any], bool]:
+        gradgen.manual_seed(0)  # random lines (rrelu_with_noise) draw the same twice
         primals = inputs(line, gradgen, 8)
         if dtype == "float32":
             primals = [
