@@ -1,8 +1,7 @@
 """Batching rules of the solves on the linalg family whose Tensor arguments broadcast
 their batch dims against each other (_linalg_solve_ex, linalg_lu_solve): each batched
 argument gets size-1 dims after the vmap batch dim, so that numpy lines the examples'
-own batch dims up; a call the kernel would read differently (a vector right-hand side
-whose batch is not A's) falls back to the loop."""
+own batch dims up, and the factorisation outputs keep the shape of each example's A."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from typing import Any
 from ..dispatch import OperatorHandle
 from ..generated import ops
 from ..tensor import Tensor
-from .batching import Rule, batch_size, broadcast_value, is_batched, wrap
+from .batching import HANDLES, Rule, batch_size, broadcast_value, is_batched, wrap
 from .batching_schema import pad, same_kind
 
 
@@ -34,19 +33,15 @@ def _lu_solve(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
 
 def _solve_ex(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     """_linalg_solve_ex: A repeated over the batch (its LU is per example), B a
-    matrix broadcast against it, or a vector with A's batch dims (as the kernel
-    tells a vector by B's shape, it is expanded to A's)."""
+    matrix broadcast against it, or a vector (one, or one per matrix of A): the kernel
+    tells a vector by B's shape, so it is expanded to A's batch dims."""
     A, B, left, check_errors = args
     size, batch = batch_size(level), list(A.shape[:-2])
     vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and B.shape == A.shape[:-1])
     if vector:
-        if B.dim() - 1 > len(batch) or any(
-            s not in (1, a) for s, a in zip(reversed(B.shape[:-1]), reversed(batch))
-        ):
-            return NotImplemented
         b = broadcast_value(B, level)
         b = pad(b, B.dim(), len(batch) + 1)
-        b = ops.expand(b, [size, *batch, B.shape[-1]])
+        b = HANDLES["expand"].call(b, [size, *batch, B.shape[-1]], False)
         return wrap(
             handle.call(broadcast_value(A, level), b, left, check_errors), level
         )
