@@ -28,7 +28,8 @@ by operator name, is built from it. The kinds:
   extra arguments of fill, masked_fill, embedding, layer norm). The families' own
   are in batching_rules_nn.py (convolution by groups, batch and group norm by
   channels), batching_rules_index.py (index, index_put, take, put, whole-tensor
-  reductions) and batching_rules_more.py (row losses, fused RNN cells, renorm, ...).
+  reductions), batching_rules_more.py (row losses, fused RNN cells, renorm, ...) and
+  batching_rules_linalg.py (the solves whose arguments broadcast their batch dims).
 
 A rule returns NotImplemented when a call falls outside what it handles (an unbatched
 `self` of an in-place operator, mixed ranks, ...): the fallback (batching.py) then

@@ -10,7 +10,15 @@ from typing import Any
 from ..dispatch import OperatorHandle
 from ..generated import ops
 from ..tensor import Tensor
-from .batching import HANDLES, Rule, batch_size, broadcast_value, is_batched, wrap
+from .batching import (
+    HANDLES,
+    Rule,
+    batch_size,
+    broadcast_value,
+    is_batched,
+    unwrap,
+    wrap,
+)
 from .batching_schema import pad, same_kind
 
 
@@ -19,7 +27,7 @@ def _aligned(level: int, tensors: list[tuple[Tensor, int]]) -> list[Tensor]:
     ones padded to the largest batch rank (unbatched ones broadcast as they are)."""
     rank = max(t.dim() - core for t, core in tensors)
     return [
-        pad(t._value, t.dim(), rank + core) if is_batched(t, level) else t
+        pad(unwrap(t, level), t.dim(), rank + core) if is_batched(t, level) else t
         for t, core in tensors
     ]
 
@@ -47,7 +55,7 @@ def _solve_ex(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
         )
     rank = max(A.dim(), B.dim())
     a = pad(broadcast_value(A, level), A.dim(), rank)
-    b = pad(B._value, B.dim(), rank) if is_batched(B, level) else B
+    b = pad(unwrap(B, level), B.dim(), rank) if is_batched(B, level) else B
     result = handle.call(a, b, left, check_errors)
     shape = [size, *A.shape]
     sizes = (None, shape, shape[:-1], shape[:-2])  # LU, pivots, info as A's
