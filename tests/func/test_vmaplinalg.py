@@ -119,6 +119,10 @@ def _gradients(lib: Any) -> dict[str, Any]:
         "jacrev lu_solve": vmap(
             jacrev(lambda a, b: la.lu_solve(*la.lu_factor(a), b), (0, 1))
         )(t(A), t(B)),
+        # forward mode: jacfwd's tangents are batched (the solve's jvp read only
+        # the first one's values before)
+        "jacfwd solve": func.jacfwd(la.solve, (0, 1))(t(A[0]), t(V[0])),
+        "jacfwd logabsdet": func.jacfwd(logabsdet)(t(A[0])),
         "grad eigenvalues": vmap(grad(eigenvalues))(t(A)),
         "jacrev jacrev eigenvalues": vmap(jacrev(jacrev(eigenvalues)))(t(A)),
     }
