@@ -28,7 +28,8 @@ by operator name, is built from it. The kinds:
   extra arguments of fill, masked_fill, embedding, layer norm). The families' own
   are in batching_rules_nn.py (convolution by groups, batch and group norm by
   channels), batching_rules_index.py (index, index_put, take, put, whole-tensor
-  reductions) and batching_rules_more.py (row losses, fused RNN cells, renorm, ...).
+  reductions), batching_rules_more.py (row losses, fused RNN cells, renorm, ...) and
+  batching_rules_linalg.py (the solves whose arguments broadcast their batch dims).
 
 A rule returns NotImplemented when a call falls outside what it handles (an unbatched
 `self` of an in-place operator, mixed ranks, ...): the fallback (batching.py) then
@@ -60,6 +61,7 @@ from .batching import (
     wrap,
 )
 from .batching_rules_index import ADD_PRODUCTS, INDEX_CUSTOM, offsets
+from .batching_rules_linalg import LINALG_CUSTOM
 from .batching_rules_more import MORE_CUSTOM
 from .batching_rules_nn import NN_CUSTOM, leading
 from .batching_schema import DIM_NAMES, arguments, pad, tensors_of, wrap_dim
@@ -643,6 +645,7 @@ CUSTOM: dict[str, Rule] = {
     **NN_CUSTOM,
     **INDEX_CUSTOM,
     **MORE_CUSTOM,
+    **LINALG_CUSTOM,
     "diag_embed": functools.partial(dims, extra_rank=1),
     "select_scatter": _scatter_dims,
     "diagonal_scatter": _scatter_dims,
@@ -691,11 +694,6 @@ _RANDOM = (
     "draws random numbers: vmap's randomness= decides per call (the loop gives each "
     "example its own draw)"
 )
-_FORMULA = (
-    "its backward formula reads numpy data outside the operators (linalg helpers), "
-    "so its batched gradients (test_batched_grad_table) disagree: the loop keeps it "
-    "correct until the helper is written with operators"
-)
 # The operators that keep the per-example loop, and why (tests/func/test_vmaprules.py
 # checks that this is every operator without a rule).
 LOOPED: dict[str, str] = {
@@ -731,16 +729,6 @@ LOOPED: dict[str, str] = {
             "poisson",
             "native_dropout",
             "rrelu_with_noise",
-        )
-    },
-    **{
-        name: _FORMULA
-        for name in (
-            "_linalg_det",
-            "_linalg_slogdet",
-            "_linalg_solve_ex",
-            "linalg_lu_solve",
-            "linalg_eig",
         )
     },
     "_pdist_forward": "the kernel takes one (N, M) matrix; a rule through cdist "

@@ -13,11 +13,6 @@ import numpy as np
 from ..generated import operators
 from ..generated.ops import cat, imag, real, where
 from ..grad_mode import is_grad_enabled
-from ..numpy_kernels.linalg_decompositions import (
-    _permutation,
-    _is_vector_rhs,
-    linalg_lu_solve_arrays,
-)
 from ..tensor import Tensor
 
 __all__ = [
@@ -68,11 +63,17 @@ def _solve_triangular(
 def _lu_solve(
     LU: Tensor, pivots: Tensor, B: Tensor, left: bool, adjoint: bool
 ) -> Tensor:
-    """A solve with a saved LU factorisation, on the arrays: only outside grad mode
-    (nothing records it), as PyTorch's linalg_lu_solve shortcut."""
-    return Tensor(
-        linalg_lu_solve_arrays(LU._data, pivots._data, B._data, left, adjoint)
+    """A solve with a saved LU factorisation (PyTorch's linalg_lu_solve shortcut),
+    only outside grad mode (nothing records it): the operator, so that vmap batches
+    it (a batch of gradients, as check_batched_grad and jacrev run)."""
+    return operators.linalg_lu_solve.call(  # type: ignore[no-any-return]
+        LU, pivots, B, left, adjoint
     )
+
+
+def _is_vector_rhs(A: Tensor, B: Tensor) -> bool:
+    """PyTorch's linalg_solve_is_vector_rhs, on the (logical) shapes."""
+    return B.dim() == 1 or (B.dim() == A.dim() - 1 and B.shape == A.shape[:-1])
 
 
 def _epsilon(LU: Tensor) -> float:
@@ -106,11 +107,8 @@ def _solve_with_lu(LU: Tensor, pivots: Tensor, B: Tensor, left: bool = True) -> 
 
 def _lu_matrix(LU: Tensor, pivots: Tensor) -> Tensor:
     """The matrix P L U an LU factorisation stands for, as a constant."""
-    lu = LU._data
-    lower = np.tril(lu, -1) + np.eye(lu.shape[-1], dtype=lu.dtype)
-    product = lower @ np.triu(lu)
-    order = np.argsort(_permutation(pivots._data, lu.shape[-1]), axis=-1)
-    return Tensor(np.take_along_axis(product, order[..., None], axis=-2))
+    P, L, U = operators.lu_unpack.call(LU.detach(), pivots, True, True)
+    return P.matmul(L.matmul(U))  # type: ignore[no-any-return]
 
 
 def _prod_safe_zeros_backward(grad: Tensor, inp: Tensor) -> Tensor:
@@ -205,7 +203,7 @@ def linalg_solve_jvp(
     dA: Tensor, dB: Tensor, X: Tensor, LU: Tensor, pivots: Tensor, left: bool
 ) -> Tensor:
     """dX = A^{-1}(dB - dA X) (left), (dB - X dA) A^{-1} (right)."""
-    vector = _is_vector_rhs(LU._data, dB._data)
+    vector = _is_vector_rhs(LU, dB)
     dB_ = dB.unsqueeze(-1) if vector else dB
     X_ = X.unsqueeze(-1) if vector else X
     rhs = dB_ - (dA.matmul(X_) if left else X_.matmul(dA))
@@ -225,7 +223,7 @@ def linalg_solve_backward(
     """gB = A^{-H} gX (left; gX A^{-H} right), gA = -gB X^H (left; -X^H gB right)."""
     if gX is None:
         return None, None
-    vector = _is_vector_rhs(LU._data, X._data)
+    vector = _is_vector_rhs(LU, X)
     gX_ = gX.unsqueeze(-1) if vector else gX
     X_ = X.unsqueeze(-1) if vector else X
     if is_grad_enabled():

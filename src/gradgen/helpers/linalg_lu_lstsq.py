@@ -8,7 +8,6 @@ import numpy as np
 
 from ..generated import operators
 from ..generated.ops import real
-from ..numpy_kernels.linalg_decompositions import _permutation
 from ..tensor import Tensor
 from .linalg_decompositions import (
     _mH,
@@ -118,12 +117,9 @@ def linalg_lstsq_backward(
 def _unpack(LU: Tensor, pivots: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """P (a constant), unit-lower L and upper U of a square packed LU, L and U recorded
     as functions of LU."""
-    n = LU.shape[-1]
-    eye = Tensor(np.eye(n, dtype=LU._data.dtype))
-    perm = _permutation(pivots._data, n)
-    P = np.zeros(perm.shape[:-1] + (n, n), LU._data.dtype)
-    np.put_along_axis(P, perm[..., :, None], 1, axis=-1)
-    return Tensor(np.swapaxes(P, -1, -2).copy()), LU.tril(-1) + eye, LU.triu()
+    eye = Tensor(np.eye(LU.shape[-1], dtype=LU._data.dtype))
+    P = operators.lu_unpack.call(LU.detach(), pivots, False, True)[0]
+    return P, LU.tril(-1) + eye, LU.triu()
 
 
 def _check_square_lu(m: int, n: int) -> None:
