@@ -28,13 +28,25 @@ def _leaves() -> tuple[torch.Tensor, torch.Tensor]:
 def no_engine(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts the engine's backward passes (the fast path makes none)."""
     calls: list[int] = []
-    execute = engine.execute
+    execute, execute_root = engine.execute, engine.execute_root
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         return execute(*args, **kwargs)
 
+    def counted_root(*args: Any, **kwargs: Any) -> Any:
+        try:
+            ran = execute_root(*args, **kwargs)  # False: nothing ran, execute follows
+        except RuntimeError:
+            calls.append(1)  # a pass the engine ran and refused
+            raise
+        if ran:
+            calls.append(1)
+        return ran
+
+    # backward() enters the engine through either (execute_root: one root, one seed)
     monkeypatch.setattr(engine, "execute", counted)
+    monkeypatch.setattr(engine, "execute_root", counted_root)
     return calls
 
 
