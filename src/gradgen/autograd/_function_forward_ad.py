@@ -14,7 +14,7 @@ from typing import Any
 
 from ..dispatch import forward_ad_levels
 from ..tensor import Tensor
-from .forward_ad import in_jvp, set_fw_grad
+from .forward_ad import in_jvp, set_fw_grad, tangent_size_error
 
 JVP_COUNT_ERROR = (
     "Function's jvp returned an invalid number of forward gradients "
@@ -79,10 +79,5 @@ def run_jvp(
         if not differentiable[index]:
             raise RuntimeError(JVP_NOT_DIFFERENTIABLE_ERROR.format(index=index))
         if tangent._data.shape != output._data.shape:
-            raise RuntimeError(
-                "Trying to set a forward gradient that has a different size than that "
-                "of the original Tensor, this is not supported. Tensor is of size "
-                f"{list(output._data.shape)} while the given forward gradient is of "
-                f"size {list(tangent._data.shape)}."
-            )
+            raise tangent_size_error(output, tangent)
         set_fw_grad(output, tangent)

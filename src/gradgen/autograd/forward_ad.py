@@ -92,15 +92,20 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
                 f"Expected {name} to be floating point or complex, but got: {value.dtype}"
             )
     if tangent._data.shape != tensor._data.shape:
-        raise RuntimeError(
-            "Trying to set a forward gradient that has a different size than that of the "
-            "original Tensor, this is not supported. Tensor is of size "
-            f"{list(tensor._data.shape)} while the given forward gradient is of size "
-            f"{list(tangent._data.shape)}."
-        )
+        raise tangent_size_error(tensor, tangent)
     dual = tensor.view(tensor._data.shape)
     set_fw_grad(dual, tangent)
     return dual
+
+
+def tangent_size_error(tensor: Tensor, tangent: Tensor) -> RuntimeError:
+    """PyTorch's error for a tangent whose shape is not its tensor's."""
+    return RuntimeError(
+        "Trying to set a forward gradient that has a different size than that of the "
+        "original Tensor, this is not supported. Tensor is of size "
+        f"{list(tensor._data.shape)} while the given forward gradient is of size "
+        f"{list(tangent._data.shape)}."
+    )
 
 
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
