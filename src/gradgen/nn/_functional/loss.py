@@ -23,6 +23,36 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss
 
 
+# PyTorch's gaussian_nll_loss takes var as a Python float or a tensor; anything else
+# reaches torch.any as a non-tensor, whose argument parser rejects it with this text.
+_ANY_SIGNATURES = (
+    " * (Tensor input, *, Tensor out = None)\n"
+    " * (Tensor input, tuple of ints dim = None, bool keepdim = False, *, "
+    "Tensor out = None)\n"
+    " * (Tensor input, int dim, bool keepdim = False, *, Tensor out = None)\n"
+)
+
+
+def _type_name(value: object) -> str:
+    """A value's type as PyTorch's argument parser spells it (`bool`, `numpy.bool`)."""
+    kind = type(value)
+    if kind.__module__ == "builtins":
+        return kind.__name__
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _has_negative(var: object) -> bool:
+    """Whether `var` (not a float) has a negative entry; PyTorch's TypeError for a var
+    that is neither a float nor a tensor (an int, a numpy scalar or array)."""
+    negative = var < 0  # type: ignore[operator]
+    if not isinstance(negative, Tensor):
+        raise TypeError(
+            "any() received an invalid combination of arguments - got "
+            f"({_type_name(negative)}), but expected one of:\n" + _ANY_SIGNATURES
+        )
+    return bool(negative.any())
+
+
 def _gaussian_var(input: Tensor, var: Tensor | float) -> Tensor:
     """var as a tensor that broadcasts against input (PyTorch's checks: no negative
     entry; input's size, input's size without its last dimension, or one dimension
@@ -31,7 +61,7 @@ def _gaussian_var(input: Tensor, var: Tensor | float) -> Tensor:
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = var * ones_like(input)
-    elif bool((var < 0).any()):
+    elif _has_negative(var):
         raise ValueError("var has negative entry/entries")
     input_shape, var_shape = tuple(input.shape), tuple(var.shape)
     if var_shape == input_shape:
