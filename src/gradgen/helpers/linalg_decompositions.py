@@ -12,7 +12,7 @@ import numpy as np
 
 from ..generated import operators
 from ..generated.ops import cat, imag, real, where
-from ..grad_mode import is_grad_enabled
+from ..grad_mode import is_grad_enabled, no_grad
 from ..tensor import Tensor
 
 __all__ = [
@@ -146,9 +146,10 @@ def linalg_det_backward(
     if not is_grad_enabled():
         return _lu_solve(_perturbed(LU), pivots, d, True, True)
     singular = det.abs() < 100.0 * _epsilon(LU)
-    if not bool(singular.any()):
+    # over every example under vmap (a batch of matrices is one call's batch)
+    if not _all_examples(singular).any():
         return _solve(_mH(A), d)
-    if bool(singular.all()):
+    if _all_examples(singular).all():
         return _det_singular(A, grad)
     mask = singular.unsqueeze(-1).unsqueeze(-1)
     safe_A = where(mask, eye.to(A.dtype), A)
@@ -435,14 +436,30 @@ def linalg_svd_jvp(
     return dU, dS, dVh
 
 
-def _check_svd_gauge(UhgU: Tensor | None, VhgV: Tensor | None, S: Tensor) -> None:
+def _all_examples(tensor: Tensor) -> np.ndarray:
+    """tensor's values in every example of the vmap levels open around it: vmap's
+    BatchedTensor keeps example 0 in `_data` and the whole batch (batch dimension
+    first) in `_value`, itself batched when levels nest. A check over this array
+    fails when any example fails, as a loop over the examples would."""
+    value = getattr(tensor, "_value", None)
+    while isinstance(value, Tensor):
+        tensor, value = value, getattr(value, "_value", None)
+    return tensor._data
+
+
+def _phase_free(imaginary_diagonal: Tensor) -> bool:
+    """Whether a gauge term (imaginary parts, computed by operators so that vmap
+    batches them) is zero, loosely, in every example."""
+    return bool(np.allclose(_all_examples(imaginary_diagonal), 0, rtol=1e-2, atol=1e-2))
+
+
+def _check_svd_gauge(UhgU: Tensor | None, VhgV: Tensor | None) -> None:
     """A loss of complex singular vectors must not depend on their phases:
     Im diag(U^H gU) + Im diag(V^H gV) = 0 (loosely)."""
-    total = np.zeros(S.shape, dtype=S._data.dtype)
-    for skew in (UhgU, VhgV):
-        if skew is not None:
-            total = total + np.imag(np.diagonal(skew._data, axis1=-2, axis2=-1))
-    if not np.allclose(total, 0, rtol=1e-2, atol=1e-2):
+    with no_grad():
+        terms = [imag(_diag(skew)) for skew in (UhgU, VhgV) if skew is not None]
+        total = terms[0] if len(terms) == 1 else terms[0] + terms[1]
+    if not _phase_free(total):
         raise RuntimeError(
             "svd_backward: The singular vectors in the complex case are specified up "
             "to multiplication by e^{i phi}. The specified loss function depends on "
@@ -478,7 +495,7 @@ def svd_backward(
         Y = Vh.matmul(_mH(gVh))
         VhgV = Y - _mH(Y)
     if is_complex:
-        _check_svd_gauge(UhgU, VhgV, S)
+        _check_svd_gauge(UhgU, VhgV)
     E = _svd_E(S)
     if UhgU is not None and VhgV is not None:
         gA = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / E
@@ -508,7 +525,9 @@ def svd_backward(
 
 
 def _eig_gauge(diag_VhgV: Tensor, is_hermitian: bool) -> None:
-    if not np.allclose(np.imag(diag_VhgV._data), 0, rtol=1e-2, atol=1e-2):
+    with no_grad():
+        phase_free = _phase_free(imag(diag_VhgV))
+    if not phase_free:
         name = "linalg_eigh_backward" if is_hermitian else "linalg_eig_backward"
         raise RuntimeError(
             f"{name}: The eigenvectors in the complex case are specified up to "
