@@ -8,5 +8,14 @@ from . import functional as functional, init as init, utils as utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parameter import Parameter as Parameter
+from .parameter import UninitializedBuffer as UninitializedBuffer
+from .parameter import UninitializedParameter as UninitializedParameter
 
-__all__ = ["functional", "init", "utils", "Parameter"] + list(_modules_all)
+__all__ = [
+    "functional",
+    "init",
+    "utils",
+    "Parameter",
+    "UninitializedParameter",
+    "UninitializedBuffer",
+] + list(_modules_all)

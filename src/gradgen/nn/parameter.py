@@ -1,13 +1,17 @@
-"""torch.nn.Parameter: a leaf tensor that a Module registers as one of its parameters."""
+"""torch.nn.Parameter: a leaf tensor that a Module registers as one of its parameters;
+UninitializedParameter and UninitializedBuffer, the placeholders of the lazy modules
+until their first call tells the shapes."""
 
 from __future__ import annotations
 
+from typing import Any, cast
 
 import numpy as np
 
-from gradgen.tensor import Tensor
+from gradgen.factories import empty
+from gradgen.tensor import Size, Tensor
 
-__all__ = ["Parameter"]
+__all__ = ["Parameter", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
 
 class Parameter(Tensor):
@@ -35,3 +39,83 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
+
+
+class UninitializedTensorMixin:
+    """A tensor whose shape is not known yet: it holds an empty array of its dtype
+    (so that dtype conversions and `size()` work, as PyTorch's), refuses `shape`, and
+    becomes `cls_to_become` when `materialize` gives it a shape."""
+
+    __slots__ = ()
+    cls_to_become: type[Tensor]
+
+    def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        """Become a `cls_to_become` of `shape` (and this dtype, unless `dtype`)."""
+        tensor = cast(Tensor, self)
+        if dtype is None:
+            dtype = tensor.dtype
+        if isinstance(shape, int):
+            shape = (shape,)
+        tensor.data = empty(*shape, device=device, dtype=dtype)
+        tensor.__class__ = self.cls_to_become
+
+    @property
+    def shape(self) -> Size:
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. This "
+            "error usually happens in `load_state_dict` when trying to load an "
+            "uninitialized parameter into an initialized one. Call `forward` to "
+            "initialize the parameters before accessing their attributes."
+        )
+
+    def share_memory_(self) -> None:
+        raise RuntimeError(
+            "Can't share memory on an uninitialized parameter or buffer. Call "
+            "`forward` to initialize the parameters before calling "
+            "`module.share_memory()`."
+        )
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        """A new uninitialized tensor of the same kind, dtype and requires_grad."""
+        tensor = cast(Tensor, self)
+        copy = memo.get(id(self))
+        if copy is None:
+            kind: Any = type(self)
+            copy = kind(tensor.requires_grad, dtype=tensor.dtype)
+            memo[id(self)] = copy
+        return copy
+
+
+def is_lazy(value: Any) -> bool:
+    """Whether `value` is an UninitializedParameter or an UninitializedBuffer."""
+    return isinstance(value, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A Parameter whose shape the first call of its lazy module will give; only its
+    dtype may change until then (Module.to, .double(), ...)."""
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __init__(
+        self, requires_grad: bool = True, device: Any = None, dtype: Any = None
+    ) -> None:
+        super().__init__(empty(0, device=device, dtype=dtype), requires_grad)
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer whose shape the first call of its lazy module will give (PyTorch's
+    `persistent=` argument is not taken: register_buffer says whether a buffer
+    persists)."""
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __init__(
+        self, requires_grad: bool = False, device: Any = None, dtype: Any = None
+    ) -> None:
+        super().__init__(empty(0, device=device, dtype=dtype)._data, requires_grad)

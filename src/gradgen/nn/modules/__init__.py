@@ -1,13 +1,20 @@
 """torch.nn.modules: the layers, one file per family as PyTorch's (module, container,
 linear, activation, loss, dropout, normalization, sparse, distance, flatten,
 conv, pooling, padding, pixelshuffle, upsampling, fold, channelshuffle, rnn,
-attention, transformer)."""
+attention, transformer; lazy holds LazyModuleMixin)."""
 
 from __future__ import annotations
 
 from .module import Module
-from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
-from .linear import Bilinear, Identity, Linear
+from .container import (
+    Container,
+    Sequential,
+    ModuleList,
+    ModuleDict,
+    ParameterList,
+    ParameterDict,
+)
+from .linear import Bilinear, Identity, LazyLinear, Linear
 from .activation import (
     ReLU,
     Tanh,
@@ -34,6 +41,7 @@ from .activation import (
     Softshrink,
     Hardshrink,
     Softmax,
+    Softmax2d,
     Softmin,
     LogSoftmax,
 )
@@ -41,6 +49,7 @@ from .loss import (
     L1Loss,
     MSELoss,
     NLLLoss,
+    NLLLoss2d,
     CrossEntropyLoss,
     BCELoss,
     BCEWithLogitsLoss,
@@ -69,8 +78,22 @@ from .dropout import (
 )
 from .normalization import LayerNorm
 from .normalization import GroupNorm, LocalResponseNorm, RMSNorm
-from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
-from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .batchnorm import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+)
+from .instancenorm import (
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+)
 from .sparse import Embedding, EmbeddingBag
 from .attention import MultiheadAttention
 from .transformer import (
@@ -89,6 +112,12 @@ from .conv import (
     ConvTranspose1d,
     ConvTranspose2d,
     ConvTranspose3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
 )
 from .pooling import (
     MaxPool1d,
@@ -280,4 +309,20 @@ __all__ = [
     "CircularPad1d",
     "CircularPad2d",
     "CircularPad3d",
+    "Container",
+    "LazyLinear",
+    "Softmax2d",
+    "NLLLoss2d",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+    "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
 ]

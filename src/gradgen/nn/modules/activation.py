@@ -15,6 +15,7 @@ from ..parameter import Parameter
 from .module import Module
 
 __all__ = [
+    "Softmax2d",
     "ReLU",
     "Tanh",
     "Sigmoid",
@@ -353,6 +354,18 @@ class Softmax(_SoftmaxLike):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmax(input, self.dim, _stacklevel=5)  # type: ignore[no-any-return]
+
+
+class Softmax2d(Module):
+    """softmax over the channels (dimension -3) of a (N, C, H, W) or (C, H, W)
+    input, at every location."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() not in (3, 4):
+            raise ValueError(
+                f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead"
+            )
+        return F.softmax(input, -3, _stacklevel=5)  # type: ignore[no-any-return]
 
 
 class Softmin(_SoftmaxLike):

@@ -1,5 +1,6 @@
-"""torch.nn's batch normalization layers: BatchNorm1d, BatchNorm2d, BatchNorm3d (and
-the base they share with the instance normalization layers)."""
+"""torch.nn's batch normalization layers: BatchNorm1d, BatchNorm2d, BatchNorm3d, their
+lazy forms LazyBatchNorm1d/2d/3d (and the bases they share with the instance
+normalization layers)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,23 @@ from typing import Any
 
 from gradgen.dtypes import int64
 from gradgen.factories import ones, tensor, zeros
+from gradgen.grad_mode import no_grad
 from gradgen.tensor import Tensor
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter, is_lazy
+from .lazy import LazyModuleMixin, _materialize
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = [
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+]
 
 
 class _NormBase(Module):
@@ -185,3 +195,68 @@ class BatchNorm3d(_BatchNorm):
     """Batch normalization of (N, C, D, H, W) input."""
 
     _check_input_dim = _dimensions_check("BatchNorm3d", 5)
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """A normalization layer whose num_features is the size of dimension 1 of its
+    first input: weight, bias, running_mean and running_var uninitialized until then
+    (num_batches_tracked is a long 0 from the start), as PyTorch's."""
+
+    def __init__(
+        self,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = tensor(0, dtype=int64)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        if not self.has_uninitialized_params():
+            return
+        self.num_features = int(input.shape[1])
+        entries = (self.weight, self.bias, self.running_mean, self.running_var)
+        with no_grad():
+            for entry in entries:
+                if is_lazy(entry):
+                    _materialize(entry, (self.num_features,))
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """BatchNorm1d whose num_features comes from its first input."""
+
+    cls_to_become = BatchNorm1d
+    _check_input_dim = _dimensions_check("LazyBatchNorm1d", 2, 3)
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """BatchNorm2d whose num_features comes from its first input."""
+
+    cls_to_become = BatchNorm2d
+    _check_input_dim = _dimensions_check("LazyBatchNorm2d", 4)
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """BatchNorm3d whose num_features comes from its first input."""
+
+    cls_to_become = BatchNorm3d
+    _check_input_dim = _dimensions_check("LazyBatchNorm3d", 5)

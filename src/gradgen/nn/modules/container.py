@@ -4,6 +4,7 @@ under the names "0", "1", ...), so parameters, state_dict and repr see them."""
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -13,7 +14,30 @@ from gradgen.tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _typename
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = [
+    "Container",
+    "Sequential",
+    "ModuleList",
+    "ModuleDict",
+    "ParameterList",
+    "ParameterDict",
+]
+
+
+class Container(Module):
+    """The old container (deprecated, FutureWarning): its keyword arguments become
+    child modules; Module itself does all it did."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        warnings.warn(
+            "`nn.Container` is deprecated. All of its functionality is now implemented "
+            "in `nn.Module`. Subclass that instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 def _absolute_index(index: Any, size: int) -> int:

@@ -1,5 +1,6 @@
 """torch.nn's convolution layers: Conv1d/2d/3d and ConvTranspose1d/2d/3d, with
-PyTorch's constructor arguments, checks, default initialisation and repr."""
+PyTorch's constructor arguments, checks, default initialisation and repr, and their
+lazy forms (LazyConv*d, LazyConvTranspose*d: in_channels from the first input)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gradgen.factories import empty
+from gradgen.grad_mode import no_grad
 from gradgen.tensor import Tensor
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin, _materialize
 from .module import Module
 from .utils import _pair, _reverse_repeat_tuple, _single, _triple
 
@@ -23,6 +26,12 @@ __all__ = [
     "ConvTranspose1d",
     "ConvTranspose2d",
     "ConvTranspose3d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
 ]
 
 _PADDING_STRINGS = ("same", "valid")
@@ -369,3 +378,159 @@ class ConvTranspose3d(_ConvTransposeNd):
     _dims = 3
     _tuple = staticmethod(_triple)
     _conv = staticmethod(F.conv_transpose3d)
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """What the lazy convolutions share: in_channels is the channel size of the
+    first input (dimension 1 batched, 0 unbatched), then weight and bias are
+    materialized and initialised as the non-lazy layer's."""
+
+    in_channels: int
+    out_channels: int
+    groups: int
+    transposed: bool
+    kernel_size: tuple[int, ...]
+    weight: Parameter
+    bias: Parameter | None
+
+    def _uninitialized(
+        self, out_channels: int, bias: bool, device: Any, dtype: Any
+    ) -> None:
+        """Replace the empty weight and bias by uninitialized ones."""
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()  # type: ignore[misc]
+
+    def initialize_parameters(self, input: Tensor, *args: Any, **kwargs: Any) -> None:
+        if not self.has_uninitialized_params():
+            return
+        self.in_channels = self._get_in_channels(input)
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if self.transposed:
+            shape = (self.in_channels, self.out_channels // self.groups)
+        else:
+            shape = (self.out_channels, self.in_channels // self.groups)
+        with no_grad():
+            _materialize(self.weight, (*shape, *self.kernel_size))
+            if self.bias is not None:
+                _materialize(self.bias, (self.out_channels,))
+            self.reset_parameters()
+
+    def _get_in_channels(self, input: Tensor) -> int:
+        unbatched = len(self.kernel_size) + 1
+        if input.dim() not in (unbatched, unbatched + 1):
+            raise RuntimeError(
+                f"Expected {unbatched}D (unbatched) or {unbatched + 1}D (batched) "
+                f"input to {type(self).__name__}, but got input of size: "
+                f"{input.shape}"
+            )
+        return int(input.shape[1] if input.dim() == unbatched + 1 else input.shape[0])
+
+
+class _LazyConv(_LazyConvXdMixin):
+    """A lazy convolution: Conv*d's arguments without in_channels."""
+
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] = 1,
+        padding: str | int | Sequence[int] = 0,
+        dilation: int | Sequence[int] = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(
+            0,
+            0,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            False,
+            padding_mode,
+            device,
+            dtype,
+        )
+        self._uninitialized(out_channels, bias, device, dtype)
+
+
+class _LazyConvTranspose(_LazyConvXdMixin):
+    """A lazy transposed convolution: ConvTranspose*d's arguments without
+    in_channels."""
+
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] = 1,
+        padding: int | Sequence[int] = 0,
+        output_padding: int | Sequence[int] = 0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation: int | Sequence[int] = 1,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(
+            0,
+            0,
+            kernel_size,
+            stride,
+            padding,
+            output_padding,
+            groups,
+            False,
+            dilation,
+            padding_mode,
+            device,
+            dtype,
+        )
+        self._uninitialized(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConv, Conv1d):
+    """Conv1d whose in_channels comes from its first input."""
+
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConv, Conv2d):
+    """Conv2d whose in_channels comes from its first input."""
+
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConv, Conv3d):
+    """Conv3d whose in_channels comes from its first input."""
+
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
+    """ConvTranspose1d whose in_channels comes from its first input."""
+
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
+    """ConvTranspose2d whose in_channels comes from its first input."""
+
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    """ConvTranspose3d whose in_channels comes from its first input."""
+
+    cls_to_become = ConvTranspose3d

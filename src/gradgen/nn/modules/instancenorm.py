@@ -1,5 +1,5 @@
 """torch.nn's instance normalization layers: InstanceNorm1d, InstanceNorm2d,
-InstanceNorm3d."""
+InstanceNorm3d and their lazy forms LazyInstanceNorm1d/2d/3d."""
 
 from __future__ import annotations
 
@@ -9,9 +9,16 @@ from typing import Any
 from gradgen.tensor import Tensor
 
 from .. import functional as F
-from .batchnorm import _dimensions_check, _NormBase
+from .batchnorm import _dimensions_check, _LazyNormBase, _NormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = [
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
+    "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
+]
 
 
 class _InstanceNorm(_NormBase):
@@ -95,3 +102,29 @@ class InstanceNorm3d(_InstanceNorm):
 
     _no_batch_dim = 4
     _check_input_dim = _dimensions_check("InstanceNorm3d", 4, 5)
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """InstanceNorm1d whose num_features is the size of dimension 1 of its first
+    input (as PyTorch's, also for unbatched input); affine and track_running_stats
+    by default, as PyTorch's lazy form."""
+
+    cls_to_become = InstanceNorm1d
+    _no_batch_dim = 2
+    _check_input_dim = _dimensions_check("LazyInstanceNorm1d", 2, 3)
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+    """InstanceNorm2d whose num_features comes from its first input."""
+
+    cls_to_become = InstanceNorm2d
+    _no_batch_dim = 3
+    _check_input_dim = _dimensions_check("LazyInstanceNorm2d", 3, 4)
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+    """InstanceNorm3d whose num_features comes from its first input."""
+
+    cls_to_become = InstanceNorm3d
+    _no_batch_dim = 4
+    _check_input_dim = _dimensions_check("LazyInstanceNorm3d", 4, 5)

@@ -1,4 +1,4 @@
-"""torch.nn's linear layers: Identity, Linear, Bilinear."""
+"""torch.nn's linear layers: Identity, Linear, Bilinear, LazyLinear."""
 
 from __future__ import annotations
 
@@ -6,14 +6,16 @@ import math
 from typing import Any
 
 from gradgen.factories import zeros
+from gradgen.grad_mode import no_grad
 from gradgen.tensor import Tensor
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin, _materialize
 from .module import Module
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
 
 
 class Identity(Module):
@@ -131,3 +133,43 @@ class Bilinear(Module):
             f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
             f"out_features={self.out_features}, bias={self.bias is not None}"
         )
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """Linear whose in_features is the last size of its first input (weight and
+    bias uninitialized until then); it becomes a Linear after that call."""
+
+    cls_to_become = Linear
+
+    def __init__(
+        self,
+        out_features: int,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                _materialize(self.weight, (self.out_features, self.in_features))
+                if self.bias is not None:
+                    _materialize(self.bias, (self.out_features,))
+                self.reset_parameters()
+        if self.in_features == 0:  # the weight came from load_state_dict
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(
+                    f"The in_features inferred from input: {input.shape[-1]} is not "
+                    f"equal to in_features from self.weight: {self.weight.shape[-1]}"
+                )
+            self.in_features = input.shape[-1]

@@ -3,6 +3,8 @@ PyTorch's, a class weight is a buffer (in state_dict, converted by .to())."""
 
 from __future__ import annotations
 
+import warnings
+
 from collections.abc import Callable
 
 from gradgen.tensor import Tensor
@@ -16,6 +18,7 @@ __all__ = [
     "L1Loss",
     "MSELoss",
     "NLLLoss",
+    "NLLLoss2d",
     "CrossEntropyLoss",
     "BCELoss",
     "BCEWithLogitsLoss",
@@ -103,6 +106,28 @@ class NLLLoss(_WeightedLoss):
             ignore_index=self.ignore_index,
             reduction=self.reduction,
         )
+
+
+class NLLLoss2d(NLLLoss):
+    """NLLLoss under its old name for (N, C, H, W) input (NLLLoss takes any number
+    of dimensions); deprecated (FutureWarning), as PyTorch's."""
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        ignore_index: int = -100,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        warnings.warn(
+            "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+            "drop-in replacement and see https://pytorch.org/docs/main/nn.html"
+            "#torch.nn.NLLLoss for more details.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CrossEntropyLoss(_WeightedLoss):

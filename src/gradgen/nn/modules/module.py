@@ -23,7 +23,7 @@ from gradgen.grad_mode import is_grad_enabled, no_grad
 from gradgen.tensor import Size, Tensor
 from gradgen.variable_type_utils import copy_into, increment_version
 
-from ..parameter import Parameter
+from ..parameter import Parameter, is_lazy
 from . import hooks as _hooks  # the registries of global hooks
 from .hooks import RemovableHandle, call_with_hooks
 from .hooks import (
@@ -450,7 +450,9 @@ class Module:
                 if param.grad is not None:
                     param.grad = fn(param.grad)
         for name, buffer in self._buffers.items():
-            if buffer is not None:
+            if is_lazy(buffer):  # converted in place, still uninitialized
+                buffer.data = fn(buffer.detach())  # type: ignore[union-attr]
+            elif buffer is not None:
                 self._buffers[name] = fn(buffer)
         return self
 
@@ -503,8 +505,7 @@ class Module:
         metadata = getattr(destination, "_metadata", None)
         if metadata is not None:
             metadata[prefix[:-1]] = local_metadata
-        for name, value in self._local_state().items():
-            destination[prefix + name] = value if keep_vars else value.detach()
+        self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(
@@ -516,6 +517,15 @@ class Module:
             if hook(self, destination, prefix, local_metadata) is not None:
                 raise RuntimeError("state_dict post-hook must return None")
         return destination
+
+    def _save_to_state_dict(
+        self, destination: dict[str, Any], prefix: str, keep_vars: bool
+    ) -> None:
+        """Write this module's own entries (not its children's) into `destination`,
+        as PyTorch's hook for subclasses (the lazy modules keep their uninitialized
+        entries as they are)."""
+        for name, value in self._local_state().items():
+            destination[prefix + name] = value if keep_vars else value.detach()
 
     def _local_state(self) -> dict[str, Tensor]:
         """This module's own parameters and persistent buffers (not None)."""
@@ -609,6 +619,8 @@ class Module:
             key = prefix + name
             if key not in state_dict:
                 missing.append(key)
+                continue
+            if is_lazy(own):  # the checkpoint's entry is uninitialized too
                 continue
             value = state_dict[key]
             if not isinstance(value, Tensor):
