@@ -15,6 +15,7 @@ import pytest
 import gradgen
 import gradgen.nn.functional as GF
 from gradgen import nn
+from gradgen.autograd import gradcheck, gradgradcheck
 from torch_oracle import oracle, outcome
 
 RNG = np.random.default_rng(808)
@@ -176,3 +177,109 @@ def test_gumbel_softmax_module_free_use_of_nn() -> None:
     """nn has no GumbelSoftmax module (as PyTorch): the functional is the one entry."""
     assert not hasattr(nn, "GumbelSoftmax")
     assert oracle("has", lambda torch: hasattr(torch.nn, "GumbelSoftmax")) is False
+
+
+# -- nn names added in session 8 besides the lazy modules (test_lazy_modules.py) ------
+
+
+def _buffers(lib: Any) -> dict[str, Any]:
+    """Assigning nn.Buffer registers a buffer (persistent or not); a plain tensor
+    assigned stays an attribute."""
+    module = lib.nn.Module()
+    module.kept = lib.nn.Buffer(lib.ones(2))
+    module.dropped = lib.nn.Buffer(lib.zeros(3), persistent=False)
+    module.plain = lib.ones(1)
+    grad = lib.nn.Buffer(lib.ones(2, requires_grad=True))
+    module.double()
+    return {
+        "buffers": sorted(name for name, _ in module.named_buffers()),
+        "state": list(module.state_dict()),
+        "dtype": str(module.kept.dtype).split(".")[-1],
+        "persistent": [lib.nn.Buffer(lib.ones(1)).persistent, grad.requires_grad],
+        "leaf": [grad.is_leaf, grad.grad_fn is None],
+        "empty": list(lib.nn.Buffer().shape),
+    }
+
+
+def test_buffer_assignment_registers_a_buffer() -> None:
+    assert _buffers(gradgen) == oracle("buffers", _buffers)
+
+
+def test_buffer_shares_memory_with_its_data() -> None:
+    data = gradgen.zeros(3)
+    buffer = nn.Buffer(data)
+    buffer.add_(1.0)
+    np.testing.assert_array_equal(data.numpy(), np.ones(3))
+
+
+def _sync_batchnorm(lib: Any) -> dict[str, Any]:
+    """SyncBatchNorm without a process group normalizes as BatchNorm; convert
+    replaces every BatchNorm below a module, keeping its parameters."""
+    model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.BatchNorm1d(4))
+    with lib.no_grad():
+        model[0].weight.copy_(lib.tensor(np.cos(np.arange(12.0)).reshape(4, 3)))
+        model[0].bias.copy_(lib.tensor(np.sin(np.arange(4.0))))
+    weight = model[1].weight
+    converted = lib.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    x = lib.tensor(INPUT[:, :3], dtype=lib.float32, requires_grad=True)
+    out = converted(x)
+    (out * lib.tensor(TARGET[:, :4], dtype=lib.float32)).sum().backward()
+    errors = [
+        outcome(lambda: lib.nn.SyncBatchNorm(3)(lib.ones(3))),
+        outcome(lambda: lib.nn.SyncBatchNorm(3)(lib.ones(2, 0, 2))),
+    ]
+    return {
+        "repr": repr(converted),
+        "same weight": converted[1].weight is weight,
+        "out": out.detach().numpy(),
+        "grad": x.grad.numpy(),
+        "running": converted[1].running_mean.numpy(),
+        "errors": errors,
+    }
+
+
+def test_sync_batchnorm_in_one_process_is_batchnorm() -> None:
+    theirs = oracle("sync", _sync_batchnorm)
+    ours = _sync_batchnorm(gradgen)
+    assert (ours["repr"], ours["same weight"]) == (
+        theirs["repr"],
+        theirs["same weight"],
+    )
+    for key in ("out", "grad", "running"):
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-5, atol=1e-6)
+    for got, expected in zip(ours["errors"], theirs["errors"]):
+        assert (type(got), str(got)) == (type(expected), str(expected))
+
+
+CHANNELS = RNG.normal(size=(2, 7, 3, 3))
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 5, 9])
+def test_cross_map_lrn2d_values_as_pytorch(size: int) -> None:
+    def run(lib: Any) -> Any:
+        layer = lib.nn.CrossMapLRN2d(size, alpha=0.3, beta=0.75, k=1.5)
+        return {"out": layer(lib.tensor(CHANNELS)).numpy(), "repr": repr(layer)}
+
+    theirs = oracle("lrn", run)
+    ours = run(gradgen)
+    assert ours["repr"] == theirs["repr"]
+    np.testing.assert_allclose(ours["out"], theirs["out"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("size", [1, 3, 4])
+def test_cross_map_lrn2d_gradient_is_its_forwards(size: int) -> None:
+    """The gradient of the composite, checked numerically (PyTorch's hand-written
+    backward does not differentiate its own forward's window, and fails for size 1:
+    not a reference here)."""
+    layer = nn.CrossMapLRN2d(size, alpha=0.3, beta=0.75, k=1.5)
+    x = gradgen.tensor(CHANNELS[:1, :5, :2, :2], requires_grad=True)
+    assert gradcheck(layer, (x,))
+    assert gradgradcheck(layer, (x,))
+
+
+def test_cross_map_lrn2d_wants_4d_input() -> None:
+    def run(lib: Any) -> Any:
+        return outcome(lambda: lib.nn.CrossMapLRN2d(3)(lib.ones(2, 3, 4)))
+
+    theirs, ours = oracle("error", run), run(gradgen)
+    assert (type(ours), str(ours)) == (type(theirs), str(theirs))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from . import functional as functional, init as init, utils as utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
+from .parameter import Buffer as Buffer
 from .parameter import Parameter as Parameter
 from .parameter import UninitializedBuffer as UninitializedBuffer
 from .parameter import UninitializedParameter as UninitializedParameter
@@ -16,6 +17,7 @@ __all__ = [
     "init",
     "utils",
     "Parameter",
+    "Buffer",
     "UninitializedParameter",
     "UninitializedBuffer",
 ] + list(_modules_all)

@@ -1,4 +1,5 @@
 """torch.nn.Parameter: a leaf tensor that a Module registers as one of its parameters;
+Buffer, one that it registers as a buffer;
 UninitializedParameter and UninitializedBuffer, the placeholders of the lazy modules
 until their first call tells the shapes."""
 
@@ -11,7 +12,13 @@ import numpy as np
 from gradgen.factories import empty
 from gradgen.tensor import Size, Tensor
 
-__all__ = ["Parameter", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
+__all__ = [
+    "Buffer",
+    "Parameter",
+    "UninitializedParameter",
+    "UninitializedBuffer",
+    "is_lazy",
+]
 
 
 class Parameter(Tensor):
@@ -39,6 +46,22 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
+
+
+class Buffer(Tensor):
+    """A tensor that a Module registers as a buffer when it is assigned as an
+    attribute (persistent in state_dict unless `persistent=False`); it shares
+    `data`'s memory and keeps its requires_grad, without its history. (PyTorch's
+    Buffer gives a plain Tensor marked as a buffer; gradgen's tensors take no marks,
+    so this one is a Tensor subclass.)"""
+
+    __slots__ = ("persistent",)
+
+    def __init__(self, data: Tensor | None = None, *, persistent: bool = True) -> None:
+        if data is None:
+            data = empty(0)
+        super().__init__(data._data, requires_grad=data.requires_grad)
+        self.persistent = persistent
 
 
 class UninitializedTensorMixin:

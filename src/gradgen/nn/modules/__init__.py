@@ -77,7 +77,7 @@ from .dropout import (
     FeatureAlphaDropout,
 )
 from .normalization import LayerNorm
-from .normalization import GroupNorm, LocalResponseNorm, RMSNorm
+from .normalization import CrossMapLRN2d, GroupNorm, LocalResponseNorm, RMSNorm
 from .batchnorm import (
     BatchNorm1d,
     BatchNorm2d,
@@ -85,6 +85,7 @@ from .batchnorm import (
     LazyBatchNorm1d,
     LazyBatchNorm2d,
     LazyBatchNorm3d,
+    SyncBatchNorm,
 )
 from .instancenorm import (
     InstanceNorm1d,
@@ -325,4 +326,6 @@ __all__ = [
     "LazyConvTranspose1d",
     "LazyConvTranspose2d",
     "LazyConvTranspose3d",
+    "SyncBatchNorm",
+    "CrossMapLRN2d",
 ]

@@ -1,5 +1,5 @@
 """torch.nn's batch normalization layers: BatchNorm1d, BatchNorm2d, BatchNorm3d, their
-lazy forms LazyBatchNorm1d/2d/3d (and the bases they share with the instance
+lazy forms LazyBatchNorm1d/2d/3d, SyncBatchNorm (and the bases they share with the instance
 normalization layers)."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ __all__ = [
     "LazyBatchNorm1d",
     "LazyBatchNorm2d",
     "LazyBatchNorm3d",
+    "SyncBatchNorm",
 ]
 
 
@@ -260,3 +261,74 @@ class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
 
     cls_to_become = BatchNorm3d
     _check_input_dim = _dimensions_check("LazyBatchNorm3d", 5)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """BatchNorm over (N, C, +) input whose statistics processes would share;
+    gradgen runs in one process, so it normalizes as _BatchNorm does (PyTorch's
+    fallback when no process group is initialized). `process_group` is kept."""
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        process_group: Any = None,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(
+            num_features,
+            eps,
+            momentum,
+            affine,
+            track_running_stats,
+            device,
+            dtype,
+            bias=bias,
+        )
+        self.process_group = process_group
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        if input.size(1) == 0:
+            raise ValueError(
+                "SyncBatchNorm number of input channels should be non-zero"
+            )
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(
+        cls, module: Module, process_group: Any = None
+    ) -> Module:
+        """`module` with every BatchNorm*d below it (itself too) replaced by a
+        SyncBatchNorm holding the same parameters, buffers and mode."""
+        converted = module
+        if isinstance(module, _BatchNorm):
+            converted = cls(
+                module.num_features,
+                module.eps,
+                module.momentum,
+                module.affine,
+                module.track_running_stats,
+                process_group,
+                bias=module.bias is not None,
+            )
+            if module.affine:
+                converted.weight = module.weight
+                converted.bias = module.bias
+            converted.running_mean = module.running_mean
+            converted.running_var = module.running_var
+            converted.num_batches_tracked = module.num_batches_tracked
+            converted.training = module.training
+        for name, child in module.named_children():
+            converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return converted

@@ -23,7 +23,7 @@ from gradgen.grad_mode import is_grad_enabled, no_grad
 from gradgen.tensor import Size, Tensor
 from gradgen.variable_type_utils import copy_into, increment_version
 
-from ..parameter import Parameter, is_lazy
+from ..parameter import Buffer, Parameter, is_lazy
 from . import hooks as _hooks  # the registries of global hooks
 from .hooks import RemovableHandle, call_with_hooks
 from .hooks import (
@@ -109,6 +109,8 @@ class Module:
                     "(torch.nn.Module or None expected)"
                 )
             modules[name] = None
+        elif isinstance(value, Buffer):
+            self.register_buffer(name, value, value.persistent)
         elif buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(

@@ -1,11 +1,14 @@
-"""torch.nn's normalization layers: LayerNorm, GroupNorm, LocalResponseNorm, RMSNorm (batch and
+"""torch.nn's normalization layers: LayerNorm, GroupNorm, LocalResponseNorm, RMSNorm,
+CrossMapLRN2d (batch and
 instance normalization are in batchnorm.py and instancenorm.py, as PyTorch's)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from gradgen.factories import ones, zeros
+from gradgen.dtypes import int64
+from gradgen.factories import ones, tensor, zeros, zeros_like
+from gradgen.generated.ops import cat
 from gradgen.tensor import Tensor
 
 from .. import functional as F
@@ -13,7 +16,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["LayerNorm", "GroupNorm", "LocalResponseNorm", "RMSNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "LocalResponseNorm", "RMSNorm", "CrossMapLRN2d"]
 
 
 class LayerNorm(Module):
@@ -189,3 +192,55 @@ class RMSNorm(Module):
             f"{self.normalized_shape}, eps={self.eps}, "
             f"elementwise_affine={self.elementwise_affine}"
         )
+
+
+def _cross_map_windows(channels: int, size: int) -> tuple[list[int], list[int]]:
+    """For each channel c, the prefix-sum indices of PyTorch's legacy cross-map
+    window: squares of channels 0..upper(c) are added and, once c passes the
+    half-width pre_pad, those of channels 1..c - pre_pad taken off again (channel 0
+    stays in every window, as in PyTorch's running update)."""
+    pre_pad = int((size - 1) / 2 + 1)
+    upper = [min(c + pre_pad - 1, channels - 1) + 1 for c in range(channels)]
+    lower = [c - pre_pad + 1 if c - pre_pad >= 1 else 1 for c in range(channels)]
+    return upper, lower
+
+
+class CrossMapLRN2d(Module):
+    """The legacy local response normalization of a (N, C, H, W) input: x times
+    (k + alpha / size * sum of squares over a window of channels)^-beta, with
+    PyTorch's window (see _cross_map_windows), as a composite of operators."""
+
+    size: int
+    alpha: float
+    beta: float
+    k: float
+
+    def __init__(
+        self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1
+    ) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() != 4:
+            raise ValueError(
+                f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead."
+            )
+        channels = input.shape[1]
+        upper, lower = _cross_map_windows(channels, self.size)
+        squares = input * input
+        first = zeros_like(squares.narrow(1, 0, 1))
+        prefix = cat([first, squares.cumsum(1)], 1)  # prefix[j]: channels below j
+        windows = (
+            prefix.index_select(1, tensor(upper, dtype=int64))
+            - prefix.index_select(1, tensor(lower, dtype=int64))
+            + prefix.narrow(1, 1, 1)
+        )
+        scale = windows * (self.alpha / self.size) + self.k
+        return input * scale.pow(-self.beta)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
