@@ -283,3 +283,75 @@ def test_cross_map_lrn2d_wants_4d_input() -> None:
 
     theirs, ours = oracle("error", run), run(gradgen)
     assert (type(ours), str(ours)) == (type(theirs), str(theirs))
+
+
+def _numpy_or_none(value: Any) -> Any:
+    return None if value is None else value.numpy()
+
+
+def _adaptive(lib: Any, head_bias: bool, unbatched: bool) -> dict[str, Any]:
+    """AdaptiveLogSoftmaxWithLoss with fixed weights: output, loss, gradients,
+    log_prob and predict."""
+    module = lib.nn.AdaptiveLogSoftmaxWithLoss(
+        8, 10, [3, 6], div_value=2.0, head_bias=head_bias
+    ).double()
+    state = module.state_dict()
+    with lib.no_grad():
+        for salt, (key, value) in enumerate(state.items()):
+            shape = tuple(value.shape)
+            numbers = np.cos(np.arange(int(np.prod(shape))) * 0.9 + salt) * 0.8
+            value.copy_(lib.tensor(numbers.reshape(shape)))
+    features = np.sin(np.arange(48.0) * 1.3).reshape(6, 8) * 2.0
+    x = lib.tensor(features, requires_grad=True)
+    target = lib.tensor([0, 4, 9, 2, 7, 5])
+    if unbatched:
+        result = module(x[3], target[3])
+    else:
+        result = module(x, target)
+    result.loss.backward()
+    return {
+        "keys": list(state),
+        "output": result.output.detach().numpy(),
+        "loss": result.loss.detach().numpy(),
+        "grad": x.grad.numpy(),
+        "head grad": module.head.weight.grad.numpy(),
+        "tail grad": _numpy_or_none(module.tail[1][0].weight.grad),
+        "log_prob": module.log_prob(x.detach()).detach().numpy(),
+        "predict": module.predict(x.detach()).numpy(),
+    }
+
+
+@pytest.mark.parametrize(
+    "head_bias,unbatched", [(False, False), (True, False), (False, True)]
+)
+def test_adaptive_log_softmax_as_pytorch(head_bias: bool, unbatched: bool) -> None:
+    theirs = oracle("adaptive", lambda torch: _adaptive(torch, head_bias, unbatched))
+    ours = _adaptive(gradgen, head_bias, unbatched)
+    assert ours["keys"] == theirs["keys"]
+    np.testing.assert_array_equal(ours["predict"], theirs["predict"])
+    assert (ours["tail grad"] is None) == (theirs["tail grad"] is None)
+    for key in ("output", "loss", "grad", "head grad", "tail grad", "log_prob"):
+        if theirs[key] is not None:
+            np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-10, atol=1e-12)
+
+
+def _adaptive_errors(lib: Any) -> list[Any]:
+    make = lib.nn.AdaptiveLogSoftmaxWithLoss
+    module = make(4, 6, [2, 4])
+    return [
+        outcome(lambda: make(4, 6, [])),
+        outcome(lambda: make(4, 6, [4, 2])),
+        outcome(lambda: make(4, 6, [2, 6])),
+        outcome(lambda: module(lib.ones(3, 4), lib.tensor([0, 1]))),
+        outcome(lambda: module(lib.ones(3, 4, 1), lib.tensor([0, 1, 2]))),
+        outcome(lambda: module(lib.ones(3, 4), lib.tensor(1))),
+        outcome(lambda: module(lib.ones(3, 4), lib.ones(3, 1, dtype=lib.int64))),
+        outcome(lambda: module(lib.ones(2, 4), lib.tensor([0, 7]))),
+    ]
+
+
+def test_adaptive_log_softmax_errors_as_pytorch() -> None:
+    theirs = oracle("errors", _adaptive_errors)
+    for got, expected in zip(_adaptive_errors(gradgen), theirs):
+        assert type(got) is type(expected), got
+        assert str(got) == str(expected).replace("torch.Size", "gradgen.Size")

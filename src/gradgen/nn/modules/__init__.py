@@ -1,7 +1,7 @@
 """torch.nn.modules: the layers, one file per family as PyTorch's (module, container,
 linear, activation, loss, dropout, normalization, sparse, distance, flatten,
 conv, pooling, padding, pixelshuffle, upsampling, fold, channelshuffle, rnn,
-attention, transformer; lazy holds LazyModuleMixin)."""
+attention, transformer, adaptive; lazy holds LazyModuleMixin)."""
 
 from __future__ import annotations
 
@@ -163,6 +163,7 @@ from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
 from .fold import Fold, Unfold
 from .channelshuffle import ChannelShuffle
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 
 # The helpers that optim's zero_grad and the tests reach (private: not in __all__).
@@ -328,4 +329,5 @@ __all__ = [
     "LazyConvTranspose3d",
     "SyncBatchNorm",
     "CrossMapLRN2d",
+    "AdaptiveLogSoftmaxWithLoss",
 ]
