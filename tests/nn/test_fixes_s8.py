@@ -355,3 +355,88 @@ def test_adaptive_log_softmax_errors_as_pytorch() -> None:
     for got, expected in zip(_adaptive_errors(gradgen), theirs):
         assert type(got) is type(expected), got
         assert str(got) == str(expected).replace("torch.Size", "gradgen.Size")
+
+
+# -- ctc_loss / CTCLoss -----------------------------------------------------------
+
+LOGITS_CTC = RNG.normal(size=(6, 3, 5))
+TARGETS_CTC = np.array([[1, 1, 2], [3, 0, 0], [2, 4, 2]])
+CTC_CASES = {
+    "padded": ((6, 4, 6), (3, 1, 3), "padded"),
+    "too short to align": ((2, 4, 6), (3, 0, 2), "padded"),
+    "empty targets": ((6, 6, 5), (0, 0, 1), "padded"),
+    "concatenated": ((6, 5, 6), (3, 1, 2), "concatenated"),
+}
+
+
+def _ctc(lib: Any, case: str, reduction: str, zero_infinity: bool) -> Any:
+    """The loss of log_softmax(logits) and the logits' gradient (PyTorch's gradient
+    with respect to log_probs presumes they are normalized: through log_softmax
+    both are the true gradient)."""
+    input_lengths, target_lengths, layout = CTC_CASES[case]
+    logits = lib.tensor(LOGITS_CTC, requires_grad=True)
+    if layout == "padded":
+        targets = lib.tensor(TARGETS_CTC)
+    else:
+        rows = [TARGETS_CTC[n, :length] for n, length in enumerate(target_lengths)]
+        targets = lib.tensor(np.concatenate(rows))
+    loss = lib.nn.CTCLoss(reduction=reduction, zero_infinity=zero_infinity)(
+        logits.log_softmax(2),
+        targets,
+        lib.tensor(input_lengths),
+        lib.tensor(target_lengths),
+    )
+    loss.sum().backward()
+    return {"loss": loss.detach().numpy(), "grad": logits.grad.numpy()}
+
+
+@pytest.mark.parametrize("zero_infinity", [False, True])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("case", list(CTC_CASES))
+def test_ctc_loss_as_pytorch(case: str, reduction: str, zero_infinity: bool) -> None:
+    theirs = oracle("ctc", lambda torch: _ctc(torch, case, reduction, zero_infinity))
+    ours = _ctc(gradgen, case, reduction, zero_infinity)
+    np.testing.assert_allclose(ours["loss"], theirs["loss"], rtol=1e-10)
+    if np.isfinite(theirs["loss"]).all():
+        np.testing.assert_allclose(ours["grad"], theirs["grad"], rtol=1e-8, atol=1e-12)
+
+
+def test_ctc_loss_gradient_with_respect_to_log_probs_is_numerical() -> None:
+    log_probs = gradgen.tensor(LOGITS_CTC[:4, :2], requires_grad=True)
+
+    def loss(x: Any) -> Any:
+        return GF.ctc_loss(x, gradgen.tensor(TARGETS_CTC[:2, :2]), (4, 3), (2, 1))
+
+    assert gradcheck(loss, (log_probs,))
+
+
+def test_ctc_loss_unbatched_as_pytorch() -> None:
+    def run(lib: Any) -> Any:
+        log_probs = lib.tensor(LOGITS_CTC[:, 0]).log_softmax(1)
+        target = lib.tensor(TARGETS_CTC[0])
+        return lib.nn.functional.ctc_loss(
+            log_probs, target, lib.tensor(6), lib.tensor(3), reduction="none"
+        ).numpy()
+
+    np.testing.assert_allclose(run(gradgen), oracle("unbatched", run), rtol=1e-10)
+
+
+def _ctc_errors(lib: Any) -> list[Any]:
+    F = lib.nn.functional
+    log_probs = lib.tensor(LOGITS_CTC).log_softmax(2)
+    targets = lib.tensor(TARGETS_CTC)
+    return [
+        outcome(lambda: F.ctc_loss(log_probs, targets, (7, 4, 6), (3, 1, 3))),
+        outcome(lambda: F.ctc_loss(log_probs, targets, (6, 4, 6), (4, 1, 3))),
+        outcome(lambda: F.ctc_loss(log_probs, targets, (6,), (3,))),
+        outcome(lambda: F.ctc_loss(log_probs, targets, (6, 4, 6), (3, 1, 3), blank=5)),
+        outcome(
+            lambda: F.ctc_loss(log_probs, targets, (6, 4, 6), (3, 1, 3), reduction="x")
+        ),
+    ]
+
+
+def test_ctc_loss_errors_as_pytorch() -> None:
+    theirs = oracle("errors", _ctc_errors)
+    for got, expected in zip(_ctc_errors(gradgen), theirs):
+        assert (type(got), str(got)) == (type(expected), str(expected))

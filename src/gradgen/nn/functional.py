@@ -69,6 +69,7 @@ from ._functional.dropout import (
     dropout3d,
     feature_alpha_dropout,
 )
+from ._functional.ctc import ctc_loss
 from ._functional.linear import bilinear
 from ._functional.loss import (
     gaussian_nll_loss,
@@ -378,6 +379,7 @@ __all__ += [
     "alpha_dropout",
     "feature_alpha_dropout",
     "gaussian_nll_loss",
+    "ctc_loss",
     "poisson_nll_loss",
     "multilabel_soft_margin_loss",
     "triplet_margin_with_distance_loss",

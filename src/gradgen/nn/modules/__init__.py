@@ -50,6 +50,7 @@ from .loss import (
     MSELoss,
     NLLLoss,
     NLLLoss2d,
+    CTCLoss,
     CrossEntropyLoss,
     BCELoss,
     BCEWithLogitsLoss,
@@ -330,4 +331,5 @@ __all__ = [
     "SyncBatchNorm",
     "CrossMapLRN2d",
     "AdaptiveLogSoftmaxWithLoss",
+    "CTCLoss",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 
 from collections.abc import Callable
+from typing import Any
 
 from gradgen.tensor import Tensor
 
@@ -19,6 +20,7 @@ __all__ = [
     "MSELoss",
     "NLLLoss",
     "NLLLoss2d",
+    "CTCLoss",
     "CrossEntropyLoss",
     "BCELoss",
     "BCEWithLogitsLoss",
@@ -459,4 +461,33 @@ class TripletMarginWithDistanceLoss(_Loss):
             margin=self.margin,
             swap=self.swap,
             reduction=self.reduction,
+        )
+
+
+class CTCLoss(_Loss):
+    """F.ctc_loss: the connectionist temporal classification loss, with the blank
+    label's index and zero_infinity fixed at construction."""
+
+    def __init__(
+        self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False
+    ) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(
+        self,
+        log_probs: Tensor,
+        targets: Tensor,
+        input_lengths: Any,
+        target_lengths: Any,
+    ) -> Tensor:
+        return F.ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            self.blank,
+            self.reduction,
+            self.zero_infinity,
         )
