@@ -440,3 +440,124 @@ def test_ctc_loss_errors_as_pytorch() -> None:
     theirs = oracle("errors", _ctc_errors)
     for got, expected in zip(_ctc_errors(gradgen), theirs):
         assert (type(got), str(got)) == (type(expected), str(expected))
+
+
+# -- linear_cross_entropy / LinearCrossEntropyLoss -------------------------------
+
+LCE_CASES: dict[str, dict[str, Any]] = {
+    "plain": {},
+    "bias, sum": {"bias": True, "reduction": "sum"},
+    "weights, ignore": {"class_weight": True, "ignore_index": 2},
+    "smoothing, none": {"label_smoothing": 0.2, "reduction": "none"},
+    "out_features": {"out_features": (2,), "bias": True},
+    "probabilities": {"probabilities": True},
+    "unbatched": {"unbatched": True},
+    "options": {"options": True},
+}
+
+
+def _lce(lib: Any, case: str) -> dict[str, Any]:
+    spec = LCE_CASES[case]
+    out_features = spec.get("out_features", ())
+    weight = lib.tensor([0.5, 1.0, 2.0, 1.5]) if spec.get("class_weight") else None
+    options = lib.nn.LinearCrossEntropyOptions() if spec.get("options") else None
+    module = lib.nn.LinearCrossEntropyLoss(
+        5,
+        4,
+        out_features=out_features,
+        bias=spec.get("bias", False),
+        reduction=spec.get("reduction", "mean"),
+        weight=weight,
+        ignore_index=spec.get("ignore_index"),
+        label_smoothing=spec.get("label_smoothing", 0.0),
+        options=options,
+    ).double()
+    with lib.no_grad():
+        for salt, param in enumerate(module.parameters()):
+            numbers = np.cos(np.arange(param.numel()) * 0.8 + salt)
+            param.copy_(lib.tensor(numbers.reshape(tuple(param.shape))))
+    features = np.sin(np.arange(15.0) * 1.7).reshape(3, 5)
+    x = lib.tensor(features if not spec.get("unbatched") else features[0])
+    x.requires_grad_(True)
+    classes = np.array([0, 2, 3])
+    if out_features:
+        target = lib.tensor(np.stack([classes, classes[::-1]], 1))
+    elif spec.get("probabilities"):
+        target = lib.tensor(np.abs(np.sin(np.arange(12.0))).reshape(3, 4)).softmax(1)
+    elif spec.get("unbatched"):
+        target = lib.tensor(2)
+    else:
+        target = lib.tensor(classes)
+    loss = module(x, target)
+    loss.sum().backward()
+    return {
+        "repr": repr(module),
+        "loss": loss.detach().numpy(),
+        "grad": x.grad.numpy(),
+        "weight grad": module.linear.weight.grad.numpy(),
+    }
+
+
+@pytest.mark.parametrize("case", list(LCE_CASES))
+def test_linear_cross_entropy_as_pytorch(case: str) -> None:
+    theirs = oracle("lce", lambda torch: _lce(torch, case))
+    ours = _lce(gradgen, case)
+    assert ours["repr"] == theirs["repr"]
+    for key in ("loss", "grad", "weight grad"):
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-10, atol=1e-12)
+
+
+def _lce_errors(lib: Any) -> list[Any]:
+    F = lib.nn.functional
+    w = lib.ones(4, 5)
+    options = lib.nn.LinearCrossEntropyOptions
+    return [
+        outcome(lambda: F.linear_cross_entropy(lib.ones(2, 3, 5), w, lib.tensor([0]))),
+        outcome(
+            lambda: F.linear_cross_entropy(lib.ones(2, 5), lib.ones(5), lib.tensor([0]))
+        ),
+        outcome(lambda: F.linear_cross_entropy(lib.ones(2, 4), w, lib.tensor([0, 1]))),
+        outcome(
+            lambda: F.linear_cross_entropy(
+                lib.ones(2, 5), w, lib.tensor([0, 1]), linear_bias=lib.ones(3)
+            )
+        ),
+        outcome(
+            lambda: F.linear_cross_entropy(
+                lib.ones(5), lib.ones(4, 2, 5), lib.tensor(0)
+            )
+        ),
+        outcome(
+            lambda: F.linear_cross_entropy(
+                lib.ones(2, 5), w, lib.ones(2, 4) / 4, ignore_index=1
+            )
+        ),
+        outcome(lambda: lib.nn.LinearCrossEntropyLoss(5, 4, weight=lib.ones(3))),
+        outcome(lambda: lib.nn.LinearCrossEntropyLoss(5, 4, label_smoothing=1.5)),
+        outcome(lambda: options(acc_policy="fast")),
+        outcome(lambda: options(chunking_method="rows:2")),
+        outcome(lambda: options(batch_chunk_size=0)),
+    ]
+
+
+def test_linear_cross_entropy_errors_as_pytorch() -> None:
+    theirs = oracle("errors", _lce_errors)
+    for got, expected in zip(_lce_errors(gradgen), theirs):
+        assert (type(got), str(got)) == (type(expected), str(expected))
+
+
+def test_linear_cross_entropy_options_warning_as_pytorch() -> None:
+    def run(lib: Any) -> Any:
+        with pytest.warns(UserWarning) as record:
+            lib.nn.functional.linear_cross_entropy(
+                lib.ones(2, 5),
+                lib.ones(4, 5),
+                lib.tensor([0, 1]),
+                label_smoothing=0.1,
+                options=lib.nn.LinearCrossEntropyOptions(),
+            )
+        return str(record[0].message)
+
+    theirs = oracle("warning", run).replace("torch.", "gradgen.")
+    ours = run(gradgen)
+    assert theirs.startswith(ours)  # PyTorch adds its tracing and bias state

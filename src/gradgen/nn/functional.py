@@ -71,6 +71,7 @@ from ._functional.dropout import (
 )
 from ._functional.ctc import ctc_loss
 from ._functional.linear import bilinear
+from ._functional.linear_cross_entropy import linear_cross_entropy
 from ._functional.loss import (
     gaussian_nll_loss,
     multilabel_soft_margin_loss,
@@ -380,6 +381,7 @@ __all__ += [
     "feature_alpha_dropout",
     "gaussian_nll_loss",
     "ctc_loss",
+    "linear_cross_entropy",
     "poisson_nll_loss",
     "multilabel_soft_margin_loss",
     "triplet_margin_with_distance_loss",

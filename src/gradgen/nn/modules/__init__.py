@@ -1,7 +1,8 @@
 """torch.nn.modules: the layers, one file per family as PyTorch's (module, container,
 linear, activation, loss, dropout, normalization, sparse, distance, flatten,
 conv, pooling, padding, pixelshuffle, upsampling, fold, channelshuffle, rnn,
-attention, transformer, adaptive; lazy holds LazyModuleMixin)."""
+attention, transformer, adaptive, linear_cross_entropy; lazy holds
+LazyModuleMixin)."""
 
 from __future__ import annotations
 
@@ -165,6 +166,7 @@ from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
 from .fold import Fold, Unfold
 from .channelshuffle import ChannelShuffle
 from .adaptive import AdaptiveLogSoftmaxWithLoss
+from .linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 
 # The helpers that optim's zero_grad and the tests reach (private: not in __all__).
@@ -332,4 +334,6 @@ __all__ = [
     "CrossMapLRN2d",
     "AdaptiveLogSoftmaxWithLoss",
     "CTCLoss",
+    "LinearCrossEntropyLoss",
+    "LinearCrossEntropyOptions",
 ]
