@@ -561,3 +561,36 @@ def test_linear_cross_entropy_options_warning_as_pytorch() -> None:
     theirs = oracle("warning", run).replace("torch.", "gradgen.")
     ours = run(gradgen)
     assert theirs.startswith(ours)  # PyTorch adds its tracing and bias state
+
+
+def _data_parallel(lib: Any) -> dict[str, Any]:
+    """Without accelerators DataParallel calls its module on the whole batch."""
+    inner = lib.nn.Linear(3, 2).double()
+    with lib.no_grad():
+        inner.weight.copy_(lib.tensor(np.cos(np.arange(6.0)).reshape(2, 3)))
+        inner.bias.copy_(lib.tensor([0.5, -0.25]))
+    wrapped = lib.nn.DataParallel(inner)
+    x = lib.tensor(np.sin(np.arange(12.0)).reshape(4, 3), requires_grad=True)
+    out = wrapped(x)
+    out.sum().backward()
+    return {
+        "repr": repr(wrapped),
+        "keys": list(wrapped.state_dict()),
+        "device_ids": list(wrapped.device_ids),
+        "out": out.detach().numpy(),
+        "grad": inner.weight.grad.numpy(),
+        "functional": outcome(
+            lambda: lib.nn.parallel.data_parallel(inner, lib.ones(2, 3))
+        ),
+    }
+
+
+def test_data_parallel_on_the_cpu_as_pytorch() -> None:
+    theirs = oracle("dp", _data_parallel)
+    ours = _data_parallel(gradgen)
+    for key in ("repr", "keys", "device_ids"):
+        assert ours[key] == theirs[key], key
+    for key in ("out", "grad"):
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-12)
+    got, expected = ours["functional"], theirs["functional"]
+    assert (type(got), str(got)) == (type(expected), str(expected))
