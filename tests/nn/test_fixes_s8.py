@@ -594,3 +594,56 @@ def test_data_parallel_on_the_cpu_as_pytorch() -> None:
         np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-12)
     got, expected = ours["functional"], theirs["functional"]
     assert (type(got), str(got)) == (type(expected), str(expected))
+
+
+# -- torch.nn.grad and factory_kwargs ------------------------------------------------
+
+CONV_GRAD_CASES = {
+    1: ((2, 4, 9), (6, 2, 3), {"stride": 2, "padding": 1, "groups": 2}),
+    2: ((2, 4, 7, 6), (6, 2, 3, 2), {"stride": 2, "padding": 1, "groups": 2}),
+    3: ((1, 2, 5, 4, 4), (3, 2, 2, 2, 2), {"dilation": 2, "padding": 1}),
+}
+
+
+def _conv_grads(lib: Any, dims: int) -> dict[str, Any]:
+    input_size, weight_size, options = CONV_GRAD_CASES[dims]
+    x = lib.tensor(np.sin(np.arange(np.prod(input_size))).reshape(input_size))
+    w = lib.tensor(np.cos(np.arange(np.prod(weight_size)) * 0.3).reshape(weight_size))
+    conv = getattr(lib.nn.functional, f"conv{dims}d")
+    out_shape = tuple(conv(x, w, **options).shape)
+    g = lib.tensor(np.cos(np.arange(np.prod(out_shape)) * 0.7).reshape(out_shape))
+    grads = lib.nn.grad
+    return {
+        "input": getattr(grads, f"conv{dims}d_input")(
+            input_size, w, g, **options
+        ).numpy(),
+        "weight": getattr(grads, f"conv{dims}d_weight")(
+            x, weight_size, g, **options
+        ).numpy(),
+    }
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_nn_grad_convolution_gradients_as_pytorch(dims: int) -> None:
+    theirs = oracle("grads", lambda torch: _conv_grads(torch, dims))
+    ours = _conv_grads(gradgen, dims)
+    for key in ("input", "weight"):
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-10, atol=1e-12)
+
+
+def _factory(lib: Any) -> list[Any]:
+    merge = lib.nn.factory_kwargs
+    return [
+        merge(None),
+        sorted(merge({"dtype": 1, "factory_kwargs": {"device": "cpu"}}).items()),
+        outcome(lambda: merge({"size": 3})),
+        outcome(lambda: merge({"dtype": 1, "factory_kwargs": {"dtype": 2}})),
+    ]
+
+
+def test_factory_kwargs_as_pytorch() -> None:
+    theirs = oracle("factory", _factory)
+    ours = _factory(gradgen)
+    assert ours[:2] == [theirs[0], [tuple(pair) for pair in theirs[1]]]
+    for got, expected in zip(ours[2:], theirs[2:]):
+        assert (type(got), str(got)) == (type(expected), str(expected))
