@@ -1,0 +1,595 @@
+"""Large graphs: a chain of operators, traced without autograd nodes and rolled into
+loops.
+
+A trace that passes `LARGE` forward operators stops (trace.TooLarge) and compiler.py
+traces the function again with the `ChainRecorder`, under no_grad: the operators run
+their kernels only, no backward node is made. When what it recorded is a chain (each
+operator's one graph-value argument is the previous operator's result, its other
+arguments constants, one output), consecutive operators of the same signature (the
+same operator on the same constants, dtypes and shapes) are a *run*, and each run
+becomes a `for` loop in the forward, and in reverse in the backward:
+
+    for _ in range(100000):
+        v1 = v1 * k0
+
+The backward of a run is traced once, AOTAutograd style as backward.py does: the
+run's first operator runs eagerly on a leaf, and its node's formulas (and the
+engine's validation) are recorded under a Recorder; that template is the loop's body
+(the gradient of a chain is the same formulas, node after node, in reverse). What a
+template reads of the forward (the operator's input or result) the forward loop
+appends to a list, read back in reverse.
+
+Checked against eager: every iteration of every forward loop to the last bit (the
+trace's values, compared stacked), and each backward template on its eager values,
+with its inputs as arrays and, for 0-d ones, as numpy scalars (what the loop hands
+on). Anything else (not a chain, a break, a random operator, a write into a buffer,
+an operator with no node) returns None: the compiler traces the usual way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..dispatch import OperatorHandle
+from ..grad_mode import enable_grad
+from ..tensor import Tensor, make_edge
+from .backward import trace_backward
+from .emit import Renderer
+from .graph import Program, _Checker, _function, _namespace
+from .passes import is_random
+from .trace import Op, Recorder, Value
+
+__all__ = ["ChainRecorder", "LARGE", "build_chain"]
+
+# Forward operators past which a trace restarts kernel-only (and may roll).
+LARGE = 2048
+
+
+@dataclass(eq=False)
+class _Last:
+    """The operator the last call recorded, for telling a repeat of it."""
+
+    handle: OperatorHandle
+    args: tuple[Any, ...]
+    position: int  # of the chained tensor
+    input_meta: tuple[Any, Any]  # the chained tensor's dtype and shape
+    result: np.ndarray
+
+
+@dataclass(eq=False)
+class ChainRecorder(Recorder):
+    """A Recorder that keeps each recorded operator's handle (for its template) and
+    records a repeat of the last operator (the same operator, on its result, with
+    equal constants) as one more iteration of it: per recorded operator, `results`
+    holds the repeats' results, `tails` the value of the last one."""
+
+    handles: list[OperatorHandle] = field(default_factory=list)
+    results: list[list[np.ndarray]] = field(default_factory=list)
+    tails: dict[int, Value] = field(default_factory=dict)
+    last: _Last | None = None
+
+    def __call__(self, handle: OperatorHandle, args: tuple[Any, ...]) -> Any:
+        if self.state.depth:
+            return super().__call__(handle, args)
+        last = self.last
+        if last is not None and handle is last.handle and _repeats(args, last):
+            return self._repeat(handle, args, last)
+        count = len(self.ops)
+        result = super().__call__(handle, args)
+        self.last = None
+        if len(self.ops) > count:
+            self.handles.append(handle)
+            self.results.append([])
+            op = self.ops[-1]
+            position = _chained_position(op)
+            if position is not None and op.name == handle.name and len(args) > position:
+                chained = op.args[position].array
+                self.last = _Last(
+                    handle,
+                    args,
+                    position,
+                    (chained.dtype, chained.shape),
+                    op.outputs[0].array,
+                )
+        return result
+
+    def _repeat(
+        self, handle: OperatorHandle, args: tuple[Any, ...], last: _Last
+    ) -> Any:
+        self.state.depth += 1
+        try:
+            result = handle.call_unobserved(*args)
+        finally:
+            self.state.depth -= 1
+        if not isinstance(result, Tensor):
+            raise self.stop(f"the operator {handle.name!r} returned no tensor")
+        array = result._data
+        index = len(self.ops) - 1
+        tail = self.tails.get(index)
+        if tail is None:
+            tail = self.tails[index] = Value(len(self.arrays), array, "op")
+        else:  # only the last result is a value: an earlier one used again breaks
+            del self.values[id(tail.array)]
+        self.arrays.append(array)
+        tail.array = array
+        self.values[id(array)] = tail
+        self.results[index].append(array)
+        last.args, last.result = args, array
+        return result
+
+
+def _same_constant(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, Tensor):
+        return (
+            isinstance(b, Tensor)
+            and a._is_wrapped_number
+            and b._is_wrapped_number
+            and a._data.dtype == b._data.dtype
+            and a._data.tobytes() == b._data.tobytes()
+        )
+    return (
+        type(a) is type(b) and type(a) in (int, float, bool, str) and repr(a) == repr(b)
+    )
+
+
+def _repeats(args: tuple[Any, ...], last: _Last) -> bool:
+    """Whether the call repeats the last operator on its result."""
+    if len(args) != len(last.args):
+        return False
+    position = last.position
+    chained = args[position]
+    if not (
+        isinstance(chained, Tensor)
+        and chained._data is last.result
+        and (last.result.dtype, last.result.shape) == last.input_meta
+    ):
+        return False
+    return all(
+        index == position or _same_constant(a, b)
+        for index, (a, b) in enumerate(zip(args, last.args))
+    )
+
+
+def _holds_value(argument: Any) -> bool:
+    if isinstance(argument, Value):
+        return True
+    if isinstance(argument, (list, tuple)):
+        return any(_holds_value(a) for a in argument)
+    return False
+
+
+def _chained_position(op: Op) -> int | None:
+    """The position of the operator's one graph-value argument (constant values
+    aside), or None."""
+    position = None
+    for index, argument in enumerate(op.args):
+        if isinstance(argument, Value):
+            if argument.kind == "const":
+                continue
+            if position is not None:
+                return None
+            position = index
+        elif _holds_value(argument):
+            return None
+    return position
+
+
+def _constant_key(argument: Any) -> Any:
+    if isinstance(argument, Value):
+        return ("value", id(argument))
+    if type(argument) is np.ndarray:  # a wrapped Python number
+        return ("array", argument.dtype.str, argument.shape, argument.tobytes())
+    if isinstance(argument, (list, tuple)):
+        return (type(argument).__name__, tuple(_constant_key(a) for a in argument))
+    return (type(argument).__name__, repr(argument))
+
+
+def _signature(op: Op, position: int) -> Any:
+    chained, result = op.args[position].array, op.outputs[0].array
+    constants = tuple(
+        _constant_key(a) for index, a in enumerate(op.args) if index != position
+    )
+    return (
+        op.name,
+        position,
+        constants,
+        chained.dtype.str,
+        chained.shape,
+        result.dtype.str,
+        result.shape,
+    )
+
+
+@dataclass(eq=False)
+class _Backward:
+    """A run's backward template: its formulas' operators over the gradient arriving
+    (`grad`), the operator's input and result; `result` is the gradient it hands on."""
+
+    ops: list[Op]
+    grad: Value
+    saved_input: Value
+    saved_result: Value
+    result: Value
+    reads_input: bool = False
+    reads_result: bool = False
+
+
+@dataclass(eq=False)
+class _Run:
+    """Consecutive operators of one signature: the first, its handle, where its
+    graph value goes, how many, and the trace's result of each."""
+
+    op: Op
+    handle: OperatorHandle
+    position: int
+    values: list[np.ndarray]
+    template: Op | None = None
+    backward: _Backward | None = None
+
+
+def _runs(recorder: ChainRecorder, start: Value) -> list[_Run]:
+    """The chain's runs, or [] when the operators are not a chain."""
+    runs: list[_Run] = []
+    previous = start
+    last = None
+    for index, (op, handle) in enumerate(zip(recorder.ops, recorder.handles)):
+        position = _chained_position(op)
+        if (
+            position is None
+            or op.args[position] is not previous
+            or len(op.outputs) != 1
+            or op.source.returns != ("Tensor",)
+            or handle.name != op.name  # an in-place operator, recorded functionally
+            or is_random(op)
+        ):
+            return []
+        signature = _signature(op, position)
+        values = [op.outputs[0].array] + recorder.results[index]
+        if signature == last:
+            runs[-1].values += values
+        else:
+            runs.append(_Run(op, handle, position, values))
+            last = signature
+        previous = recorder.tails.get(index, op.outputs[0])
+    return runs
+
+
+class _Numbering:
+    """Fresh value indices for the program (after its inputs)."""
+
+    def __init__(self, first: int) -> None:
+        self.next = first
+
+    def __call__(self) -> int:
+        self.next += 1
+        return self.next - 1
+
+
+def _no_lift(tensor: Tensor) -> Value | None:
+    del tensor
+    return None
+
+
+def _backward_template(run: _Run, numbering: _Numbering, grad: int) -> _Backward | None:
+    """Run the run's first operator eagerly on a leaf and record its backward."""
+    op = run.op
+    leaf = Tensor(op.args[run.position].array, requires_grad=True)
+    call = list(op.raw_args)
+    call[run.position] = leaf
+    with enable_grad():
+        result = run.handle.call_unobserved(*call)
+    if not isinstance(result, Tensor) or result.grad_fn is None:
+        return None
+    recorder = Recorder(_no_lift, phase="backward")
+    saved_input = recorder.new_value(leaf, "input")
+    saved_result = recorder.new_value(result, "op")
+    seed = Tensor(np.ones_like(result._data))
+    incoming = recorder.new_value(seed, "grad")
+    with recorder.active():
+        leaves = trace_backward(recorder, [make_edge(result)], [seed])
+        accumulator = leaf._get_grad_accumulator()
+        found = leaves.get(accumulator) if accumulator is not None else None
+        handed = None if found is None else recorder.value_of(found)
+    if recorder.state.broken is not None or handed is None:
+        return None
+    # Number its values after the program's: the gradient carried through the
+    # loop is one name, `grad`.
+    incoming.index = grad
+    for value in [saved_input, saved_result] + [
+        v for o in recorder.ops for v in o.outputs
+    ]:
+        value.index = numbering()
+    constants = {id(v): v for o in recorder.ops for v in o.args if isinstance(v, Value)}
+    for value in constants.values():
+        if value.kind == "const":
+            value.index = numbering()
+    read = {id(v) for o in recorder.ops for v in o.args if isinstance(v, Value)}
+    read.add(id(handed))
+    return _Backward(
+        recorder.ops,
+        incoming,
+        saved_input,
+        saved_result,
+        handed,
+        id(saved_input) in read,
+        id(saved_result) in read,
+    )
+
+
+def _check_template(template: _Backward, renderer: Renderer) -> dict[int, Any] | None:
+    """Run the template's rendered code on its eager values (0-d inputs also as numpy
+    scalars); its fixes, or None when it differs from eager or fails."""
+    ops = template.ops
+    checker = _Checker({v.index: v for op in ops for v in op.outputs})
+    parameters = [template.grad, template.saved_input, template.saved_result]
+    source = "\n".join(
+        _function("template", parameters, ops, template.result.name, renderer, None)
+    )
+    namespace = _namespace(renderer, {"_check": checker})
+    arrays = [v.array for v in parameters]
+    try:
+        exec(compile(source, "<gradgen.compile check>", "exec"), namespace)
+        for form in (arrays, [a[()] if a.ndim == 0 else a for a in arrays]):
+            value = namespace["template"](*form)
+            if not np.array_equal(np.asarray(value), template.result.array):
+                return None
+    except Exception:
+        return None
+    return None if checker.differs is not None else checker.fixes
+
+
+class _RunCheck:
+    """The checked forward loop's `_check`: normalises each iteration's value as
+    graph._Checker does (decided on the first), and keeps them for the comparison."""
+
+    def __init__(self, expected: list[np.ndarray]) -> None:
+        self.expected = expected
+        self.seen: list[Any] = []
+        self.fix: Any = "keep"
+
+    def __call__(self, value: Any) -> Any:
+        want = self.expected[0].dtype
+        if not self.seen and not (
+            isinstance(value, np.generic) and value.dtype == want
+        ):
+            array = np.asarray(value)
+            self.fix = None if array.dtype == want else want
+        if self.fix != "keep":
+            value = np.asarray(value)
+            if self.fix is not None:
+                value = value.astype(self.fix)
+        self.seen.append(value)
+        return value
+
+    def same(self) -> bool:
+        seen, expected = self.seen, self.expected
+        if len(seen) != len(expected) or any(
+            v.dtype != expected[0].dtype for v in seen
+        ):
+            return False
+        try:
+            got = np.stack([np.asarray(v) for v in seen])
+        except ValueError:
+            return False
+        want = np.stack(expected)
+        return got.shape == want.shape and bool(
+            np.array_equal(got, want, equal_nan=want.dtype.kind in "fc")
+        )
+
+
+@dataclass
+class _Source:
+    """The chain program's names: its inputs, the carried value and gradient."""
+
+    inputs: list[Value]
+    start: Value
+    carry: int
+    grad: int
+    grads: list[bool]  # per input that needs a gradient: whether it is `start`
+
+
+def _saved_lists(index: int, backward: _Backward | None) -> list[str]:
+    if backward is None:
+        return []
+    return [
+        name
+        for name, reads in (
+            (f"inputs{index}", backward.reads_input),
+            (f"results{index}", backward.reads_result),
+        )
+        if reads
+    ]
+
+
+def _forward_lines(
+    runs: list[_Run],
+    names: _Source,
+    renderer: Renderer,
+    fixes: list[Any] | None,
+) -> list[str]:
+    """The forward function; `fixes` (per run) None: the checked variant."""
+    carry = f"v{names.carry}"
+    lines = [f"def forward({', '.join(v.name for v in names.inputs)}):"]
+    lines.append(f"    {carry} = {names.start.name}")
+    saved: list[str] = []
+    for index, run in enumerate(runs):
+        template = run.template
+        assert template is not None
+        lists = _saved_lists(index, run.backward)
+        saved += lists
+        lines += [f"    {name} = []" for name in lists]
+        lines.append(f"    for _ in range({len(run.values)}):")
+        if f"inputs{index}" in lists:
+            lines.append(f"        inputs{index}.append({carry})")
+        if fixes is None:
+            expression = renderer.expression(template)
+            lines.append(f"        {carry} = _check{index}({expression})")
+        else:
+            fix = {} if fixes[index] == "keep" else {names.carry: fixes[index]}
+            lines += ["        " + line for line in renderer.lines(template, fix)]
+        if f"results{index}" in lists:
+            lines.append(f"        results{index}.append({carry})")
+    returns = "".join(name + ", " for name in saved)
+    lines.append(f"    return ({carry}, ), ({returns})")
+    return lines
+
+
+def _backward_lines(
+    runs: list[_Run], names: _Source, renderer: Renderer, fixes: dict[int, Any]
+) -> list[str]:
+    grad = f"v{names.grad}"
+    saved = [
+        name for i, run in enumerate(runs) for name in _saved_lists(i, run.backward)
+    ]
+    lines = [f"def backward({', '.join([grad] + saved)}):"]
+    for index in reversed(range(len(runs))):
+        run = runs[index]
+        backward = run.backward
+        assert backward is not None
+        lists = _saved_lists(index, backward)
+        targets = []
+        if backward.reads_input:
+            targets.append(backward.saved_input.name)
+        if backward.reads_result:
+            targets.append(backward.saved_result.name)
+        if not lists:
+            lines.append(f"    for _ in range({len(run.values)}):")
+        elif len(lists) == 1:
+            lines.append(f"    for {targets[0]} in reversed({lists[0]}):")
+        else:
+            lines.append(
+                f"    for {targets[0]}, {targets[1]} in zip(reversed({lists[0]}), "
+                f"reversed({lists[1]})):"
+            )
+        for op in backward.ops:
+            lines += ["        " + line for line in renderer.lines(op, fixes)]
+        if backward.result is not backward.grad:
+            lines.append(f"        {grad} = {backward.result.name}")
+    grads = [grad if start else "None" for start in names.grads]
+    lines.append(f"    return ({''.join(g + ', ' for g in grads)})")
+    return lines
+
+
+def _templates(
+    runs: list[_Run], names: _Source, numbering: _Numbering, differentiable: bool
+) -> bool:
+    """Make each run's forward (and backward) template; False when one has none."""
+    for run in runs:
+        op = run.op
+        chained = op.args[run.position]
+        args = list(op.args)
+        args[run.position] = Value(names.carry, chained.array)
+        for argument in args:  # constants: numbered after the program's values
+            if isinstance(argument, Value) and argument.kind == "const":
+                argument.index = numbering()
+        run.template = Op(
+            op.name,
+            op.source,
+            args,
+            op.raw_args,
+            [Value(names.carry, op.outputs[0].array)],
+            op.line,
+        )
+        if differentiable:
+            run.backward = _backward_template(run, numbering, names.grad)
+            if run.backward is None:
+                return False
+    return True
+
+
+def _constants(runs: list[_Run]) -> dict[str, Any]:
+    ops = [run.template for run in runs if run.template is not None]
+    ops += [op for run in runs if run.backward is not None for op in run.backward.ops]
+    return {
+        v.name: v.array
+        for op in ops
+        for v in op.args
+        if isinstance(v, Value) and v.kind == "const"
+    }
+
+
+def _check_forward(
+    runs: list[_Run], names: _Source, renderer: Renderer
+) -> list[Any] | None:
+    """Run the checked forward on the trace's inputs; per run, its fix (as
+    graph._Checker's, or "keep"), or None when an iteration differs from eager."""
+    checks = [_RunCheck(run.values) for run in runs]
+    source = "\n".join(_forward_lines(runs, names, renderer, None)) + "\n"
+    extra: dict[str, Any] = {f"_check{i}": check for i, check in enumerate(checks)}
+    namespace = _namespace(renderer, extra)
+    try:
+        exec(compile(source, "<gradgen.compile check>", "exec"), namespace)
+        namespace["forward"](*[v.array for v in names.inputs])
+    except Exception:
+        return None
+    if not all(check.same() for check in checks):
+        return None
+    return [check.fix for check in checks]
+
+
+def build_chain(
+    recorder: ChainRecorder,
+    inputs: list[Value],
+    outputs: Sequence[Value],
+    needs_grad: list[bool],
+) -> Program | None:
+    """The rolled program of a chain trace, or None when it is not a chain (or its
+    code differs from eager). `needs_grad` per input: whether it gets a gradient."""
+    ops = recorder.ops
+    if not ops:
+        return None
+    tail = recorder.tails.get(len(ops) - 1, ops[-1].outputs[0])
+    if len(outputs) != 1 or outputs[0] is not tail:
+        return None
+    position = _chained_position(ops[0])
+    first = ops[0].args[position] if position is not None else None
+    if not any(first is v for v in inputs):
+        return None
+    assert isinstance(first, Value)
+    runs = _runs(recorder, first)
+    length = sum(len(run.values) for run in runs)
+    if not runs or len(runs) > length // 8:
+        return None  # not a chain, or too few repeats to gain from loops
+    for index, value in enumerate(inputs):
+        value.index = index
+    grads = [v is first for n, v in zip(needs_grad, inputs) if n]
+    names = _Source(inputs, first, len(inputs), len(inputs) + 1, grads)
+    numbering = _Numbering(len(inputs) + 2)
+    if not _templates(runs, names, numbering, any(grads)):
+        return None
+    renderer = Renderer()
+    renderer.values = _constants(runs)
+    fixes: dict[int, Any] = {}
+    for run in runs:
+        if run.backward is not None:
+            found = _check_template(run.backward, renderer)
+            if found is None:
+                return None
+            fixes.update(found)
+    run_fixes = _check_forward(runs, names, renderer)
+    if run_fixes is None:
+        return None
+    lines = _forward_lines(runs, names, renderer, run_fixes)
+    if any(grads):
+        lines += [""] + _backward_lines(runs, names, renderer, fixes)
+    source = "\n".join(lines) + "\n"
+    namespace = _namespace(renderer, {})
+    exec(compile(source, "<gradgen.compile>", "exec"), namespace)
+    return Program(
+        namespace["forward"],
+        namespace["backward"] if any(grads) else None,
+        [outputs[0]],
+        (
+            [first]
+            if runs[0].backward is not None and runs[0].backward.reads_input
+            else []
+        ),
+        source,
+        length * (2 if any(grads) else 1),
+    )
