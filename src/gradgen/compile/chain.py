@@ -351,36 +351,43 @@ class _RunCheck:
     def __init__(self, expected: list[np.ndarray]) -> None:
         self.expected = expected
         self.seen: list[Any] = []
-        self.fix: Any = "keep"
+        self.fix: Any = None  # None: not decided yet
 
     def __call__(self, value: Any) -> Any:
-        want = self.expected[0].dtype
-        if not self.seen and not (
-            isinstance(value, np.generic) and value.dtype == want
-        ):
-            array = np.asarray(value)
-            self.fix = None if array.dtype == want else want
-        if self.fix != "keep":
+        fix = self.fix
+        if fix is None:
+            fix = self.fix = _fix_for(value, self.expected[0].dtype)
+        if fix != "keep":
             value = np.asarray(value)
-            if self.fix is not None:
-                value = value.astype(self.fix)
+            if fix != "asarray":
+                value = value.astype(fix)
         self.seen.append(value)
         return value
 
     def same(self) -> bool:
         seen, expected = self.seen, self.expected
-        if len(seen) != len(expected) or any(
-            v.dtype != expected[0].dtype for v in seen
-        ):
+        want = expected[0].dtype
+        if len(seen) != len(expected) or {v.dtype for v in seen} != {want}:
             return False
         try:
-            got = np.stack([np.asarray(v) for v in seen])
+            got, wanted = np.array(seen), np.array(expected)
         except ValueError:
             return False
-        want = np.stack(expected)
-        return got.shape == want.shape and bool(
-            np.array_equal(got, want, equal_nan=want.dtype.kind in "fc")
+        return got.shape == wanted.shape and bool(
+            np.array_equal(got, wanted, equal_nan=want.kind in "fc")
         )
+
+
+def _fix_for(value: Any, want: np.dtype) -> Any:
+    """What graph._Checker's normalisation does to a value of a run: "keep" (an
+    ndarray, or a numpy scalar, of the dtype eager gave), "asarray", or a dtype."""
+    if (type(value) is np.ndarray or isinstance(value, np.generic)) and (
+        value.dtype == want
+    ):
+        return "keep"
+    if type(value) is not np.ndarray and np.asarray(value).dtype == want:
+        return "asarray"
+    return want
 
 
 @dataclass
@@ -431,7 +438,10 @@ def _forward_lines(
             expression = renderer.expression(template)
             lines.append(f"        {carry} = _check{index}({expression})")
         else:
-            fix = {} if fixes[index] == "keep" else {names.carry: fixes[index]}
+            fix = {
+                "keep": {},
+                "asarray": {names.carry: None},
+            }.get(fixes[index], {names.carry: fixes[index]})
             lines += ["        " + line for line in renderer.lines(template, fix)]
         if f"results{index}" in lists:
             lines.append(f"        results{index}.append({carry})")
@@ -452,6 +462,8 @@ def _backward_lines(
         run = runs[index]
         backward = run.backward
         assert backward is not None
+        if not backward.ops and backward.result is backward.grad:
+            continue  # the gradient passes through (`y + c`)
         lists = _saved_lists(index, backward)
         targets = []
         if backward.reads_input:
