@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from ..dispatch import OperatorHandle
+from .. import grad_mode
+from ..dispatch import AFTER_AUTOGRAD_KEYSET, OperatorHandle, redispatch
 from ..grad_mode import enable_grad
 from ..tensor import Tensor, make_edge
 from .backward import trace_backward
@@ -51,13 +52,21 @@ LARGE = 2048
 
 @dataclass(eq=False)
 class _Last:
-    """The operator the last call recorded, for telling a repeat of it."""
+    """The operator the last call recorded, when a repeat of it may follow: its
+    handle, its kernel below Autograd, where the chained tensor goes, the constants
+    a repeat must pass again (position, value: the bytes of a wrapped number), the
+    last result, the value standing for it (after a repeat), the repeats' results,
+    and whether its results require grad."""
 
     handle: OperatorHandle
-    args: tuple[Any, ...]
-    position: int  # of the chained tensor
-    input_meta: tuple[Any, Any]  # the chained tensor's dtype and shape
+    kernel: Any
+    count: int  # of arguments
+    position: int
+    constants: list[tuple[int, Any]]
     result: np.ndarray
+    tail: Value | None
+    results: list[np.ndarray]
+    requires_grad: bool
 
 
 @dataclass(eq=False)
@@ -65,7 +74,8 @@ class ChainRecorder(Recorder):
     """A Recorder that keeps each recorded operator's handle (for its template) and
     records a repeat of the last operator (the same operator, on its result, with
     equal constants) as one more iteration of it: per recorded operator, `results`
-    holds the repeats' results, `tails` the value of the last one."""
+    holds the repeats' results, `tails` the value of the last one. Kernels run
+    below Autograd: no node is made."""
 
     handles: list[OperatorHandle] = field(default_factory=list)
     results: list[list[np.ndarray]] = field(default_factory=list)
@@ -77,83 +87,125 @@ class ChainRecorder(Recorder):
             return super().__call__(handle, args)
         last = self.last
         if last is not None and handle is last.handle and _repeats(args, last):
-            return self._repeat(handle, args, last)
+            return self._repeat(args, last)
         count = len(self.ops)
         result = super().__call__(handle, args)
         self.last = None
         if len(self.ops) > count:
             self.handles.append(handle)
             self.results.append([])
-            op = self.ops[-1]
-            position = _chained_position(op)
-            if position is not None and op.name == handle.name and len(args) > position:
-                chained = op.args[position].array
-                self.last = _Last(
-                    handle,
-                    args,
-                    position,
-                    (chained.dtype, chained.shape),
-                    op.outputs[0].array,
-                )
+            self._expect_repeat(handle, args, result)
         return result
 
-    def _repeat(
-        self, handle: OperatorHandle, args: tuple[Any, ...], last: _Last
-    ) -> Any:
-        self.state.depth += 1
+    def _expect_repeat(
+        self, handle: OperatorHandle, args: tuple[Any, ...], result: Any
+    ) -> None:
+        op = self.ops[-1]
+        position = _chained_position(op)
+        if position is None or op.name != handle.name or len(args) <= position:
+            return
+        chained, output = op.args[position].array, op.outputs[0].array
+        if not isinstance(result, Tensor) or (chained.dtype, chained.shape) != (
+            output.dtype,
+            output.shape,
+        ):
+            return  # a repeat would be another signature
+        constants = []
+        for index, argument in enumerate(args):
+            if index == position:
+                continue
+            if isinstance(argument, Tensor):
+                if not argument._is_wrapped_number:
+                    return
+                data = argument._data
+                constants.append((index, (data.dtype.str, data.tobytes())))
+            else:
+                constants.append((index, argument))
+        self.last = _Last(
+            handle,
+            handle._table[AFTER_AUTOGRAD_KEYSET]
+            or handle.kernel_for(AFTER_AUTOGRAD_KEYSET),
+            len(args),
+            position,
+            constants,
+            output,
+            None,
+            self.results[-1],
+            result._requires_grad,
+        )
+
+    def run(self, handle: OperatorHandle, args: tuple[Any, ...]) -> Any:
+        """The kernel, below Autograd: no node. A result of a floating dtype requires
+        grad when an argument does (and grad mode is on), as eager's would."""
+        result = redispatch(handle, AFTER_AUTOGRAD_KEYSET, *args)
+        if (
+            isinstance(result, Tensor)
+            and grad_mode._state.enabled
+            and result._data.dtype.kind in "fc"
+            and any(_requires_grad(a) for a in args)
+        ):
+            result._requires_grad = True
+        return result
+
+    def _repeat(self, args: tuple[Any, ...], last: _Last) -> Any:
+        state = self.state
+        state.depth += 1
         try:
-            result = handle.call_unobserved(*args)
+            result = last.kernel(AFTER_AUTOGRAD_KEYSET, *args)
         finally:
-            self.state.depth -= 1
-        if not isinstance(result, Tensor):
-            raise self.stop(f"the operator {handle.name!r} returned no tensor")
+            state.depth -= 1
         array = result._data
-        index = len(self.ops) - 1
-        tail = self.tails.get(index)
+        if last.requires_grad:
+            result._requires_grad = True
+        tail = last.tail
         if tail is None:
-            tail = self.tails[index] = Value(len(self.arrays), array, "op")
+            tail = last.tail = self.tails[len(self.ops) - 1] = Value(
+                len(self.arrays), array, "op"
+            )
+            self.arrays.append(array)
         else:  # only the last result is a value: an earlier one used again breaks
             del self.values[id(tail.array)]
-        self.arrays.append(array)
-        tail.array = array
+            tail.array = array
         self.values[id(array)] = tail
-        self.results[index].append(array)
-        last.args, last.result = args, array
+        last.results.append(array)
+        last.result = array
         return result
 
 
-def _same_constant(a: Any, b: Any) -> bool:
-    if a is b:
-        return True
-    if isinstance(a, Tensor):
-        return (
-            isinstance(b, Tensor)
-            and a._is_wrapped_number
-            and b._is_wrapped_number
-            and a._data.dtype == b._data.dtype
-            and a._data.tobytes() == b._data.tobytes()
-        )
-    return (
-        type(a) is type(b) and type(a) in (int, float, bool, str) and repr(a) == repr(b)
-    )
+def _requires_grad(argument: Any) -> bool:
+    if isinstance(argument, Tensor):
+        return argument.requires_grad
+    if isinstance(argument, (list, tuple)):
+        return any(_requires_grad(a) for a in argument)
+    return False
 
 
 def _repeats(args: tuple[Any, ...], last: _Last) -> bool:
-    """Whether the call repeats the last operator on its result."""
-    if len(args) != len(last.args):
+    """Whether the call repeats the last operator on its result, with equal constants
+    (wrapped numbers by their bytes, Python constants by type and repr)."""
+    if len(args) != last.count:
         return False
-    position = last.position
-    chained = args[position]
-    if not (
-        isinstance(chained, Tensor)
-        and chained._data is last.result
-        and (last.result.dtype, last.result.shape) == last.input_meta
-    ):
+    chained = args[last.position]
+    if chained.__class__ is not Tensor or chained._data is not last.result:
         return False
-    return all(
-        index == position or _same_constant(a, b)
-        for index, (a, b) in enumerate(zip(args, last.args))
-    )
+    for index, constant in last.constants:
+        argument = args[index]
+        if argument is constant:
+            continue
+        if isinstance(argument, Tensor):
+            data = argument._data
+            if not (
+                argument._is_wrapped_number
+                and (data.dtype.str, data.tobytes()) == constant
+            ):
+                return False
+        elif not (
+            type(argument) is type(constant)
+            and type(argument) in (int, float, bool, str)
+            and repr(argument) == repr(constant)
+        ):
+            return False
+    return True
 
 
 def _holds_value(argument: Any) -> bool:

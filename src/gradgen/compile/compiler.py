@@ -345,7 +345,7 @@ class _Tracer:
         call_args, call_kwargs = _rebuild((args, kwargs), copies, [0])
         enabled = grad_mode.is_grad_enabled()
         out_tensors: list[Tensor] = []
-        with grad_mode.no_grad(), recorder.active():
+        with recorder.active():
             spec = _output_spec(self.fn(*call_args, **call_kwargs), out_tensors)
             outputs = [recorder.value_of(t) for t in out_tensors]
         if recorder.state.broken is not None or self._writes():

@@ -207,7 +207,7 @@ class Recorder:
         recorded = [self._argument(a) for a in args]
         state.depth += 1
         try:
-            result = handle.call_unobserved(*args)
+            result = self.run(handle, args)
         finally:
             state.depth -= 1
         outputs = [self.new_value(t, "op") for t in _tensors_of(result)]
@@ -217,6 +217,11 @@ class Recorder:
         if self.limit and len(self.ops) >= self.limit and self.phase == "forward":
             raise TooLarge()
         return result
+
+    def run(self, handle: OperatorHandle, args: tuple[Any, ...]) -> Any:
+        """Run a recorded operator, its autograd kernel too (backward.py runs the
+        nodes it makes)."""
+        return handle.call_unobserved(*args)
 
     def _record_inplace(
         self, handle: OperatorHandle, functional: str, args: tuple[Any, ...]
