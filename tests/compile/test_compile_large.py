@@ -123,6 +123,38 @@ def test_runs_of_different_operators_and_dtypes_are_loops_of_their_own() -> None
     assert out.dtype == torch.float32 and x.grad.dtype == torch.float64
 
 
+def test_operators_repeating_in_turn_are_the_body_of_one_loop() -> None:
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        y = x
+        for _ in range(N // 3 + 1):
+            y = (y * 0.999).sin() + 0.25
+        return y
+
+    compiled, _, _ = _against_eager(fn, [1.0, -2.0])
+    source = _source(compiled)
+    assert source.count(f"for _ in range({N // 3 + 1}):") == 1  # the forward
+    assert "for v6 in reversed(inputs0_1):" in source  # the backward: sin's input
+    assert source.index("# cos") < source.index("# mul.Tensor <- 'MulBackward0")
+
+
+def test_a_random_operator_with_its_own_generator_draws_as_eager_does() -> None:
+    generator, eager_generator = torch.Generator(), torch.Generator()
+    generator.manual_seed(3)
+    eager_generator.manual_seed(3)
+
+    def make(g: Any) -> Callable[[torch.Tensor], torch.Tensor]:
+        def fn(x: torch.Tensor) -> torch.Tensor:
+            y = _scale_chain(x)
+            return torch.bernoulli(torch.sigmoid(y), generator=g) * y
+
+        return fn
+
+    compiled = torch.compile(make(generator))
+    x, eager_x = _leaf([0.1, -0.2, 0.3, 0.0]), _leaf([0.1, -0.2, 0.3, 0.0])
+    _same(compiled(x), make(eager_generator)(eager_x))
+    _same(torch.rand(5, generator=generator), torch.rand(5, generator=eager_generator))
+
+
 def test_what_is_not_a_chain_compiles_the_usual_way() -> None:
     def fn(x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
         y = x

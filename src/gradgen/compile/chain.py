@@ -81,6 +81,9 @@ class ChainRecorder(Recorder):
     results: list[list[np.ndarray]] = field(default_factory=list)
     tails: dict[int, Value] = field(default_factory=dict)
     last: _Last | None = None
+    # The generators given to random operators: their states before the trace (the
+    # compiler puts them back; a random operator is no chain, it traces again).
+    generators: dict[int, tuple[np.random.Generator, Any]] = field(default_factory=dict)
 
     def __call__(self, handle: OperatorHandle, args: tuple[Any, ...]) -> Any:
         if self.state.depth:
@@ -88,6 +91,12 @@ class ChainRecorder(Recorder):
         last = self.last
         if last is not None and handle is last.handle and _repeats(args, last):
             return self._repeat(args, last)
+        for argument in args:
+            inner = getattr(argument, "_generator", None)
+            if isinstance(inner, np.random.Generator):
+                self.generators.setdefault(
+                    id(inner), (inner, inner.bit_generator.state)
+                )
         count = len(self.ops)
         result = super().__call__(handle, args)
         self.last = None
@@ -273,9 +282,9 @@ class _Backward:
 
 
 @dataclass(eq=False)
-class _Run:
-    """Consecutive operators of one signature: the first, its handle, where its
-    graph value goes, how many, and the trace's result of each."""
+class _Step:
+    """One operator of a loop's body: the first of its iterations, its handle, where
+    its graph value goes, the trace's result at each iteration, and its templates."""
 
     op: Op
     handle: OperatorHandle
@@ -285,11 +294,24 @@ class _Run:
     backward: _Backward | None = None
 
 
-def _runs(recorder: ChainRecorder, start: Value) -> list[_Run]:
-    """The chain's runs, or [] when the operators are not a chain."""
-    runs: list[_Run] = []
+@dataclass(eq=False)
+class _Run:
+    """A loop: its body (one operator, or a few that repeat in turn) and how many
+    times it runs."""
+
+    steps: list[_Step]
+    count: int
+
+
+# The longest body of operators repeating in turn that becomes one loop.
+MAX_PERIOD = 8
+
+
+def _steps(recorder: ChainRecorder, start: Value) -> list[tuple[Any, _Step]]:
+    """Per operator (repeats of one signature merged): its signature and step; []
+    when the operators are not a chain."""
+    steps: list[tuple[Any, _Step]] = []
     previous = start
-    last = None
     for index, (op, handle) in enumerate(zip(recorder.ops, recorder.handles)):
         position = _chained_position(op)
         if (
@@ -303,12 +325,54 @@ def _runs(recorder: ChainRecorder, start: Value) -> list[_Run]:
             return []
         signature = _signature(op, position)
         values = [op.outputs[0].array] + recorder.results[index]
-        if signature == last:
-            runs[-1].values += values
+        if steps and steps[-1][0] == signature:
+            steps[-1][1].values.extend(values)
         else:
-            runs.append(_Run(op, handle, position, values))
-            last = signature
+            steps.append((signature, _Step(op, handle, position, values)))
         previous = recorder.tails.get(index, op.outputs[0])
+    return steps
+
+
+def _period(steps: list[tuple[Any, _Step]], start: int) -> tuple[int, int]:
+    """The shortest body of single operators from `start` that repeats in turn (at
+    least twice): its length and count; (1, 1) when there is none."""
+    for period in range(2, MAX_PERIOD + 1):
+        body = steps[start : start + period]
+        if len(body) < period or any(len(step.values) > 1 for _, step in body):
+            break
+        signatures = [signature for signature, _ in body]
+        count = 1
+        while True:
+            following = steps[start + count * period : start + (count + 1) * period]
+            if [signature for signature, _ in following] != signatures or any(
+                len(step.values) > 1 for _, step in following
+            ):
+                break
+            count += 1
+        if count >= 2:
+            return period, count
+    return 1, 1
+
+
+def _runs(recorder: ChainRecorder, start: Value) -> list[_Run]:
+    """The chain's loops, or [] when the operators are not a chain."""
+    steps = _steps(recorder, start)
+    runs: list[_Run] = []
+    index = 0
+    while index < len(steps):
+        step = steps[index][1]
+        period, count = (1, 1) if len(step.values) > 1 else _period(steps, index)
+        if period == 1:
+            runs.append(_Run([step], len(step.values)))
+            index += 1
+            continue
+        body = [s for _, s in steps[index : index + period]]
+        for offset, first in enumerate(body):
+            first.values = [
+                steps[index + k * period + offset][1].values[0] for k in range(count)
+            ]
+        runs.append(_Run(body, count))
+        index += period * count
     return runs
 
 
@@ -328,8 +392,10 @@ def _no_lift(tensor: Tensor) -> Value | None:
     return None
 
 
-def _backward_template(run: _Run, numbering: _Numbering, grad: int) -> _Backward | None:
-    """Run the run's first operator eagerly on a leaf and record its backward."""
+def _backward_template(
+    run: _Step, numbering: _Numbering, grad: int
+) -> _Backward | None:
+    """Run the step's first operator eagerly on a leaf and record its backward."""
     op = run.op
     leaf = Tensor(op.args[run.position].array, requires_grad=True)
     call = list(op.raw_args)
@@ -453,53 +519,88 @@ class _Source:
     grads: list[bool]  # per input that needs a gradient: whether it is `start`
 
 
-def _saved_lists(index: int, backward: _Backward | None) -> list[str]:
-    if backward is None:
-        return []
-    return [
-        name
-        for name, reads in (
-            (f"inputs{index}", backward.reads_input),
-            (f"results{index}", backward.reads_result),
+def _saved_lists(run: _Run, index: int) -> list[list[str]]:
+    """Per step of the run, the lists its backward reads: `inputs{index}` and
+    `results{index}` (with `_{step}` in a body of more than one)."""
+    names = []
+    for position, step in enumerate(run.steps):
+        suffix = f"{index}" if len(run.steps) == 1 else f"{index}_{position}"
+        backward = step.backward
+        names.append(
+            []
+            if backward is None
+            else [
+                name
+                for name, reads in (
+                    (f"inputs{suffix}", backward.reads_input),
+                    (f"results{suffix}", backward.reads_result),
+                )
+                if reads
+            ]
         )
-        if reads
-    ]
+    return names
 
 
 def _forward_lines(
     runs: list[_Run],
     names: _Source,
     renderer: Renderer,
-    fixes: list[Any] | None,
+    fixes: list[list[Any]] | None,
 ) -> list[str]:
-    """The forward function; `fixes` (per run) None: the checked variant."""
+    """The forward function; `fixes` (per run, per step) None: the checked variant
+    (`_check{run}_{step}`)."""
     carry = f"v{names.carry}"
     lines = [f"def forward({', '.join(v.name for v in names.inputs)}):"]
     lines.append(f"    {carry} = {names.start.name}")
     saved: list[str] = []
     for index, run in enumerate(runs):
-        template = run.template
-        assert template is not None
-        lists = _saved_lists(index, run.backward)
-        saved += lists
-        lines += [f"    {name} = []" for name in lists]
-        lines.append(f"    for _ in range({len(run.values)}):")
-        if f"inputs{index}" in lists:
-            lines.append(f"        inputs{index}.append({carry})")
-        if fixes is None:
-            expression = renderer.expression(template)
-            lines.append(f"        {carry} = _check{index}({expression})")
-        else:
-            fix = {
-                "keep": {},
-                "asarray": {names.carry: None},
-            }.get(fixes[index], {names.carry: fixes[index]})
-            lines += ["        " + line for line in renderer.lines(template, fix)]
-        if f"results{index}" in lists:
-            lines.append(f"        results{index}.append({carry})")
+        lists = _saved_lists(run, index)
+        for step_lists in lists:
+            saved += step_lists
+            lines += [f"    {name} = []" for name in step_lists]
+        lines.append(f"    for _ in range({run.count}):")
+        for position, step in enumerate(run.steps):
+            template = step.template
+            assert template is not None
+            kept = lists[position]
+            lines += [f"        {n}.append({carry})" for n in kept if n[0] == "i"]
+            if fixes is None:
+                expression = renderer.expression(template)
+                lines.append(
+                    f"        {carry} = _check{index}_{position}({expression})"
+                )
+            else:
+                fix = fixes[index][position]
+                fix = {"keep": {}, "asarray": {names.carry: None}}.get(
+                    fix, {names.carry: fix}
+                )
+                lines += ["        " + line for line in renderer.lines(template, fix)]
+            lines += [f"        {n}.append({carry})" for n in kept if n[0] == "r"]
     returns = "".join(name + ", " for name in saved)
     lines.append(f"    return ({carry}, ), ({returns})")
     return lines
+
+
+def _backward_body(
+    run: _Run, grad: str, renderer: Renderer, fixes: dict[int, Any]
+) -> tuple[list[str], list[str]]:
+    """The body of a run's backward loop (its steps in reverse) and the names its
+    loop reads from the lists."""
+    body: list[str] = []
+    targets: list[str] = []
+    for step in run.steps:
+        backward = step.backward
+        assert backward is not None
+        targets += [backward.saved_input.name] if backward.reads_input else []
+        targets += [backward.saved_result.name] if backward.reads_result else []
+    for step in reversed(run.steps):
+        backward = step.backward
+        assert backward is not None
+        for op in backward.ops:
+            body += ["        " + line for line in renderer.lines(op, fixes)]
+        if backward.result is not backward.grad:
+            body.append(f"        {grad} = {backward.result.name}")
+    return body, targets
 
 
 def _backward_lines(
@@ -507,44 +608,40 @@ def _backward_lines(
 ) -> list[str]:
     grad = f"v{names.grad}"
     saved = [
-        name for i, run in enumerate(runs) for name in _saved_lists(i, run.backward)
+        name
+        for index, run in enumerate(runs)
+        for step_lists in _saved_lists(run, index)
+        for name in step_lists
     ]
     lines = [f"def backward({', '.join([grad] + saved)}):"]
     for index in reversed(range(len(runs))):
         run = runs[index]
-        backward = run.backward
-        assert backward is not None
-        if not backward.ops and backward.result is backward.grad:
+        body, targets = _backward_body(run, grad, renderer, fixes)
+        if not body:
             continue  # the gradient passes through (`y + c`)
-        lists = _saved_lists(index, backward)
-        targets = []
-        if backward.reads_input:
-            targets.append(backward.saved_input.name)
-        if backward.reads_result:
-            targets.append(backward.saved_result.name)
+        lists = [name for step_lists in _saved_lists(run, index) for name in step_lists]
         if not lists:
-            lines.append(f"    for _ in range({len(run.values)}):")
+            lines.append(f"    for _ in range({run.count}):")
         elif len(lists) == 1:
             lines.append(f"    for {targets[0]} in reversed({lists[0]}):")
         else:
-            lines.append(
-                f"    for {targets[0]}, {targets[1]} in zip(reversed({lists[0]}), "
-                f"reversed({lists[1]})):"
-            )
-        for op in backward.ops:
-            lines += ["        " + line for line in renderer.lines(op, fixes)]
-        if backward.result is not backward.grad:
-            lines.append(f"        {grad} = {backward.result.name}")
+            reversed_lists = ", ".join(f"reversed({name})" for name in lists)
+            lines.append(f"    for {', '.join(targets)} in zip({reversed_lists}):")
+        lines += body
     grads = [grad if start else "None" for start in names.grads]
     lines.append(f"    return ({''.join(g + ', ' for g in grads)})")
     return lines
 
 
+def _steps_of(runs: list[_Run]) -> list[_Step]:
+    return [step for run in runs for step in run.steps]
+
+
 def _templates(
     runs: list[_Run], names: _Source, numbering: _Numbering, differentiable: bool
 ) -> bool:
-    """Make each run's forward (and backward) template; False when one has none."""
-    for run in runs:
+    """Make each step's forward (and backward) template; False when one has none."""
+    for run in _steps_of(runs):
         op = run.op
         chained = op.args[run.position]
         args = list(op.args)
@@ -568,8 +665,11 @@ def _templates(
 
 
 def _constants(runs: list[_Run]) -> dict[str, Any]:
-    ops = [run.template for run in runs if run.template is not None]
-    ops += [op for run in runs if run.backward is not None for op in run.backward.ops]
+    steps = _steps_of(runs)
+    ops = [step.template for step in steps if step.template is not None]
+    ops += [
+        op for step in steps if step.backward is not None for op in step.backward.ops
+    ]
     return {
         v.name: v.array
         for op in ops
@@ -580,21 +680,25 @@ def _constants(runs: list[_Run]) -> dict[str, Any]:
 
 def _check_forward(
     runs: list[_Run], names: _Source, renderer: Renderer
-) -> list[Any] | None:
-    """Run the checked forward on the trace's inputs; per run, its fix (as
+) -> list[list[Any]] | None:
+    """Run the checked forward on the trace's inputs; per run and step, its fix (as
     graph._Checker's, or "keep"), or None when an iteration differs from eager."""
-    checks = [_RunCheck(run.values) for run in runs]
+    checks = [[_RunCheck(step.values) for step in run.steps] for run in runs]
     source = "\n".join(_forward_lines(runs, names, renderer, None)) + "\n"
-    extra: dict[str, Any] = {f"_check{i}": check for i, check in enumerate(checks)}
+    extra: dict[str, Any] = {
+        f"_check{i}_{j}": check
+        for i, run_checks in enumerate(checks)
+        for j, check in enumerate(run_checks)
+    }
     namespace = _namespace(renderer, extra)
     try:
         exec(compile(source, "<gradgen.compile check>", "exec"), namespace)
         namespace["forward"](*[v.array for v in names.inputs])
     except Exception:
         return None
-    if not all(check.same() for check in checks):
+    if not all(check.same() for run_checks in checks for check in run_checks):
         return None
-    return [check.fix for check in checks]
+    return [[check.fix for check in run_checks] for run_checks in checks]
 
 
 def build_chain(
@@ -617,7 +721,7 @@ def build_chain(
         return None
     assert isinstance(first, Value)
     runs = _runs(recorder, first)
-    length = sum(len(run.values) for run in runs)
+    length = sum(len(step.values) for step in _steps_of(runs))
     if not runs or len(runs) > length // 8:
         return None  # not a chain, or too few repeats to gain from loops
     for index, value in enumerate(inputs):
@@ -630,9 +734,9 @@ def build_chain(
     renderer = Renderer()
     renderer.values = _constants(runs)
     fixes: dict[int, Any] = {}
-    for run in runs:
-        if run.backward is not None:
-            found = _check_template(run.backward, renderer)
+    for step in _steps_of(runs):
+        if step.backward is not None:
+            found = _check_template(step.backward, renderer)
             if found is None:
                 return None
             fixes.update(found)
@@ -651,7 +755,8 @@ def build_chain(
         [outputs[0]],
         (
             [first]
-            if runs[0].backward is not None and runs[0].backward.reads_input
+            if runs[0].steps[0].backward is not None
+            and runs[0].steps[0].backward.reads_input
             else []
         ),
         source,

@@ -355,12 +355,15 @@ class _Tracer:
         originals = copies + [t for _, _, t in self.lifted]
         self._check_aliasing(outputs, all_inputs)
         self.restore_buffers()
-        program = build_chain(
-            recorder,
-            all_inputs,
-            outputs,
-            [enabled and t.requires_grad for t in originals],
-        )
+        try:
+            program = build_chain(
+                recorder,
+                all_inputs,
+                outputs,
+                [enabled and t.requires_grad for t in originals],
+            )
+        except Exception:  # a kernel or formula the loops cannot run: the usual way
+            program = None
         if program is None:
             return None
         position = {id(v): i for i, v in enumerate(all_inputs)}
@@ -392,7 +395,7 @@ class _Tracer:
         for array, value, counter, version in self.buffers:
             np.copyto(array, value)
             counter.version = version
-        if isinstance(self.recorder, SplitRecorder):
+        if isinstance(self.recorder, (SplitRecorder, ChainRecorder)):
             for generator, state in self.recorder.generators.values():
                 generator.bit_generator.state = state
 
