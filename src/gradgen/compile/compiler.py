@@ -603,29 +603,41 @@ class CompiledFunction:
         without autograd nodes and, when the function is a chain, rolls it into loops
         (chain.py); else it runs a third time, the usual way, without the limit."""
         stream = DEFAULT_GENERATOR[0]._generator.bit_generator
-        for attempt in ("limited", "chain", "full"):
-            tracer = _Tracer(
+
+        def tracer(large: bool = False) -> _Tracer:
+            return _Tracer(
                 self._orig_mod,
                 self._reach,
                 split=not self.fullgraph,
                 fuse=self.fuse,
-                large=attempt == "limited",
+                large=large,
             )
-            try:
-                if attempt != "chain":
-                    return tracer.trace(args, kwargs, state)
-                entry = tracer.trace_chain(args, kwargs)
-                if entry is not None:
-                    return entry
-            except TooLarge:
-                continue
-            except GraphBreak:
-                if attempt != "chain":
-                    raise
-            finally:
-                stream.state = state
-                tracer.restore_buffers()
-        raise AssertionError("the full trace returns or raises")
+
+        def restore(used: _Tracer) -> None:
+            stream.state = state
+            used.restore_buffers()
+
+        limited = tracer(large=True)
+        try:
+            return limited.trace(args, kwargs, state)
+        except TooLarge:
+            pass
+        finally:
+            restore(limited)
+        chain = tracer()
+        try:
+            entry = chain.trace_chain(args, kwargs)
+        except GraphBreak:
+            entry = None
+        finally:
+            restore(chain)
+        if entry is not None:
+            return entry
+        full = tracer()
+        try:
+            return full.trace(args, kwargs, state)
+        finally:
+            restore(full)
 
     def _compile(
         self, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
