@@ -2,12 +2,14 @@
 loops.
 
 A trace that passes `LARGE` forward operators stops (trace.TooLarge) and compiler.py
-traces the function again with the `ChainRecorder`, under no_grad: the operators run
-their kernels only, no backward node is made. When what it recorded is a chain (each
-operator's one graph-value argument is the previous operator's result, its other
-arguments constants, one output), consecutive operators of the same signature (the
-same operator on the same constants, dtypes and shapes) are a *run*, and each run
-becomes a `for` loop in the forward, and in reverse in the backward:
+traces the function again with the `ChainRecorder`: the operators run their kernels
+below the Autograd key, no backward node is made (grad mode and requires_grad stay as
+eager's). When what it recorded is a chain (each operator's one graph-value argument
+is the previous operator's result, its other arguments constants, one output),
+consecutive operators of the same signature (the same operator on the same
+constants, dtypes and shapes) are a *run*, and each run becomes a `for` loop in the
+forward, and in reverse in the backward (so does a body of up to MAX_PERIOD operators
+that repeat in turn):
 
     for _ in range(100000):
         v1 = v1 * k0
