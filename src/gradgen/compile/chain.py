@@ -395,15 +395,15 @@ def _no_lift(tensor: Tensor) -> Value | None:
 
 
 def _backward_template(
-    run: _Step, numbering: _Numbering, grad: int
+    step: _Step, numbering: _Numbering, grad: int
 ) -> _Backward | None:
     """Run the step's first operator eagerly on a leaf and record its backward."""
-    op = run.op
-    leaf = Tensor(op.args[run.position].array, requires_grad=True)
+    op = step.op
+    leaf = Tensor(op.args[step.position].array, requires_grad=True)
     call = list(op.raw_args)
-    call[run.position] = leaf
+    call[step.position] = leaf
     with enable_grad():
-        result = run.handle.call_unobserved(*call)
+        result = step.handle.call_unobserved(*call)
     if not isinstance(result, Tensor) or result.grad_fn is None:
         return None
     recorder = Recorder(_no_lift, phase="backward")
@@ -643,15 +643,15 @@ def _templates(
     runs: list[_Run], names: _Source, numbering: _Numbering, differentiable: bool
 ) -> bool:
     """Make each step's forward (and backward) template; False when one has none."""
-    for run in _steps_of(runs):
-        op = run.op
-        chained = op.args[run.position]
+    for step in _steps_of(runs):
+        op = step.op
+        chained = op.args[step.position]
         args = list(op.args)
-        args[run.position] = Value(names.carry, chained.array)
+        args[step.position] = Value(names.carry, chained.array)
         for argument in args:  # constants: numbered after the program's values
             if isinstance(argument, Value) and argument.kind == "const":
                 argument.index = numbering()
-        run.template = Op(
+        step.template = Op(
             op.name,
             op.source,
             args,
@@ -660,8 +660,8 @@ def _templates(
             op.line,
         )
         if differentiable:
-            run.backward = _backward_template(run, numbering, names.grad)
-            if run.backward is None:
+            step.backward = _backward_template(step, numbering, names.grad)
+            if step.backward is None:
                 return False
     return True
 
