@@ -168,6 +168,20 @@ def test_what_is_not_a_chain_compiles_the_usual_way() -> None:
     assert source.count("\n    v") > N  # straight-line code
 
 
+def test_a_result_from_the_middle_of_a_run_used_again_is_no_chain() -> None:
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        y = x
+        for step in range(N):
+            y = y * 1.0001
+            if step == 100:
+                kept = y  # a repeat's result: the chain trace keeps no value for it
+        return y + kept
+
+    compiled, _, _ = _against_eager(fn, [1.0, 3.0])
+    assert "for " not in _source(compiled)
+    assert compiled.breaks == []
+
+
 def test_a_break_in_a_large_function_splits_it_as_in_a_small_one() -> None:
     def fn(x: torch.Tensor) -> torch.Tensor:
         y = _scale_chain(x)
