@@ -3,6 +3,7 @@ straight-line numpy code, forward and backward (torch.compile's spelling).
 
     trace.py     capture at the dispatcher (the operators the function calls)
     backward.py  the backward, traced by running the graph's own formula nodes
+    chain.py     large graphs: a trace without nodes, chains rolled into loops
     passes.py    constant folding, dead-code and common-subexpression elimination
     emit.py      rendering operators from the kernel sources (generated/kernel_sources.py)
     graph.py     the forward/backward program, checked against eager

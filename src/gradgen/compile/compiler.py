@@ -20,6 +20,7 @@ the line.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import types
@@ -36,12 +37,13 @@ from ..nn.modules.hooks import any_global_hooks
 from ..nn.modules.module import Module
 from ..tensor import Tensor, make_edge
 from .backward import trace_backward
+from .chain import LARGE, ChainRecorder, build_chain
 from .graph import Trace, build_program
 from .passes import is_random
 from .fast import MISS, make_fast_call
 from .runtime import NEW, SAME, Entry, lifted_meta
 from .split import Replay, SplitEntry, SplitRecorder, build_pieces
-from .trace import GraphBreak, Recorder, Value
+from .trace import GraphBreak, Recorder, TooLarge, Value
 
 __all__ = [
     "BreakRecord",
@@ -217,7 +219,12 @@ class _Tracer:
     """Trace one call and make its Entry (or raise GraphBreak)."""
 
     def __init__(
-        self, fn: Callable[..., Any], reach: _Reach, split: bool, fuse: bool
+        self,
+        fn: Callable[..., Any],
+        reach: _Reach,
+        split: bool,
+        fuse: bool,
+        large: bool = False,
     ) -> None:
         self.fn = fn
         self.fuse = fuse
@@ -228,6 +235,7 @@ class _Tracer:
         # (array, its value, its version counter, its version) before the trace
         self.buffers: list[tuple[np.ndarray, np.ndarray, Any, int]] = []
         self.recorder = SplitRecorder(self._lift) if split else Recorder(self._lift)
+        self.recorder.limit = LARGE if large else 0
 
     def _lift(self, tensor: Tensor) -> Value | None:
         found = self.reach.tensors.get(id(tensor._data))
@@ -322,6 +330,54 @@ class _Tracer:
             lifted_meta([t for _, _, t in self.lifted]),
         )
 
+    def trace_chain(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Entry | None:
+        """Trace one call without autograd nodes (a large graph, see chain.py); its
+        Entry when it is a chain, else None."""
+        self._check_module_hooks()
+        recorder = ChainRecorder(self._lift)
+        self.recorder = recorder
+        flat: list[Tensor] = []
+        _flatten((args, kwargs), flat)
+        copies = [Tensor(t._data, requires_grad=t.requires_grad) for t in flat]
+        inputs = [recorder.new_value(c, "input") for c in copies]
+        call_args, call_kwargs = _rebuild((args, kwargs), copies, [0])
+        enabled = grad_mode.is_grad_enabled()
+        out_tensors: list[Tensor] = []
+        with recorder.active():
+            spec = _output_spec(self.fn(*call_args, **call_kwargs), out_tensors)
+            outputs = [recorder.value_of(t) for t in out_tensors]
+        if recorder.state.broken is not None or self._writes():
+            return None
+        self._check_effects(copies)
+        all_inputs = inputs + self.lifted_values
+        originals = copies + [t for _, _, t in self.lifted]
+        self._check_aliasing(outputs, all_inputs)
+        self.restore_buffers()
+        try:
+            program = build_chain(
+                recorder,
+                all_inputs,
+                outputs,
+                [enabled and t.requires_grad for t in originals],
+            )
+        except Exception:  # a kernel or formula the loops cannot run: the usual way
+            program = None
+        if program is None:
+            return None
+        position = {id(v): i for i, v in enumerate(all_inputs)}
+        return Entry(
+            program,
+            list(self.lifted),
+            spec,
+            _output_sources(program.outputs, position),
+            [program.backward is not None],
+            [i for i, t in enumerate(originals) if t.requires_grad],
+            self._saved_sources(program, all_inputs, position),
+            lifted_meta([t for _, _, t in self.lifted]),
+        )
+
     def _writes(self) -> list[tuple[Value, Value, Any]]:
         """The lifted buffers the function changed in place, with their last values."""
         writes = []
@@ -339,7 +395,7 @@ class _Tracer:
         for array, value, counter, version in self.buffers:
             np.copyto(array, value)
             counter.version = version
-        if isinstance(self.recorder, SplitRecorder):
+        if isinstance(self.recorder, (SplitRecorder, ChainRecorder)):
             for generator, state in self.recorder.generators.values():
                 generator.bit_generator.state = state
 
@@ -540,6 +596,49 @@ class CompiledFunction:
             )
         self._fast = entry.fast_call
 
+    def _trace(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], state: Any
+    ) -> Entry | SplitEntry:
+        """Trace one signature. Past LARGE forward operators the trace restarts
+        without autograd nodes and, when the function is a chain, rolls it into loops
+        (chain.py); else it runs a third time, the usual way, without the limit."""
+        stream = DEFAULT_GENERATOR[0]._generator.bit_generator
+
+        def tracer(large: bool = False) -> _Tracer:
+            return _Tracer(
+                self._orig_mod,
+                self._reach,
+                split=not self.fullgraph,
+                fuse=self.fuse,
+                large=large,
+            )
+
+        def restore(used: _Tracer) -> None:
+            stream.state = state
+            used.restore_buffers()
+
+        limited = tracer(large=True)
+        try:
+            return limited.trace(args, kwargs, state)
+        except TooLarge:
+            pass
+        finally:
+            restore(limited)
+        chain = tracer()
+        try:
+            entry = chain.trace_chain(args, kwargs)
+        except GraphBreak:
+            entry = None
+        finally:
+            restore(chain)
+        if entry is not None:
+            return entry
+        full = tracer()
+        try:
+            return full.trace(args, kwargs, state)
+        finally:
+            restore(full)
+
     def _compile(
         self, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Entry | SplitEntry | _Eager:
@@ -552,11 +651,13 @@ class CompiledFunction:
         # call that follows must draw what eager would: its state is put back.
         stream = DEFAULT_GENERATOR[0]._generator.bit_generator
         state = stream.state
+        # A trace makes an object or more per operator, all alive until it ends:
+        # the cyclic collector would walk them again and again (it takes most of a
+        # large trace's time otherwise), and there is no garbage cycle to find.
+        collecting = gc.isenabled()
+        gc.disable()
         try:
-            tracer = _Tracer(
-                self._orig_mod, self._reach, split=not self.fullgraph, fuse=self.fuse
-            )
-            entry: Entry | SplitEntry | _Eager = tracer.trace(args, kwargs, state)
+            entry: Entry | SplitEntry | _Eager = self._trace(args, kwargs, state)
         except GraphBreak as error:
             record = BreakRecord(error.reason, error.line)
             if self.fullgraph:
@@ -567,8 +668,8 @@ class CompiledFunction:
             self.breaks.append(record)
             entry = _Eager(record)
         finally:
-            stream.state = state
-            tracer.restore_buffers()
+            if collecting:
+                gc.enable()
         self.cache[key] = entry
         if isinstance(entry, SplitEntry):
             self.breaks += [BreakRecord(e.reason, e.line) for e in entry.breaks]

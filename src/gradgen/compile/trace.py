@@ -33,7 +33,7 @@ from ..dispatch import DispatchKey, OperatorHandle
 from ..generated.kernel_sources import KERNEL_SOURCES, KernelSource
 from ..tensor import Tensor
 
-__all__ = ["GraphBreak", "Op", "Recorder", "Value", "user_line"]
+__all__ = ["GraphBreak", "Op", "Recorder", "TooLarge", "Value", "user_line"]
 
 
 class GraphBreak(Exception):
@@ -43,6 +43,11 @@ class GraphBreak(Exception):
         super().__init__(f"{reason} ({line})" if line else reason)
         self.reason = reason
         self.line = line
+
+
+class TooLarge(Exception):
+    """A trace reached its recorder's `limit` of forward operators: compiler.py
+    traces the function again without autograd nodes (compile/chain.py)."""
 
 
 # Per code object: whether it is gradgen's (a trace asks at every operator).
@@ -122,6 +127,8 @@ class Recorder:
     phase: str = "forward"
     node_name: str = ""  # in the backward phase: the node whose formulas run
     state: _State = field(default_factory=_State)
+    # Past this many forward operators (when not 0) the trace stops with TooLarge.
+    limit: int = 0
 
     # -- values ---------------------------------------------------------------------
     def new_value(self, tensor: Tensor, kind: str) -> Value:
@@ -200,14 +207,21 @@ class Recorder:
         recorded = [self._argument(a) for a in args]
         state.depth += 1
         try:
-            result = handle.call_unobserved(*args)
+            result = self.run(handle, args)
         finally:
             state.depth -= 1
         outputs = [self.new_value(t, "op") for t in _tensors_of(result)]
         self.ops.append(
             Op(handle.name, source, recorded, args, outputs, self._line(), self.phase)
         )
+        if self.limit and len(self.ops) >= self.limit and self.phase == "forward":
+            raise TooLarge()
         return result
+
+    def run(self, handle: OperatorHandle, args: tuple[Any, ...]) -> Any:
+        """Run a recorded operator, its autograd kernel too (backward.py runs the
+        nodes it makes)."""
+        return handle.call_unobserved(*args)
 
     def _record_inplace(
         self, handle: OperatorHandle, functional: str, args: tuple[Any, ...]
