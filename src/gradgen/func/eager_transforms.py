@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import autograd
 from ..autograd import forward_ad
-from ..dispatch import forward_ad_levels
+from ..dispatch import enter_batched, exit_batched, forward_ad_levels
 from ..generated import ops
 from ..grad_mode import enable_grad, is_grad_enabled
 from ..tensor import Tensor
@@ -83,7 +83,11 @@ def _keeps_graph(inputs: Any) -> bool:
 
 
 def _detach(tree: Any) -> Any:
-    return tree_map(lambda x: x.detach() if isinstance(x, Tensor) else x, tree)
+    """`tree` with its tensors cut from the graph (one that does not require grad has
+    no graph: it stays as it is)."""
+    return tree_map(
+        lambda x: x.detach() if isinstance(x, Tensor) and x.requires_grad else x, tree
+    )
 
 
 def _differentiable(x: Any) -> Tensor:
@@ -113,9 +117,15 @@ def _repeated_alias(x: Tensor, size: int) -> Tensor:
     """`x` repeated `size` times along a new first dimension, as a leaf that requires
     grad: what unsqueeze, expand and detach give (a read-only view sharing x's
     version counter and base), without recording the two views."""
-    alias = Tensor(
-        np.broadcast_to(x._data, (size, *x._data.shape)), version_counter=x._counter()
-    )
+    data = x._data
+    if data.flags.c_contiguous:  # numpy's broadcast_to, without its checks
+        repeated = np.ndarray(
+            (size, *data.shape), data.dtype, data, 0, (0, *data.strides)
+        )
+        repeated.flags.writeable = False
+    else:
+        repeated = np.broadcast_to(data, (size, *data.shape))
+    alias = Tensor(repeated, version_counter=x._counter())
     alias._base = x if x._base is None else x._base
     return alias.requires_grad_()
 
@@ -203,6 +213,25 @@ def _zeros(like: Tensor, requires_grad: bool = False) -> Tensor:
     return rewrap(zeros.requires_grad_(requires_grad), open_levels())
 
 
+@contextmanager
+def _batches_plain(
+    levels: list[int], outputs: list[Tensor], inputs: list[Tensor]
+) -> Iterator[None]:
+    """Run a backward over batches as over plain tensors: with one vmap level open,
+    the graph under the batches was recorded below the Batched key, on plain tensors,
+    so its formulas need no batching rule; the dispatcher then skips the Batched key
+    (and the backward may hand bare arrays on). Nested levels keep it: there the
+    batches are BatchedTensors of the outer levels."""
+    if len(levels) != 1 or not all(t.__class__ is Tensor for t in (*outputs, *inputs)):
+        yield
+        return
+    exit_batched()
+    try:
+        yield
+    finally:
+        enter_batched()
+
+
 def _vjp(
     outputs: Sequence[Tensor],
     inputs: Sequence[Tensor],
@@ -233,14 +262,16 @@ def _vjp(
             Tensor(np.ones_like(o._data)) if c is None else c
             for o, c in zip(physical_outputs, physical_cotangents)
         ]
-    grads = autograd.grad(
-        physical_outputs,
-        [_physical(x) for x in inputs],
-        grad_outputs=physical_cotangents,  # type: ignore[arg-type]  # None: implicit
-        retain_graph=True,
-        create_graph=create_graph,
-        allow_unused=True,
-    )
+    physical_inputs = [_physical(x) for x in inputs]
+    with _batches_plain(levels, physical_outputs, physical_inputs):
+        grads = autograd.grad(
+            physical_outputs,
+            physical_inputs,
+            grad_outputs=physical_cotangents,  # type: ignore[arg-type]  # None: implicit
+            retain_graph=True,
+            create_graph=create_graph,
+            allow_unused=True,
+        )
     return [
         _zeros(x) if g is None else rewrap(g, levels) for x, g in zip(inputs, grads)
     ]
@@ -258,7 +289,9 @@ def grad_and_value(
         positions = _check_argnums(argnums, len(args))
         keep = _keeps_graph(args)
         with _level():
-            diff = tree_map(_differentiable, _slice_argnums(args, positions))
+            flat_primals, spec = tree_flatten(_slice_argnums(args, positions))
+            flat_diff = [_differentiable(x) for x in flat_primals]
+            diff = tree_unflatten(flat_diff, spec)
             output = func(*_replace_argnums(args, positions, diff), **kwargs)
             output, aux = _split_aux(output, has_aux, api)
             if not isinstance(output, Tensor):
@@ -271,7 +304,6 @@ def grad_and_value(
                     f"{output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs "
                     "instead?"
                 )
-            flat_diff, spec = tree_flatten(diff)
             grads = tree_unflatten(_vjp([output], flat_diff, [None], keep), spec)
         result = (grads, (output, aux) if has_aux else output)
         return result if keep else _detach(result)
@@ -470,7 +502,9 @@ def jacrev(
         positions = _check_argnums(argnums, len(args))
         keep = _keeps_graph(args)
         with _level():
-            diff = tree_map(_differentiable, _slice_argnums(args, positions))
+            flat_primals, spec = tree_flatten(_slice_argnums(args, positions))
+            flat_diff = [_differentiable(x) for x in flat_primals]
+            diff = tree_unflatten(flat_diff, spec)
             output = func(*_replace_argnums(args, positions, diff), **kwargs)
             output, aux = _split_aux(output, has_aux, api)
             flat_out, out_spec = _tensor_outputs(output, api)

@@ -22,7 +22,6 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from .. import random
 from ..autograd._transform_slots import slots as _slots
 from ..generated import ops
 from ..tensor import Tensor
@@ -287,7 +286,7 @@ def vmap(
             # A random draw inside the batched run: 'error' refuses it, and the other
             # modes run per example, as their draws must be per example or shared.
             state.after_call()
-            random.set_rng_state(state.start)
+            state.rewind()
             return _per_example(
                 func, out_dims, batch_size, dims, flat_args, spec, kwargs, state
             )
