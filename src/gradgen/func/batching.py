@@ -212,7 +212,8 @@ def batch_at(x: Tensor, levels: list[int]) -> Tensor:
         return x
     top = levels[-1]
     if isinstance(x, BatchedTensor) and x._level == top:
-        return BatchedTensor(batch_at(x._value, levels[:-1]), top)
+        inner = batch_at(x._value, levels[:-1])
+        return x if inner is x._value else BatchedTensor(inner, top)
     return BatchedTensor(broadcast_value(batch_at(x, levels[:-1]), top), top)
 
 

@@ -145,18 +145,25 @@ def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
 def broadcast_prefix(prefix: Any, tree: Any) -> list[Any] | None:
     """The leaves of `prefix` repeated for every leaf of `tree` below it (an int for a
     whole tuple, as vmap's in_dims), or None when `prefix` is not a prefix of `tree`."""
-    if _children(prefix) is None:
-        return [prefix] * tree_flatten(tree)[1].num_leaves
-    mine, theirs = _children(prefix), _children(tree)
-    if theirs is None or mine is None or mine[0] != theirs[0]:
+    return broadcast_prefix_of_spec(prefix, tree_flatten(tree)[1])
+
+
+def broadcast_prefix_of_spec(prefix: Any, spec: TreeSpec) -> list[Any] | None:
+    """`broadcast_prefix` for a tree known by its structure `spec`."""
+    mine = _children(prefix)
+    if mine is None:
+        return [prefix] * spec.num_leaves
+    if spec.kind == "leaf" or mine[0] != spec.kind:
         return None
-    if len(mine[2]) != len(theirs[2]) or (mine[0] == "dict" and mine[1] != theirs[1]):
-        if mine[0] != "dict" or set(mine[1]) != set(theirs[1]):
+    if len(mine[2]) != len(spec.children) or (
+        mine[0] == "dict" and mine[1] != spec.context
+    ):
+        if mine[0] != "dict" or set(mine[1]) != set(spec.context):
             return None
-        mine = ("dict", theirs[1], [prefix[key] for key in theirs[1]])
+        mine = ("dict", spec.context, [prefix[key] for key in spec.context])
     result: list[Any] = []
-    for sub_prefix, sub_tree in zip(mine[2], theirs[2]):
-        found = broadcast_prefix(sub_prefix, sub_tree)
+    for sub_prefix, sub_spec in zip(mine[2], spec.children):
+        found = broadcast_prefix_of_spec(sub_prefix, sub_spec)
         if found is None:
             return None
         result.extend(found)

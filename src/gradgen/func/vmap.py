@@ -28,7 +28,12 @@ from ..tensor import Tensor
 from . import batching
 from .randomness import Randomness as _Randomness
 from .batching_rules import RULES
-from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
+from .pytree import (
+    TreeSpec,
+    broadcast_prefix_of_spec,
+    tree_flatten,
+    tree_unflatten,
+)
 
 
 def _name(func: Callable[..., Any]) -> str:
@@ -53,7 +58,7 @@ def _check_in_dims(
             "unsupported."
         )
     flat_args, spec = tree_flatten(args)
-    dims = broadcast_prefix(in_dims, args)
+    dims = broadcast_prefix_of_spec(in_dims, spec)
     if dims is None:
         raise ValueError(
             f"{where}: in_dims is not compatible with the structure of `inputs`. "
@@ -97,7 +102,9 @@ def _check_in_dim(where: str, arg: Any, dim: Any) -> int | None:
     return dim % rank
 
 
-def _check_out_dims(func: Callable[..., Any], out_dims: Any, output: Any) -> list[Any]:
+def _check_out_dims(
+    func: Callable[..., Any], out_dims: Any, out_spec: TreeSpec
+) -> list[Any]:
     name = _name(func)
     if not isinstance(out_dims, (int, tuple, list)) and out_dims is not None:
         raise ValueError(
@@ -105,13 +112,12 @@ def _check_out_dims(func: Callable[..., Any], out_dims: Any, output: Any) -> lis
             "a python collection of ints representing where in the outputs the vmapped "
             "dimension should appear."
         )
-    dims = broadcast_prefix(out_dims, output)
+    dims = broadcast_prefix_of_spec(out_dims, out_spec)
     if dims is None:
         raise ValueError(
             f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
             "compatible with the structure of `outputs`. out_dims has structure "
-            f"{tree_flatten(out_dims)[1]} but outputs has structure "
-            f"{tree_flatten(output)[1]}."
+            f"{tree_flatten(out_dims)[1]} but outputs has structure {out_spec}."
         )
     return dims
 
@@ -184,14 +190,14 @@ def _place_outputs(
     func: Callable[..., Any],
     values: list[Any],
     batched: list[bool],
-    output: Any,
+    out_spec: TreeSpec,
     out_dims: Any,
 ) -> list[Any]:
     """Each output's batch dimension moved to its out_dim."""
     name = _name(func)
     placed = []
     for value, was_batched, dim in zip(
-        values, batched, _check_out_dims(func, out_dims, output)
+        values, batched, _check_out_dims(func, out_dims, out_spec)
     ):
         if dim is None:
             if was_batched:
@@ -290,8 +296,7 @@ def vmap(
             return _per_example(
                 func, out_dims, batch_size, dims, flat_args, spec, kwargs, state
             )
-        output = tree_unflatten(values, out_spec)
-        placed = _place_outputs(func, values, batched, output, out_dims)
+        placed = _place_outputs(func, values, batched, out_spec, out_dims)
         return tree_unflatten(placed, out_spec)
 
     return wrapper
@@ -309,8 +314,7 @@ def _per_example(
 ) -> Any:
     """vmap by running `func` once per example and stacking the results."""
     results, out_spec = _loop(func, batch_size, dims, flat_args, spec, kwargs, state)
-    output = tree_unflatten(results[0], out_spec)
-    flat_out_dims = _check_out_dims(func, out_dims, output)
+    flat_out_dims = _check_out_dims(func, out_dims, out_spec)
     return tree_unflatten(_stack_outputs(func, results, flat_out_dims), out_spec)
 
 
