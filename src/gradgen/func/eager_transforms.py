@@ -90,13 +90,15 @@ def _detach(tree: Any) -> Any:
     )
 
 
-def _differentiable(x: Any) -> Tensor:
+def _differentiable(x: Any, levels: list[int] | None = None) -> Tensor:
     """An alias of `x` that requires grad and that this level differentiates. Inside
     vmap the alias is batched at every open level (an unbatched input is repeated), so
-    that one backward pass gives every example its own gradient."""
+    that one backward pass gives every example its own gradient. `levels`: the open
+    vmap levels, when the caller knows them."""
     if not isinstance(x, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
-    levels = open_levels()
+    if levels is None:
+        levels = open_levels()
     if len(levels) == 1 and x.__class__ is Tensor and _plain(x):
         return rewrap(_repeated_alias(x, batch_size(levels[0])), levels)
     value = physical(batch_at(x, levels))
@@ -213,23 +215,15 @@ def _zeros(like: Tensor, requires_grad: bool = False) -> Tensor:
     return rewrap(zeros.requires_grad_(requires_grad), open_levels())
 
 
-@contextmanager
 def _batches_plain(
     levels: list[int], outputs: list[Tensor], inputs: list[Tensor]
-) -> Iterator[None]:
-    """Run a backward over batches as over plain tensors: with one vmap level open,
-    the graph under the batches was recorded below the Batched key, on plain tensors,
-    so its formulas need no batching rule; the dispatcher then skips the Batched key
-    (and the backward may hand bare arrays on). Nested levels keep it: there the
-    batches are BatchedTensors of the outer levels."""
-    if len(levels) != 1 or not all(t.__class__ is Tensor for t in (*outputs, *inputs)):
-        yield
-        return
-    exit_batched()
-    try:
-        yield
-    finally:
-        enter_batched()
+) -> bool:
+    """Whether a backward over batches may run as over plain tensors: with one vmap
+    level open, the graph under the batches was recorded below the Batched key, on
+    plain tensors, so its formulas need no batching rule; the dispatcher then skips
+    the Batched key (and the backward may hand bare arrays on). Nested levels keep
+    it: there the batches are BatchedTensors of the outer levels."""
+    return len(levels) == 1 and all(t.__class__ is Tensor for t in (*outputs, *inputs))
 
 
 def _vjp(
@@ -263,7 +257,10 @@ def _vjp(
             for o, c in zip(physical_outputs, physical_cotangents)
         ]
     physical_inputs = [_physical(x) for x in inputs]
-    with _batches_plain(levels, physical_outputs, physical_inputs):
+    plain = _batches_plain(levels, physical_outputs, physical_inputs)
+    if plain:
+        exit_batched()
+    try:
         grads = autograd.grad(
             physical_outputs,
             physical_inputs,
@@ -272,6 +269,9 @@ def _vjp(
             create_graph=create_graph,
             allow_unused=True,
         )
+    finally:
+        if plain:
+            enter_batched()
     return [
         _zeros(x) if g is None else rewrap(g, levels) for x, g in zip(inputs, grads)
     ]
@@ -290,7 +290,8 @@ def grad_and_value(
         keep = _keeps_graph(args)
         with _level():
             flat_primals, spec = tree_flatten(_slice_argnums(args, positions))
-            flat_diff = [_differentiable(x) for x in flat_primals]
+            levels = open_levels()
+            flat_diff = [_differentiable(x, levels) for x in flat_primals]
             diff = tree_unflatten(flat_diff, spec)
             output = func(*_replace_argnums(args, positions, diff), **kwargs)
             output, aux = _split_aux(output, has_aux, api)
@@ -503,7 +504,8 @@ def jacrev(
         keep = _keeps_graph(args)
         with _level():
             flat_primals, spec = tree_flatten(_slice_argnums(args, positions))
-            flat_diff = [_differentiable(x) for x in flat_primals]
+            levels = open_levels()
+            flat_diff = [_differentiable(x, levels) for x in flat_primals]
             diff = tree_unflatten(flat_diff, spec)
             output = func(*_replace_argnums(args, positions, diff), **kwargs)
             output, aux = _split_aux(output, has_aux, api)

@@ -45,7 +45,7 @@ def _check_in_dims(
 ) -> tuple[int, list[int | None], list[Any], Any]:
     """The batch size, each input leaf's in_dim (non-negative) and the input leaves."""
     name = _name(func)
-    where = f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)"
+    where = _Where(name, in_dims)
     if not isinstance(in_dims, (int, tuple)):
         raise ValueError(
             f"{where}: expected `in_dims` to be int or a (potentially nested) tuple "
@@ -78,9 +78,23 @@ def _check_in_dims(
     return sizes[0], dims, flat_args, spec
 
 
-def _check_in_dim(where: str, arg: Any, dim: Any) -> int | None:
+class _Where:
+    """The start of vmap's messages about in_dims, spelled out only for an error."""
+
+    __slots__ = ("name", "in_dims")
+
+    def __init__(self, name: str, in_dims: Any) -> None:
+        self.name, self.in_dims = name, in_dims
+
+    def __str__(self) -> str:
+        return f"vmap({self.name}, in_dims={self.in_dims}, ...)(<inputs>)"
+
+
+def _check_in_dim(where: _Where, arg: Any, dim: Any) -> int | None:
     if dim is None:
         return None
+    if dim.__class__ is int and arg.__class__ is Tensor and 0 <= dim < arg.dim():
+        return dim  # the common case, as the checks below find it
     if not isinstance(dim, int):
         raise ValueError(
             f"{where}: Got in_dim={dim} for an input but in_dim must be either an "
