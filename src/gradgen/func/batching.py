@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from .. import dispatch
@@ -132,18 +131,24 @@ class _Levels(threading.local):
 _levels = _Levels()
 
 
-@contextmanager
-def vmap_level(size: int) -> Iterator[int]:
-    """Open a vmap level over a batch of `size`; gives the level."""
-    level = _levels.next
-    _levels.next += 1
-    _levels.sizes[level] = size
-    enter_batched()
-    try:
-        yield level
-    finally:
+class vmap_level:
+    """Open a vmap level over a batch of `size` (``with vmap_level(size) as level:``)."""
+
+    __slots__ = ("_size", "_level")
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+
+    def __enter__(self) -> int:
+        level = self._level = _levels.next
+        _levels.next += 1
+        _levels.sizes[level] = self._size
+        enter_batched()
+        return level
+
+    def __exit__(self, *exc_info: object) -> None:
         exit_batched()
-        del _levels.sizes[level]
+        del _levels.sizes[self._level]
         _levels.next -= 1
 
 

@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,7 +31,8 @@ from .. import autograd
 from ..autograd import forward_ad
 from ..dispatch import enter_batched, exit_batched, forward_ad_levels
 from ..generated import ops
-from ..grad_mode import enable_grad, is_grad_enabled
+from ..grad_mode import _set_enabled as _set_grad_enabled
+from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from . import autograd_function
 from .batching import (
@@ -44,7 +44,13 @@ from .batching import (
     rewrap,
 )
 from .randomness import Randomness as _Randomness
-from .pytree import tree_flatten, tree_map, tree_unflatten, treespec_pprint
+from .pytree import (
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_unflatten,
+    treespec_pprint,
+)
 
 Argnums = int | tuple[int, ...]
 
@@ -56,13 +62,18 @@ class _Nesting(threading.local):
 _nesting = _Nesting()
 
 
-@contextmanager
-def _level() -> Iterator[None]:
-    _nesting.depth += 1
-    try:
-        with enable_grad():
-            yield
-    finally:
+class _level:
+    """A transform's level (``with _level():``): counted in `_nesting`, grad mode on."""
+
+    __slots__ = ("_previous",)
+
+    def __enter__(self) -> None:
+        _nesting.depth += 1
+        self._previous = is_grad_enabled()
+        _set_grad_enabled(True)
+
+    def __exit__(self, *exc_info: object) -> None:
+        _set_grad_enabled(self._previous)
         _nesting.depth -= 1
 
 
@@ -78,8 +89,9 @@ def _keeps_graph(inputs: Any) -> bool:
         return True
     if not is_grad_enabled():
         return False
-    leaves = tree_flatten(inputs)[0]
-    return any(isinstance(leaf, Tensor) and leaf.requires_grad for leaf in leaves)
+    return any(
+        isinstance(leaf, Tensor) and leaf.requires_grad for leaf in tree_leaves(inputs)
+    )
 
 
 def _detach(tree: Any) -> Any:
@@ -132,9 +144,10 @@ def _repeated_alias(x: Tensor, size: int) -> Tensor:
     return alias.requires_grad_()
 
 
-def _physical(x: Tensor) -> Tensor:
-    """The plain tensor under `x`, batched at every open vmap level."""
-    return physical(batch_at(x, open_levels()))
+def _physical(x: Tensor, levels: list[int] | None = None) -> Tensor:
+    """The plain tensor under `x`, batched at every open vmap level (`levels`, when
+    the caller knows them)."""
+    return physical(batch_at(x, open_levels() if levels is None else levels))
 
 
 # -- argnums -----------------------------------------------------------------------------
@@ -249,14 +262,16 @@ def _vjp(
             allow_unused=True,
         )
         return [_zeros(x) if g is None else g for x, g in zip(inputs, found)]
-    physical_outputs = [_physical(o) for o, _ in pairs]
-    physical_cotangents = [_physical(c) if c is not None else None for _, c in pairs]
+    physical_outputs = [_physical(o, levels) for o, _ in pairs]
+    physical_cotangents = [
+        _physical(c, levels) if c is not None else None for _, c in pairs
+    ]
     if levels:  # a batch of scalars: every example's gradient at once
         physical_cotangents = [
             Tensor(np.ones_like(o._data)) if c is None else c
             for o, c in zip(physical_outputs, physical_cotangents)
         ]
-    physical_inputs = [_physical(x) for x in inputs]
+    physical_inputs = [_physical(x, levels) for x in inputs]
     plain = _batches_plain(levels, physical_outputs, physical_inputs)
     if plain:
         exit_batched()
@@ -306,8 +321,9 @@ def grad_and_value(
                     "instead?"
                 )
             grads = tree_unflatten(_vjp([output], flat_diff, [None], keep), spec)
-        result = (grads, (output, aux) if has_aux else output)
-        return result if keep else _detach(result)
+        value = (output, aux) if has_aux else output
+        # Without `keep` the gradients were computed without a graph: nothing to cut.
+        return grads, value if keep else _detach(value)
 
     return wrapper
 

@@ -8,8 +8,7 @@ transforms can differentiate (``grad(lambda p: loss(functional_call(model, p, x)
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..generated import ops
@@ -135,20 +134,6 @@ def _swap(module: Module, slots: Slots, name: str, value: Any) -> Any:
     return old
 
 
-@contextmanager
-def _reparametrize(
-    module: Module, slots: Slots, tensors: dict[str, Tensor]
-) -> Iterator[None]:
-    originals: list[tuple[str, Any]] = []
-    try:
-        for name, value in tensors.items():
-            originals.append((name, _swap(module, slots, name, value)))
-        yield
-    finally:
-        for name, old in reversed(originals):
-            _swap(module, slots, name, old)
-
-
 def functional_call(
     module: Module,
     parameter_and_buffer_dicts: Any,
@@ -170,8 +155,15 @@ def functional_call(
         args = ()
     elif not isinstance(args, tuple):
         args = (args,)
-    with _reparametrize(module, slots, tensors):
+    originals: list[tuple[str, Any]] = []
+    try:
+        for name, value in tensors.items():
+            originals.append((name, _swap(module, slots, name, value)))
         return module(*args, **(kwargs or {}))
+    finally:
+        # Whatever happened, every swapped name gets its original back.
+        for name, old in reversed(originals):
+            _swap(module, slots, name, old)
 
 
 def _stack(name: str, tensors: Sequence[Tensor]) -> Tensor:

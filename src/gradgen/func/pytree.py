@@ -112,6 +112,17 @@ def _flatten_into(tree: Any, leaves: list[Any]) -> TreeSpec:
     return TreeSpec(kind, context, specs)
 
 
+def tree_leaves(tree: Any) -> list[Any]:
+    """The leaves of `tree`, left to right (`tree_flatten` without the structure)."""
+    found = _children(tree)
+    if found is None:
+        return [tree]
+    leaves: list[Any] = []
+    for item in found[2]:
+        leaves.extend(tree_leaves(item))
+    return leaves
+
+
 def tree_unflatten(leaves: list[Any], spec: TreeSpec) -> Any:
     """The pytree of structure `spec` holding `leaves` in order."""
     if len(leaves) != spec.num_leaves:
@@ -170,4 +181,4 @@ def broadcast_prefix_of_spec(prefix: Any, spec: TreeSpec) -> list[Any] | None:
     return result
 
 
-__all__ = ["TreeSpec", "tree_flatten", "tree_map", "tree_unflatten"]
+__all__ = ["TreeSpec", "tree_flatten", "tree_leaves", "tree_map", "tree_unflatten"]
