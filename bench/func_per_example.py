@@ -13,7 +13,8 @@ time (on a shared machine a run of a few ms is often preempted; its CPU time is 
   gradient, not per example), the yardstick of issue 15 (vmap(grad) within 2x);
 - numpy by hand: the same per-example gradients written directly in numpy (what no
   transform can beat), and its per-example weight-gradient writes alone (the
-  256 x 25856 values every per-example method must write);
+  256 x 25856 values every per-example method must write; both write them as
+  gradgen's bmm does, by BLAS over a contraction padded to 2, numpy's fastest way);
 - torch.func's vmap(grad) and torch's batched backward, when torch is installed.
 
 gradgen's vmap by its per-example loop (what the batched run must equal) is checked

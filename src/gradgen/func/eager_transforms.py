@@ -300,32 +300,47 @@ def grad_and_value(
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        api = "grad_and_value(f)(*args)"
-        positions = _check_argnums(argnums, len(args))
-        keep = _keeps_graph(args)
-        with _level():
-            flat_primals, spec = tree_flatten(_slice_argnums(args, positions))
-            levels = open_levels()
-            flat_diff = [_differentiable(x, levels) for x in flat_primals]
-            diff = tree_unflatten(flat_diff, spec)
-            output = func(*_replace_argnums(args, positions, diff), **kwargs)
-            output, aux = _split_aux(output, has_aux, api)
-            if not isinstance(output, Tensor):
-                raise RuntimeError(
-                    f"{api}: Expected f(*args) to return a Tensor, got {type(output)}"
-                )
-            if output.dim() != 0:
-                raise RuntimeError(
-                    f"{api}: Expected f(*args) to return a scalar Tensor, got tensor with "
-                    f"{output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs "
-                    "instead?"
-                )
-            grads = tree_unflatten(_vjp([output], flat_diff, [None], keep), spec)
-        value = (output, aux) if has_aux else output
-        # Without `keep` the gradients were computed without a graph: nothing to cut.
-        return grads, value if keep else _detach(value)
+        return _grad_and_value(func, argnums, has_aux, args, kwargs, True)
 
     return wrapper
+
+
+def _grad_and_value(
+    func: Callable[..., Any],
+    argnums: Argnums,
+    has_aux: bool,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    with_value: bool,
+) -> Any:
+    """``(gradient, value)`` (value: the output, with `has_aux` ``(output, aux)``);
+    without `with_value` the output is left out of the value (grad's call)."""
+    api = "grad_and_value(f)(*args)"
+    positions = _check_argnums(argnums, len(args))
+    keep = _keeps_graph(args)
+    with _level():
+        flat_primals, spec = tree_flatten(_slice_argnums(args, positions))
+        levels = open_levels()
+        flat_diff = [_differentiable(x, levels) for x in flat_primals]
+        diff = tree_unflatten(flat_diff, spec)
+        output = func(*_replace_argnums(args, positions, diff), **kwargs)
+        output, aux = _split_aux(output, has_aux, api)
+        if not isinstance(output, Tensor):
+            raise RuntimeError(
+                f"{api}: Expected f(*args) to return a Tensor, got {type(output)}"
+            )
+        if output.dim() != 0:
+            raise RuntimeError(
+                f"{api}: Expected f(*args) to return a scalar Tensor, got tensor with "
+                f"{output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs "
+                "instead?"
+            )
+        grads = tree_unflatten(_vjp([output], flat_diff, [None], keep), spec)
+    if not with_value:
+        output = None
+    value = (output, aux) if has_aux else output
+    # Without `keep` the gradients were computed without a graph: nothing to cut.
+    return grads, value if keep else _detach(value)
 
 
 def grad(
@@ -333,11 +348,10 @@ def grad(
 ) -> Callable[..., Any]:
     """A function returning the gradient of `func` (see `grad_and_value`); with
     `has_aux`, ``(gradient, aux)``."""
-    inner = grad_and_value(func, argnums, has_aux)
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        grads, value = inner(*args, **kwargs)
+        grads, value = _grad_and_value(func, argnums, has_aux, args, kwargs, False)
         return (grads, value[1]) if has_aux else grads
 
     return wrapper
