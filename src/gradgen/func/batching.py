@@ -22,19 +22,23 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from .. import dispatch
 from ..dispatch import (
+    AFTER_AUTOGRAD_KEYSET,
+    ALL_KEYS,
     BATCHED_KEYSET,
     DispatchKey,
     OperatorHandle,
     enter_batched,
     exit_batched,
+    forward_ad_levels,
     redispatch,
 )
 from ..generated import operators
+from ..grad_mode import _state as _grad_mode_state
 from ..tensor import Tensor
 
 HANDLES: dict[str, OperatorHandle] = {
@@ -127,18 +131,24 @@ class _Levels(threading.local):
 _levels = _Levels()
 
 
-@contextmanager
-def vmap_level(size: int) -> Iterator[int]:
-    """Open a vmap level over a batch of `size`; gives the level."""
-    level = _levels.next
-    _levels.next += 1
-    _levels.sizes[level] = size
-    enter_batched()
-    try:
-        yield level
-    finally:
+class vmap_level:
+    """Open a vmap level over a batch of `size` (``with vmap_level(size) as level:``)."""
+
+    __slots__ = ("_size", "_level")
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+
+    def __enter__(self) -> int:
+        level = self._level = _levels.next
+        _levels.next += 1
+        _levels.sizes[level] = self._size
+        enter_batched()
+        return level
+
+    def __exit__(self, *exc_info: object) -> None:
         exit_batched()
-        del _levels.sizes[level]
+        del _levels.sizes[self._level]
         _levels.next -= 1
 
 
@@ -188,8 +198,8 @@ def broadcast_value(x: Tensor, level: int) -> Tensor:
         return x._value
     size = batch_size(level)
     shape = [size] + list(x.shape)
-    repeated: Tensor = HANDLES["expand"].call(
-        HANDLES["unsqueeze"].call(x, 0), shape, False
+    repeated: Tensor = call_plain(
+        HANDLES["expand"], call_plain(HANDLES["unsqueeze"], x, 0), shape, False
     )
     return repeated
 
@@ -207,7 +217,8 @@ def batch_at(x: Tensor, levels: list[int]) -> Tensor:
         return x
     top = levels[-1]
     if isinstance(x, BatchedTensor) and x._level == top:
-        return BatchedTensor(batch_at(x._value, levels[:-1]), top)
+        inner = batch_at(x._value, levels[:-1])
+        return x if inner is x._value else BatchedTensor(inner, top)
     return BatchedTensor(broadcast_value(batch_at(x, levels[:-1]), top), top)
 
 
@@ -233,18 +244,37 @@ def slice_example(x: Any, level: int, index: int) -> Any:
     return x
 
 
-def top_level(args: tuple[Any, ...]) -> int | None:
+def top_level(args: Sequence[Any]) -> int | None:
     """The innermost vmap level among the arguments (None: nothing batched)."""
     found = None
     for arg in args:
+        cls = arg.__class__
+        if cls is Tensor or cls in _PLAIN_CLASSES:
+            continue  # the common arguments, by their exact class
         if isinstance(arg, BatchedTensor):
             if found is None or arg._level > found:
                 found = arg._level
         elif isinstance(arg, (list, tuple)):
-            inner = top_level(tuple(arg))
+            inner = top_level(arg)
             if inner is not None and (found is None or inner > found):
                 found = inner
     return found
+
+
+_PLAIN_CLASSES: frozenset[type] = frozenset({int, float, bool, str, type(None)})
+
+
+def call_plain(handle: OperatorHandle, *args: Any) -> Any:
+    """`handle.call(*args)` for a batching rule's call on values: with no
+    BatchedTensor among them, straight to the kernels below the Batched key (where
+    the Batched kernel would pass it), unless the profiler's observer must see it."""
+    if dispatch._observer is None and top_level(args) is None:
+        if _grad_mode_state.enabled or forward_ad_levels.open:
+            keys = ALL_KEYS
+        else:
+            keys = AFTER_AUTOGRAD_KEYSET
+        return redispatch(handle, keys, *args)
+    return handle.call(*args)
 
 
 # -- the fallback ------------------------------------------------------------------------

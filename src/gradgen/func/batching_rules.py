@@ -54,6 +54,7 @@ from .batching import (
     Rule,
     batch_size,
     broadcast_value,
+    call_plain,
     inplace_error,
     is_batched,
     mutates_self,
@@ -73,7 +74,8 @@ def _promotes_alike(tensors: list[Tensor], level: int, rank: int) -> bool:
     """Whether the values promote as the examples do: a batch of 0-d examples is a
     dimensioned tensor, which outranks a 0-d one of another dtype; it cannot change
     the result when a dimensioned example's category is higher."""
-    if len({t.dtype for t in tensors}) == 1 or rank == 0:
+    first = tensors[0]._data.dtype
+    if rank == 0 or all(t._data.dtype == first for t in tensors):
         return True
     scalars = [t for t in tensors if is_batched(t, level) and t.dim() == 0]
     if not scalars:
@@ -83,6 +85,9 @@ def _promotes_alike(tensors: list[Tensor], level: int, rank: int) -> bool:
 
 
 def pointwise(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    if len(args) == 1 and is_batched(args[0], level) and not mutates_self(handle):
+        # A unary operator (relu, neg, exp, ...): its one argument is the batch.
+        return wrap(call_plain(handle, args[0]._value), level)
     tensors = tensors_of(args)
     rank = max(t.dim() for t in tensors)
     if not _promotes_alike(tensors, level, rank):
@@ -91,7 +96,7 @@ def pointwise(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     if inplace and not is_batched(args[0], level):
         inplace_error(args[0], level)
     new_args = [_pointwise_value(a, level, rank) for a in args]
-    result = handle.call(*new_args)
+    result = call_plain(handle, *new_args)
     return args[0] if inplace else wrap(result, level)
 
 
@@ -149,7 +154,7 @@ def dims(
             arg = _shift(kind, arg, rank + extra_rank, reduce_all)
         new_args.append(arg)
     new_args += list(args[len(schema) :])
-    result = handle.call(*new_args)
+    result = call_plain(handle, *new_args)
     return args[0] if mutates_self(handle) else wrap(result, level)
 
 
@@ -163,7 +168,7 @@ def _tensor_list_dims(
     rank = tensors[0].dim()
     values = [broadcast_value(t, level) for t in tensors]
     dim = args[1] if len(args) > 1 else 0
-    return wrap(handle.call(values, wrap_dim(dim, rank + extra_rank) + 1), level)
+    return wrap(call_plain(handle, values, wrap_dim(dim, rank + extra_rank) + 1), level)
 
 
 # -- shapes ------------------------------------------------------------------------------
@@ -175,7 +180,7 @@ def _with_batch(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> An
     if not is_batched(args[0], level):
         return NotImplemented
     size = [batch_size(level)] + list(args[1])
-    return wrap(handle.call(value, size, *args[2:]), level)
+    return wrap(call_plain(handle, value, size, *args[2:]), level)
 
 
 def _expand(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
@@ -183,7 +188,7 @@ def _expand(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     if not is_batched(self, level) or len(size) < self.dim():
         return NotImplemented
     value = pad(self._value, self.dim(), len(size))
-    return wrap(handle.call(value, [batch_size(level)] + size, *args[2:]), level)
+    return wrap(call_plain(handle, value, [batch_size(level)] + size, *args[2:]), level)
 
 
 def _sum_to_size(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
@@ -191,7 +196,7 @@ def _sum_to_size(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> A
     if not is_batched(self, level):
         return NotImplemented
     padded = [1] * (self.dim() - len(size)) + size
-    summed = handle.call(self._value, [batch_size(level)] + padded)
+    summed = call_plain(handle, self._value, [batch_size(level)] + padded)
     return wrap(ops.reshape(summed, [batch_size(level)] + size), level)
 
 
@@ -199,20 +204,22 @@ def _permute(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     self = args[0]
     rank = self.dim()
     order = [0] + [wrap_dim(d, rank) + 1 for d in args[1]]
-    return wrap(handle.call(self._value, order), level)
+    return wrap(call_plain(handle, self._value, order), level)
 
 
 def _t(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     self = args[0]
     if self.dim() < 2:
-        return wrap(HANDLES["view"].call(self._value, list(self._value.shape)), level)
-    return wrap(HANDLES["transpose.int"].call(self._value, 1, 2), level)
+        return wrap(
+            call_plain(HANDLES["view"], self._value, list(self._value.shape)), level
+        )
+    return wrap(call_plain(HANDLES["transpose.int"], self._value, 1, 2), level)
 
 
 def _squeeze(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     self = args[0]
     shape = [batch_size(level)] + [s for s in self.shape if s != 1]
-    return wrap(HANDLES["view"].call(self._value, shape), level)
+    return wrap(call_plain(HANDLES["view"], self._value, shape), level)
 
 
 def _repeat(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
@@ -220,7 +227,7 @@ def _repeat(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     if not is_batched(self, level) or len(repeats) < self.dim():
         return NotImplemented
     value = pad(self._value, self.dim(), len(repeats))
-    return wrap(handle.call(value, [1] + repeats), level)
+    return wrap(call_plain(handle, value, [1] + repeats), level)
 
 
 def _sizes_and_dims(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
@@ -235,14 +242,16 @@ def _sizes_and_dims(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -
         for (_, name), a in zip(schema[2:], args[2:])
     ]
     value = grad._value
-    return wrap(handle.call(value, [batch_size(level)] + sizes, *rest), level)
+    return wrap(call_plain(handle, value, [batch_size(level)] + sizes, *rest), level)
 
 
 def _index_select(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     self, dim, index = args
     if is_batched(index, level) or not is_batched(self, level):
         return NotImplemented
-    return wrap(handle.call(self._value, wrap_dim(dim, self.dim()) + 1, index), level)
+    return wrap(
+        call_plain(handle, self._value, wrap_dim(dim, self.dim()) + 1, index), level
+    )
 
 
 def trailing(*batched_names: str) -> Rule:
@@ -255,7 +264,7 @@ def trailing(*batched_names: str) -> Rule:
                 return NotImplemented
         if mutates_self(handle) and not is_batched(args[0], level):
             inplace_error(args[0], level)
-        result = handle.call(*[unwrap(a, level) for a in args])
+        result = call_plain(handle, *[unwrap(a, level) for a in args])
         return args[0] if mutates_self(handle) else wrap(result, level)
 
     return rule
@@ -271,7 +280,7 @@ def reduce_all(target: str, *extra: Any, before: tuple[Any, ...] = ()) -> Rule:
         self = args[0]
         all_dims = list(range(1, self.dim() + 1))
         if not all_dims:
-            return wrap(HANDLES["clone"].call(self._value, None), level)
+            return wrap(call_plain(HANDLES["clone"], self._value, None), level)
         call_args = (self._value, *before, *args[1 : 1 + len(before)], all_dims, *extra)
         return wrap(HANDLES[target].call(*call_args), level)
 
@@ -283,7 +292,7 @@ def _sum(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     dtype = args[1] if len(args) > 1 else None
     all_dims = list(range(1, self.dim() + 1))
     if not all_dims:
-        return wrap(HANDLES["clone"].call(self._value, None), level)
+        return wrap(call_plain(HANDLES["clone"], self._value, None), level)
     name = "sum.dim_IntList" if handle.name == "sum" else "mean.dim"
     return wrap(HANDLES[name].call(self._value, all_dims, False, dtype), level)
 
@@ -291,7 +300,7 @@ def _sum(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
 def _prod(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     flat = ops.reshape(args[0]._value, [batch_size(level), -1])
     dtype = args[1] if len(args) > 1 else None
-    return wrap(HANDLES["prod.dim_int"].call(flat, 1, False, dtype), level)
+    return wrap(call_plain(HANDLES["prod.dim_int"], flat, 1, False, dtype), level)
 
 
 # -- matrix products ---------------------------------------------------------------------
@@ -304,10 +313,16 @@ def _values(level: int, *tensors: Tensor) -> list[Tensor]:
 def _matmul_rule(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     """mm / bmm: numpy's batched matmul broadcasts the batch of either side."""
     a, b = _values(level, args[0], args[1])
+    return wrap(_matmul_values(a, b), level)
+
+
+def _matmul_values(a: Tensor, b: Tensor) -> Tensor:
+    """The product of the values of two batches of matrices (or of one, and a matrix
+    for every example)."""
     if a.shape[-1] == 1:
         # Outer products (per-example weight gradients): numpy's matmul has no fast
         # path for a contraction of length 1, its broadcasting multiply does.
-        return wrap(ops.mul(a, b), level)
+        return ops.mul(a, b)
     if (
         a.dim() == 3
         and b.dim() == 3
@@ -317,34 +332,50 @@ def _matmul_rule(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> A
     ):
         # mm with both sides batched: bmm itself, without matmul's expand and view
         # steps (and their nodes); bmm reads a weight repeated over the batch once.
-        return wrap(HANDLES["bmm"].call(a, b), level)
-    return wrap(ops.matmul(a, b), level)
+        product: Tensor = call_plain(HANDLES["bmm"], a, b)
+        return product
+    return ops.matmul(a, b)
 
 
 def _mv(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     a, v = _values(level, args[0], args[1])
-    column = HANDLES["unsqueeze"].call(v, -1)
-    return wrap(HANDLES["squeeze.dim"].call(ops.matmul(a, column), -1), level)
+    column = call_plain(HANDLES["unsqueeze"], v, -1)
+    return wrap(call_plain(HANDLES["squeeze.dim"], ops.matmul(a, column), -1), level)
 
 
 def _dot(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     a, b = args[0], args[1]
     if handle.name == "vdot":
         a = ops.conj(a)
-    product = HANDLES["mul.Tensor"].call(a, b)
-    return HANDLES["sum.dim_IntList"].call(product, [-1], False, None)
+    product = call_plain(HANDLES["mul.Tensor"], a, b)
+    return call_plain(HANDLES["sum.dim_IntList"], product, [-1], False, None)
 
 
 def _addmm(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     bias, a, b = args[0], args[1], args[2]
     beta = args[3] if len(args) > 3 else 1
     alpha = args[4] if len(args) > 4 else 1
-    product = HANDLES["mm"].call(a, b)
+    if (
+        beta == 1
+        and alpha == 1
+        and (is_batched(a, level) or is_batched(b, level))
+        and a.dim() == 2
+        and b.dim() == 2
+        and bias.dim() <= 2
+        and bias.dtype == a.dtype == b.dtype
+    ):
+        # nn.Linear's call: mm's rule and add's on the values, without entering them
+        # again (the same calls, one batch each).
+        product = _matmul_values(*_values(level, a, b))
+        if is_batched(bias, level):
+            bias = pad(bias._value, bias.dim(), 2)
+        return wrap(call_plain(HANDLES["add.Tensor"], product, bias, 1), level)
+    product = call_plain(HANDLES["mm"], a, b)
     if alpha != 1:
-        product = HANDLES["mul.Scalar"].call(product, alpha)
+        product = call_plain(HANDLES["mul.Scalar"], product, alpha)
     if beta == 0:
         return product
-    return HANDLES["add.Tensor"].call(product, bias, beta)
+    return call_plain(HANDLES["add.Tensor"], product, bias, beta)
 
 
 # -- losses ------------------------------------------------------------------------------
@@ -368,7 +399,9 @@ def _loss(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
         grad, self = full[0], full[1]
         shape = [batch_size(level)] + list(self.shape)
         value = pad(broadcast_value(grad, level), grad.dim(), self.dim())
-        full[0] = BatchedTensor(HANDLES["expand"].call(value, shape, False), level)
+        full[0] = BatchedTensor(
+            call_plain(HANDLES["expand"], value, shape, False), level
+        )
         full[1] = BatchedTensor(broadcast_value(self, level), level)
     unreduced = pointwise(handle, level, tuple(full[: max(len(args), position + 1)]))
     if unreduced is NotImplemented or reduction == 0:
@@ -378,7 +411,7 @@ def _loss(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
         return (
             unreduced
             if reduction == 2
-            else HANDLES["div.Scalar"].call(unreduced, count)
+            else call_plain(HANDLES["div.Scalar"], unreduced, count)
         )
     target = "sum.dim_IntList" if reduction == 2 else "mean.dim"
     all_dims = list(range(unreduced.dim()))
@@ -417,7 +450,7 @@ def _nll_loss_forward(handle: OperatorHandle, level: int, args: tuple[Any, ...])
     if is_batched(weight, level):
         return NotImplemented
     scores, targets, rows = _class_rows(level, self, target)
-    losses, _ = handle.call(scores, targets, weight, 0, ignore_index)
+    losses, _ = call_plain(handle, scores, targets, weight, 0, ignore_index)
     losses = ops.reshape(losses, [batch_size(level), rows])
     total = _class_weights(level, targets, weight, ignore_index, rows).to(losses.dtype)
     if reduction == 0:
@@ -439,7 +472,7 @@ def _nll_loss_backward(
     if reduction == 1:
         grads = grads / broadcast_value(total, level)
     grads = ops.reshape(grads, [size, -1]).expand(size, rows).reshape([size * rows])
-    result = handle.call(grads, scores, targets, weight, 0, ignore_index, total)
+    result = call_plain(handle, grads, scores, targets, weight, 0, ignore_index, total)
     return wrap(ops.reshape(result, [size] + list(self.shape)), level)
 
 
@@ -457,12 +490,14 @@ def _fill(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     if not is_batched(value, level):
         return pointwise(handle, level, args)
     shape = [batch_size(level)] + list(self.shape)
-    filled = HANDLES["expand"].call(_padded(value, level, self.dim()), shape, False)
+    filled = call_plain(
+        HANDLES["expand"], _padded(value, level, self.dim()), shape, False
+    )
     filled = filled.to(self.dtype)
     if mutates_self(handle):
         if not is_batched(self, level):
             inplace_error(self, level)
-        HANDLES["copy_"].call(self._value, filled, False)
+        call_plain(HANDLES["copy_"], self._value, filled, False)
         return self
     return wrap(filled, level)
 
@@ -473,7 +508,8 @@ def _masked_fill(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> A
     if not isinstance(value, Tensor) or not is_batched(value, level):
         return pointwise(handle, level, args)
     rank = max(self.dim(), mask.dim())
-    filled = HANDLES["where.self"].call(
+    filled = call_plain(
+        HANDLES["where.self"],
         _padded(mask, level, rank),
         _padded(value, level, rank).to(self.dtype),
         _padded(self, level, rank),
@@ -481,7 +517,7 @@ def _masked_fill(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> A
     if mutates_self(handle):
         if not is_batched(self, level):
             inplace_error(self, level)
-        HANDLES["copy_"].call(self._value, filled, False)
+        call_plain(HANDLES["copy_"], self._value, filled, False)
         return self
     return wrap(filled, level)
 
@@ -494,12 +530,14 @@ def _arg_reduction(handle: OperatorHandle, level: int, args: tuple[Any, ...]) ->
         return dims(handle, level, args)
     keepdim = bool(args[2]) if len(args) > 2 else False
     size = batch_size(level)
-    flat = HANDLES["view"].call(
-        HANDLES["clone"].call(broadcast_value(self, level), None), [size, -1]
+    flat = call_plain(
+        HANDLES["view"],
+        call_plain(HANDLES["clone"], broadcast_value(self, level), None),
+        [size, -1],
     )
-    found = handle.call(flat, 1, False)
+    found = call_plain(handle, flat, 1, False)
     if keepdim:
-        found = HANDLES["view"].call(found, [size] + [1] * self.dim())
+        found = call_plain(HANDLES["view"], found, [size] + [1] * self.dim())
     return wrap(found, level)
 
 
@@ -511,9 +549,11 @@ def _roll(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
         return dims(handle, level, args, reduce_all=False)
     size = batch_size(level)
     value = broadcast_value(self, level)
-    flat = HANDLES["view"].call(HANDLES["clone"].call(value, None), [size, -1])
-    rolled = handle.call(flat, list(shifts), [1])
-    return wrap(HANDLES["view"].call(rolled, list(value.shape)), level)
+    flat = call_plain(
+        HANDLES["view"], call_plain(HANDLES["clone"], value, None), [size, -1]
+    )
+    rolled = call_plain(handle, flat, list(shifts), [1])
+    return wrap(call_plain(HANDLES["view"], rolled, list(value.shape)), level)
 
 
 def _embedding(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
@@ -528,10 +568,10 @@ def _embedding(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any
     index = broadcast_value(indices, level)
     shifted = index + offsets(size, count, indices.dim())
     flat = ops.reshape(weight._value, [size * count, weight.shape[-1]])
-    rows = handle.call(flat, shifted, -1, *args[3:])
+    rows = call_plain(handle, flat, shifted, -1, *args[3:])
     if padding_idx >= 0:
-        padding = HANDLES["unsqueeze"].call(ops.eq(index, padding_idx), -1)
-        rows = HANDLES["where.self"].call(padding, rows.detach(), rows)
+        padding = call_plain(HANDLES["unsqueeze"], ops.eq(index, padding_idx), -1)
+        rows = call_plain(HANDLES["where.self"], padding, rows.detach(), rows)
     return wrap(rows, level)
 
 
@@ -541,15 +581,15 @@ def _layer_norm(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> An
     input, shape, weight, bias, eps = args
     if not any(is_batched(t, level) for t in (weight, bias)):
         return trailing("input")(handle, level, args)
-    out, mean, rstd = handle.call(unwrap(input, level), shape, None, None, eps)
+    out, mean, rstd = call_plain(handle, unwrap(input, level), shape, None, None, eps)
     rank = input.dim()
     if not is_batched(input, level):
         out = broadcast_value(out, level)
         mean, rstd = broadcast_value(mean, level), broadcast_value(rstd, level)
     if weight is not None:
-        out = HANDLES["mul.Tensor"].call(out, _padded(weight, level, rank))
+        out = call_plain(HANDLES["mul.Tensor"], out, _padded(weight, level, rank))
     if bias is not None:
-        out = HANDLES["add.Tensor"].call(out, _padded(bias, level, rank), 1)
+        out = call_plain(HANDLES["add.Tensor"], out, _padded(bias, level, rank), 1)
     return wrap((out, mean, rstd), level)
 
 
@@ -565,13 +605,13 @@ def _scatter_dims(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> 
         )
         for (_, name), a in zip(arguments(handle.schema), args)
     ]
-    return wrap(handle.call(*new_args), level)
+    return wrap(call_plain(handle, *new_args), level)
 
 
 def _unfold(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     self, dimension = args[0], args[1]
     shifted = wrap_dim(dimension, self.dim()) + 1
-    return wrap(handle.call(self._value, shifted, *args[2:]), level)
+    return wrap(call_plain(handle, self._value, shifted, *args[2:]), level)
 
 
 def _searchsorted(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
@@ -584,15 +624,15 @@ def _searchsorted(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> 
     if not is_batched(sequence, level):
         if sequence.dim() != 1:
             return NotImplemented
-        return wrap(handle.call(sequence, values._value, *args[2:]), level)
+        return wrap(call_plain(handle, sequence, values._value, *args[2:]), level)
     rows = broadcast_value(values, level)
     if sequence.dim() == 1:
         shape = list(rows.shape)
-        found = handle.call(
-            sequence._value, ops.reshape(rows, [shape[0], -1]), *args[2:]
+        found = call_plain(
+            handle, sequence._value, ops.reshape(rows, [shape[0], -1]), *args[2:]
         )
         return wrap(ops.reshape(found, shape), level)
-    return wrap(handle.call(sequence._value, rows, *args[2:]), level)
+    return wrap(call_plain(handle, sequence._value, rows, *args[2:]), level)
 
 
 # -- the table ---------------------------------------------------------------------------

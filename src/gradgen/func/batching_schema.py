@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..tensor import Tensor
-from .batching import HANDLES
+from .batching import HANDLES, call_plain
 
 
 @functools.cache
@@ -43,7 +43,7 @@ DIM_NAMES = frozenset(
 def pad(value: Tensor, logical_rank: int, rank: int) -> Tensor:
     """`value` (batch first) with size-1 dims after the batch up to logical `rank`."""
     for _ in range(rank - logical_rank):
-        value = HANDLES["unsqueeze"].call(value, 1)
+        value = call_plain(HANDLES["unsqueeze"], value, 1)
     return value
 
 

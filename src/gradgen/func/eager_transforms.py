@@ -22,17 +22,17 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from .. import autograd
 from ..autograd import forward_ad
-from ..dispatch import forward_ad_levels
+from ..dispatch import enter_batched, exit_batched, forward_ad_levels
 from ..generated import ops
-from ..grad_mode import enable_grad, is_grad_enabled
+from ..grad_mode import _set_enabled as _set_grad_enabled
+from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from . import autograd_function
 from .batching import (
@@ -44,7 +44,13 @@ from .batching import (
     rewrap,
 )
 from .randomness import Randomness as _Randomness
-from .pytree import tree_flatten, tree_map, tree_unflatten, treespec_pprint
+from .pytree import (
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_unflatten,
+    treespec_pprint,
+)
 
 Argnums = int | tuple[int, ...]
 
@@ -56,13 +62,18 @@ class _Nesting(threading.local):
 _nesting = _Nesting()
 
 
-@contextmanager
-def _level() -> Iterator[None]:
-    _nesting.depth += 1
-    try:
-        with enable_grad():
-            yield
-    finally:
+class _level:
+    """A transform's level (``with _level():``): counted in `_nesting`, grad mode on."""
+
+    __slots__ = ("_previous",)
+
+    def __enter__(self) -> None:
+        _nesting.depth += 1
+        self._previous = is_grad_enabled()
+        _set_grad_enabled(True)
+
+    def __exit__(self, *exc_info: object) -> None:
+        _set_grad_enabled(self._previous)
         _nesting.depth -= 1
 
 
@@ -78,21 +89,28 @@ def _keeps_graph(inputs: Any) -> bool:
         return True
     if not is_grad_enabled():
         return False
-    leaves = tree_flatten(inputs)[0]
-    return any(isinstance(leaf, Tensor) and leaf.requires_grad for leaf in leaves)
+    return any(
+        isinstance(leaf, Tensor) and leaf.requires_grad for leaf in tree_leaves(inputs)
+    )
 
 
 def _detach(tree: Any) -> Any:
-    return tree_map(lambda x: x.detach() if isinstance(x, Tensor) else x, tree)
+    """`tree` with its tensors cut from the graph (one that does not require grad has
+    no graph: it stays as it is)."""
+    return tree_map(
+        lambda x: x.detach() if isinstance(x, Tensor) and x.requires_grad else x, tree
+    )
 
 
-def _differentiable(x: Any) -> Tensor:
+def _differentiable(x: Any, levels: list[int] | None = None) -> Tensor:
     """An alias of `x` that requires grad and that this level differentiates. Inside
     vmap the alias is batched at every open level (an unbatched input is repeated), so
-    that one backward pass gives every example its own gradient."""
+    that one backward pass gives every example its own gradient. `levels`: the open
+    vmap levels, when the caller knows them."""
     if not isinstance(x, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
-    levels = open_levels()
+    if levels is None:
+        levels = open_levels()
     if len(levels) == 1 and x.__class__ is Tensor and _plain(x):
         return rewrap(_repeated_alias(x, batch_size(levels[0])), levels)
     value = physical(batch_at(x, levels))
@@ -113,16 +131,23 @@ def _repeated_alias(x: Tensor, size: int) -> Tensor:
     """`x` repeated `size` times along a new first dimension, as a leaf that requires
     grad: what unsqueeze, expand and detach give (a read-only view sharing x's
     version counter and base), without recording the two views."""
-    alias = Tensor(
-        np.broadcast_to(x._data, (size, *x._data.shape)), version_counter=x._counter()
-    )
+    data = x._data
+    if data.flags.c_contiguous:  # numpy's broadcast_to, without its checks
+        repeated = np.ndarray(
+            (size, *data.shape), data.dtype, data, 0, (0, *data.strides)
+        )
+        repeated.flags.writeable = False
+    else:
+        repeated = np.broadcast_to(data, (size, *data.shape))
+    alias = Tensor(repeated, version_counter=x._counter())
     alias._base = x if x._base is None else x._base
     return alias.requires_grad_()
 
 
-def _physical(x: Tensor) -> Tensor:
-    """The plain tensor under `x`, batched at every open vmap level."""
-    return physical(batch_at(x, open_levels()))
+def _physical(x: Tensor, levels: list[int] | None = None) -> Tensor:
+    """The plain tensor under `x`, batched at every open vmap level (`levels`, when
+    the caller knows them)."""
+    return physical(batch_at(x, open_levels() if levels is None else levels))
 
 
 # -- argnums -----------------------------------------------------------------------------
@@ -203,6 +228,17 @@ def _zeros(like: Tensor, requires_grad: bool = False) -> Tensor:
     return rewrap(zeros.requires_grad_(requires_grad), open_levels())
 
 
+def _batches_plain(
+    levels: list[int], outputs: list[Tensor], inputs: list[Tensor]
+) -> bool:
+    """Whether a backward over batches may run as over plain tensors: with one vmap
+    level open, the graph under the batches was recorded below the Batched key, on
+    plain tensors, so its formulas need no batching rule; the dispatcher then skips
+    the Batched key (and the backward may hand bare arrays on). Nested levels keep
+    it: there the batches are BatchedTensors of the outer levels."""
+    return len(levels) == 1 and all(t.__class__ is Tensor for t in (*outputs, *inputs))
+
+
 def _vjp(
     outputs: Sequence[Tensor],
     inputs: Sequence[Tensor],
@@ -226,21 +262,31 @@ def _vjp(
             allow_unused=True,
         )
         return [_zeros(x) if g is None else g for x, g in zip(inputs, found)]
-    physical_outputs = [_physical(o) for o, _ in pairs]
-    physical_cotangents = [_physical(c) if c is not None else None for _, c in pairs]
+    physical_outputs = [_physical(o, levels) for o, _ in pairs]
+    physical_cotangents = [
+        _physical(c, levels) if c is not None else None for _, c in pairs
+    ]
     if levels:  # a batch of scalars: every example's gradient at once
         physical_cotangents = [
             Tensor(np.ones_like(o._data)) if c is None else c
             for o, c in zip(physical_outputs, physical_cotangents)
         ]
-    grads = autograd.grad(
-        physical_outputs,
-        [_physical(x) for x in inputs],
-        grad_outputs=physical_cotangents,  # type: ignore[arg-type]  # None: implicit
-        retain_graph=True,
-        create_graph=create_graph,
-        allow_unused=True,
-    )
+    physical_inputs = [_physical(x, levels) for x in inputs]
+    plain = _batches_plain(levels, physical_outputs, physical_inputs)
+    if plain:
+        exit_batched()
+    try:
+        grads = autograd.grad(
+            physical_outputs,
+            physical_inputs,
+            grad_outputs=physical_cotangents,  # type: ignore[arg-type]  # None: implicit
+            retain_graph=True,
+            create_graph=create_graph,
+            allow_unused=True,
+        )
+    finally:
+        if plain:
+            enter_batched()
     return [
         _zeros(x) if g is None else rewrap(g, levels) for x, g in zip(inputs, grads)
     ]
@@ -254,29 +300,47 @@ def grad_and_value(
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        api = "grad_and_value(f)(*args)"
-        positions = _check_argnums(argnums, len(args))
-        keep = _keeps_graph(args)
-        with _level():
-            diff = tree_map(_differentiable, _slice_argnums(args, positions))
-            output = func(*_replace_argnums(args, positions, diff), **kwargs)
-            output, aux = _split_aux(output, has_aux, api)
-            if not isinstance(output, Tensor):
-                raise RuntimeError(
-                    f"{api}: Expected f(*args) to return a Tensor, got {type(output)}"
-                )
-            if output.dim() != 0:
-                raise RuntimeError(
-                    f"{api}: Expected f(*args) to return a scalar Tensor, got tensor with "
-                    f"{output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs "
-                    "instead?"
-                )
-            flat_diff, spec = tree_flatten(diff)
-            grads = tree_unflatten(_vjp([output], flat_diff, [None], keep), spec)
-        result = (grads, (output, aux) if has_aux else output)
-        return result if keep else _detach(result)
+        return _grad_and_value(func, argnums, has_aux, args, kwargs, True)
 
     return wrapper
+
+
+def _grad_and_value(
+    func: Callable[..., Any],
+    argnums: Argnums,
+    has_aux: bool,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    with_value: bool,
+) -> Any:
+    """``(gradient, value)`` (value: the output, with `has_aux` ``(output, aux)``);
+    without `with_value` the output is left out of the value (grad's call)."""
+    api = "grad_and_value(f)(*args)"
+    positions = _check_argnums(argnums, len(args))
+    keep = _keeps_graph(args)
+    with _level():
+        flat_primals, spec = tree_flatten(_slice_argnums(args, positions))
+        levels = open_levels()
+        flat_diff = [_differentiable(x, levels) for x in flat_primals]
+        diff = tree_unflatten(flat_diff, spec)
+        output = func(*_replace_argnums(args, positions, diff), **kwargs)
+        output, aux = _split_aux(output, has_aux, api)
+        if not isinstance(output, Tensor):
+            raise RuntimeError(
+                f"{api}: Expected f(*args) to return a Tensor, got {type(output)}"
+            )
+        if output.dim() != 0:
+            raise RuntimeError(
+                f"{api}: Expected f(*args) to return a scalar Tensor, got tensor with "
+                f"{output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs "
+                "instead?"
+            )
+        grads = tree_unflatten(_vjp([output], flat_diff, [None], keep), spec)
+    if not with_value:
+        output = None
+    value = (output, aux) if has_aux else output
+    # Without `keep` the gradients were computed without a graph: nothing to cut.
+    return grads, value if keep else _detach(value)
 
 
 def grad(
@@ -284,11 +348,10 @@ def grad(
 ) -> Callable[..., Any]:
     """A function returning the gradient of `func` (see `grad_and_value`); with
     `has_aux`, ``(gradient, aux)``."""
-    inner = grad_and_value(func, argnums, has_aux)
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        grads, value = inner(*args, **kwargs)
+        grads, value = _grad_and_value(func, argnums, has_aux, args, kwargs, False)
         return (grads, value[1]) if has_aux else grads
 
     return wrapper
@@ -470,7 +533,10 @@ def jacrev(
         positions = _check_argnums(argnums, len(args))
         keep = _keeps_graph(args)
         with _level():
-            diff = tree_map(_differentiable, _slice_argnums(args, positions))
+            flat_primals, spec = tree_flatten(_slice_argnums(args, positions))
+            levels = open_levels()
+            flat_diff = [_differentiable(x, levels) for x in flat_primals]
+            diff = tree_unflatten(flat_diff, spec)
             output = func(*_replace_argnums(args, positions, diff), **kwargs)
             output, aux = _split_aux(output, has_aux, api)
             flat_out, out_spec = _tensor_outputs(output, api)

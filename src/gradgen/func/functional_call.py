@@ -8,8 +8,7 @@ transforms can differentiate (``grad(lambda p: loss(functional_call(model, p, x)
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..generated import ops
@@ -45,20 +44,40 @@ def _merge_dicts(dicts: Any) -> dict[str, Tensor]:
     return {key: value for d in dicts for key, value in d.items()}
 
 
-def _tied_names(module: Module) -> dict[str, set[str]]:
+Slots = dict[str, tuple[Module, dict[str, Any]]]
+
+
+def _slots(module: Module) -> Slots:
+    """Every parameter and buffer (None ones left out) by dotted name, a shared one
+    under each of its names: the module that holds it and the registry it is in
+    (what named_parameters and named_buffers with remove_duplicate=False walk)."""
+    found: Slots = {}
+    _collect(module, "", found)
+    return found
+
+
+def _collect(module: Module, prefix: str, found: Slots) -> None:
+    for registry in (module._parameters, module._buffers):
+        for name, member in registry.items():
+            if member is not None:
+                found.setdefault(prefix + name, (module, registry))
+    for name, child in module._modules.items():
+        if child is not None:
+            _collect(child, f"{prefix}{name}.", found)
+
+
+def _tied_names(slots: Slots) -> dict[str, set[str]]:
     """name -> every name of the same tensor, for the tensors with more than one name."""
     names: dict[int, set[str]] = {}
-    tensors: list[tuple[str, Tensor]] = []
-    tensors += module.named_parameters(remove_duplicate=False)
-    tensors += module.named_buffers(remove_duplicate=False)
-    for name, tensor in tensors:
-        names.setdefault(id(tensor), set()).add(name)
+    for name, (_, registry) in slots.items():
+        member = registry[name.rpartition(".")[2]]
+        names.setdefault(id(member), set()).add(name)
     return {name: group for group in names.values() if len(group) > 1 for name in group}
 
 
-def _untie(module: Module, tensors: dict[str, Tensor]) -> dict[str, Tensor]:
+def _untie(slots: Slots, tensors: dict[str, Tensor]) -> dict[str, Tensor]:
     """Give every name of a tied tensor the value given for one of them."""
-    tied = _tied_names(module)
+    tied = _tied_names(slots)
     given = [name for name in tensors if name in tied]
     untied = dict(tensors)
     for name in given:
@@ -92,9 +111,15 @@ def _check_keys(module: Module, tensors: dict[str, Tensor]) -> None:
         )
 
 
-def _swap(module: Module, name: str, value: Any) -> Any:
+def _swap(module: Module, slots: Slots, name: str, value: Any) -> Any:
     """Put `value` (or remove it, for _MISSING) at dotted `name`; returns the old one."""
     path, _, leaf = name.rpartition(".")
+    if name in slots:
+        owner, registry = slots[name]
+        if leaf in registry:
+            old = registry[leaf]
+            registry[leaf] = value
+            return old
     owner = module.get_submodule(path) if path else module
     for registry in (owner._parameters, owner._buffers):
         if leaf in registry:
@@ -109,18 +134,6 @@ def _swap(module: Module, name: str, value: Any) -> Any:
     return old
 
 
-@contextmanager
-def _reparametrize(module: Module, tensors: dict[str, Tensor]) -> Iterator[None]:
-    originals: list[tuple[str, Any]] = []
-    try:
-        for name, value in tensors.items():
-            originals.append((name, _swap(module, name, value)))
-        yield
-    finally:
-        for name, old in reversed(originals):
-            _swap(module, name, old)
-
-
 def functional_call(
     module: Module,
     parameter_and_buffer_dicts: Any,
@@ -133,16 +146,24 @@ def functional_call(
     """``module(*args, **kwargs)`` with the named parameters and buffers replaced by
     the given tensors for the duration of the call."""
     tensors = _merge_dicts(parameter_and_buffer_dicts)
+    slots = _slots(module)
     if tie_weights:
-        tensors = _untie(module, tensors)
+        tensors = _untie(slots, tensors)
     if strict:
         _check_keys(module, tensors)
     if args is None:
         args = ()
     elif not isinstance(args, tuple):
         args = (args,)
-    with _reparametrize(module, tensors):
+    originals: list[tuple[str, Any]] = []
+    try:
+        for name, value in tensors.items():
+            originals.append((name, _swap(module, slots, name, value)))
         return module(*args, **(kwargs or {}))
+    finally:
+        # Whatever happened, every swapped name gets its original back.
+        for name, old in reversed(originals):
+            _swap(module, slots, name, old)
 
 
 def _stack(name: str, tensors: Sequence[Tensor]) -> Tensor:

@@ -9,24 +9,42 @@ Anything else, None included, is a leaf, as in torch.utils._pytree.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 
-@dataclass(frozen=True)
 class TreeSpec:
     """The shape of a pytree: `kind` is 'leaf', 'tuple', 'list' or 'dict' (`context`
-    holds a dict's keys or a namedtuple's class)."""
+    holds a dict's keys or a namedtuple's class); equal when the structures are.
+    Treated as immutable."""
+
+    __slots__ = ("kind", "context", "children", "num_leaves")
 
     kind: str
-    context: Any = None
-    children: tuple[TreeSpec, ...] = ()
+    context: Any
+    children: tuple[TreeSpec, ...]
+    num_leaves: int  # how many leaves the structure holds
 
-    @property
-    def num_leaves(self) -> int:
-        if self.kind == "leaf":
-            return 1
-        return sum(child.num_leaves for child in self.children)
+    def __init__(
+        self, kind: str, context: Any = None, children: tuple[TreeSpec, ...] = ()
+    ) -> None:
+        self.kind = kind
+        self.context = context
+        self.children = children
+        if kind == "leaf":
+            self.num_leaves = 1
+        else:
+            self.num_leaves = sum([child.num_leaves for child in children])
+
+    def _key(self) -> tuple[str, Any, tuple[TreeSpec, ...]]:
+        return self.kind, self.context, self.children
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TreeSpec):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     def __repr__(self, indent: int = 0) -> str:
         """As torch.utils._pytree's: ``TreeSpec(tuple, None, [*,\n  *])``."""
@@ -53,8 +71,20 @@ def treespec_pprint(spec: TreeSpec) -> str:
 
 LEAF = TreeSpec("leaf")
 
+# Classes that are leaves for sure (skips the subclass checks of `_children`).
+_LEAF_CLASSES: frozenset[type] = frozenset({int, float, bool, complex, str, type(None)})
+
 
 def _children(tree: Any) -> tuple[str, Any, list[Any]] | None:
+    cls = tree.__class__
+    if cls is dict:  # the common kinds first, by their exact class
+        return "dict", tuple(tree), list(tree.values())
+    if cls is tuple:
+        return "tuple", None, list(tree)
+    if cls is list:
+        return "list", None, list(tree)
+    if cls in _LEAF_CLASSES:
+        return None
     if isinstance(tree, tuple):
         named = type(tree) if hasattr(tree, "_fields") else None
         return "tuple", named, list(tree)
@@ -67,17 +97,30 @@ def _children(tree: Any) -> tuple[str, Any, list[Any]] | None:
 
 def tree_flatten(tree: Any) -> tuple[list[Any], TreeSpec]:
     """The leaves of `tree`, left to right, and its structure."""
+    leaves: list[Any] = []
+    return leaves, _flatten_into(tree, leaves)
+
+
+def _flatten_into(tree: Any, leaves: list[Any]) -> TreeSpec:
+    """Append the leaves of `tree` to `leaves`; its structure."""
     found = _children(tree)
     if found is None:
-        return [tree], LEAF
+        leaves.append(tree)
+        return LEAF
     kind, context, items = found
+    specs = tuple([_flatten_into(item, leaves) for item in items])
+    return TreeSpec(kind, context, specs)
+
+
+def tree_leaves(tree: Any) -> list[Any]:
+    """The leaves of `tree`, left to right (`tree_flatten` without the structure)."""
+    found = _children(tree)
+    if found is None:
+        return [tree]
     leaves: list[Any] = []
-    specs = []
-    for item in items:
-        item_leaves, spec = tree_flatten(item)
-        leaves.extend(item_leaves)
-        specs.append(spec)
-    return leaves, TreeSpec(kind, context, tuple(specs))
+    for item in found[2]:
+        leaves.extend(tree_leaves(item))
+    return leaves
 
 
 def tree_unflatten(leaves: list[Any], spec: TreeSpec) -> Any:
@@ -93,7 +136,10 @@ def tree_unflatten(leaves: list[Any], spec: TreeSpec) -> Any:
 def _build(leaves: Any, spec: TreeSpec) -> Any:
     if spec.kind == "leaf":
         return next(leaves)
-    items = [_build(leaves, child) for child in spec.children]
+    items = [
+        next(leaves) if child is LEAF else _build(leaves, child)
+        for child in spec.children
+    ]
     if spec.kind == "list":
         return items
     if spec.kind == "dict":
@@ -110,22 +156,29 @@ def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
 def broadcast_prefix(prefix: Any, tree: Any) -> list[Any] | None:
     """The leaves of `prefix` repeated for every leaf of `tree` below it (an int for a
     whole tuple, as vmap's in_dims), or None when `prefix` is not a prefix of `tree`."""
-    if _children(prefix) is None:
-        return [prefix] * tree_flatten(tree)[1].num_leaves
-    mine, theirs = _children(prefix), _children(tree)
-    if theirs is None or mine is None or mine[0] != theirs[0]:
+    return broadcast_prefix_of_spec(prefix, tree_flatten(tree)[1])
+
+
+def broadcast_prefix_of_spec(prefix: Any, spec: TreeSpec) -> list[Any] | None:
+    """`broadcast_prefix` for a tree known by its structure `spec`."""
+    mine = _children(prefix)
+    if mine is None:
+        return [prefix] * spec.num_leaves
+    if spec.kind == "leaf" or mine[0] != spec.kind:
         return None
-    if len(mine[2]) != len(theirs[2]) or (mine[0] == "dict" and mine[1] != theirs[1]):
-        if mine[0] != "dict" or set(mine[1]) != set(theirs[1]):
+    if len(mine[2]) != len(spec.children) or (
+        mine[0] == "dict" and mine[1] != spec.context
+    ):
+        if mine[0] != "dict" or set(mine[1]) != set(spec.context):
             return None
-        mine = ("dict", theirs[1], [prefix[key] for key in theirs[1]])
+        mine = ("dict", spec.context, [prefix[key] for key in spec.context])
     result: list[Any] = []
-    for sub_prefix, sub_tree in zip(mine[2], theirs[2]):
-        found = broadcast_prefix(sub_prefix, sub_tree)
+    for sub_prefix, sub_spec in zip(mine[2], spec.children):
+        found = broadcast_prefix_of_spec(sub_prefix, sub_spec)
         if found is None:
             return None
         result.extend(found)
     return result
 
 
-__all__ = ["TreeSpec", "tree_flatten", "tree_map", "tree_unflatten"]
+__all__ = ["TreeSpec", "tree_flatten", "tree_leaves", "tree_map", "tree_unflatten"]

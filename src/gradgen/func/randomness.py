@@ -7,6 +7,8 @@ same numbers. A draw is seen as a change of the default generator's state.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import random
 
 RANDOMNESS_ERROR = (
@@ -16,9 +18,16 @@ RANDOMNESS_ERROR = (
 )
 
 
+def _bit_generator() -> Any:
+    """The numpy bit generator behind gradgen's default generator."""
+    return random.default_generator._generator.bit_generator
+
+
 class Randomness:
     """What `randomness` asks of each call: rewind the generator ('same'), or check
-    that nothing drew from it ('error')."""
+    that nothing drew from it ('error'). The default generator's state is read as
+    its numpy bit generator's (the cheap part of `get_rng_state`: its seed does not
+    move when it draws)."""
 
     def __init__(self, randomness: str) -> None:
         if randomness not in ("error", "different", "same"):
@@ -27,16 +36,23 @@ class Randomness:
                 f"'same'. Got {randomness}"
             )
         self.mode = randomness
-        self.start = random.get_rng_state()
+        self._start = _bit_generator().state
+        self._seed = random.default_generator.initial_seed()
+
+    def rewind(self) -> None:
+        """Put the default generator back where it was at the start."""
+        _bit_generator().state = self._start
+        random.default_generator._initial_seed = self._seed
 
     def before_call(self) -> None:
         if self.mode == "same":
-            random.set_rng_state(self.start)
+            self.rewind()
 
     def drew(self) -> bool:
         """Whether the default generator moved since the start."""
         return bool(
-            random.get_rng_state()._data.tobytes() != self.start._data.tobytes()
+            _bit_generator().state != self._start
+            or random.default_generator.initial_seed() != self._seed
         )
 
     def after_call(self) -> None:

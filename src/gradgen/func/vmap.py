@@ -22,14 +22,18 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from .. import random
 from ..autograd._transform_slots import slots as _slots
 from ..generated import ops
 from ..tensor import Tensor
 from . import batching
 from .randomness import Randomness as _Randomness
 from .batching_rules import RULES
-from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
+from .pytree import (
+    TreeSpec,
+    broadcast_prefix_of_spec,
+    tree_flatten,
+    tree_unflatten,
+)
 
 
 def _name(func: Callable[..., Any]) -> str:
@@ -41,7 +45,7 @@ def _check_in_dims(
 ) -> tuple[int, list[int | None], list[Any], Any]:
     """The batch size, each input leaf's in_dim (non-negative) and the input leaves."""
     name = _name(func)
-    where = f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)"
+    where = _Where(name, in_dims)
     if not isinstance(in_dims, (int, tuple)):
         raise ValueError(
             f"{where}: expected `in_dims` to be int or a (potentially nested) tuple "
@@ -54,7 +58,7 @@ def _check_in_dims(
             "unsupported."
         )
     flat_args, spec = tree_flatten(args)
-    dims = broadcast_prefix(in_dims, args)
+    dims = broadcast_prefix_of_spec(in_dims, spec)
     if dims is None:
         raise ValueError(
             f"{where}: in_dims is not compatible with the structure of `inputs`. "
@@ -74,9 +78,23 @@ def _check_in_dims(
     return sizes[0], dims, flat_args, spec
 
 
-def _check_in_dim(where: str, arg: Any, dim: Any) -> int | None:
+class _Where:
+    """The start of vmap's messages about in_dims, spelled out only for an error."""
+
+    __slots__ = ("name", "in_dims")
+
+    def __init__(self, name: str, in_dims: Any) -> None:
+        self.name, self.in_dims = name, in_dims
+
+    def __str__(self) -> str:
+        return f"vmap({self.name}, in_dims={self.in_dims}, ...)(<inputs>)"
+
+
+def _check_in_dim(where: _Where, arg: Any, dim: Any) -> int | None:
     if dim is None:
         return None
+    if dim.__class__ is int and arg.__class__ is Tensor and 0 <= dim < arg.dim():
+        return dim  # the common case, as the checks below find it
     if not isinstance(dim, int):
         raise ValueError(
             f"{where}: Got in_dim={dim} for an input but in_dim must be either an "
@@ -98,7 +116,9 @@ def _check_in_dim(where: str, arg: Any, dim: Any) -> int | None:
     return dim % rank
 
 
-def _check_out_dims(func: Callable[..., Any], out_dims: Any, output: Any) -> list[Any]:
+def _check_out_dims(
+    func: Callable[..., Any], out_dims: Any, out_spec: TreeSpec
+) -> list[Any]:
     name = _name(func)
     if not isinstance(out_dims, (int, tuple, list)) and out_dims is not None:
         raise ValueError(
@@ -106,13 +126,12 @@ def _check_out_dims(func: Callable[..., Any], out_dims: Any, output: Any) -> lis
             "a python collection of ints representing where in the outputs the vmapped "
             "dimension should appear."
         )
-    dims = broadcast_prefix(out_dims, output)
+    dims = broadcast_prefix_of_spec(out_dims, out_spec)
     if dims is None:
         raise ValueError(
             f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
             "compatible with the structure of `outputs`. out_dims has structure "
-            f"{tree_flatten(out_dims)[1]} but outputs has structure "
-            f"{tree_flatten(output)[1]}."
+            f"{tree_flatten(out_dims)[1]} but outputs has structure {out_spec}."
         )
     return dims
 
@@ -185,14 +204,14 @@ def _place_outputs(
     func: Callable[..., Any],
     values: list[Any],
     batched: list[bool],
-    output: Any,
+    out_spec: TreeSpec,
     out_dims: Any,
 ) -> list[Any]:
     """Each output's batch dimension moved to its out_dim."""
     name = _name(func)
     placed = []
     for value, was_batched, dim in zip(
-        values, batched, _check_out_dims(func, out_dims, output)
+        values, batched, _check_out_dims(func, out_dims, out_spec)
     ):
         if dim is None:
             if was_batched:
@@ -287,12 +306,11 @@ def vmap(
             # A random draw inside the batched run: 'error' refuses it, and the other
             # modes run per example, as their draws must be per example or shared.
             state.after_call()
-            random.set_rng_state(state.start)
+            state.rewind()
             return _per_example(
                 func, out_dims, batch_size, dims, flat_args, spec, kwargs, state
             )
-        output = tree_unflatten(values, out_spec)
-        placed = _place_outputs(func, values, batched, output, out_dims)
+        placed = _place_outputs(func, values, batched, out_spec, out_dims)
         return tree_unflatten(placed, out_spec)
 
     return wrapper
@@ -310,8 +328,7 @@ def _per_example(
 ) -> Any:
     """vmap by running `func` once per example and stacking the results."""
     results, out_spec = _loop(func, batch_size, dims, flat_args, spec, kwargs, state)
-    output = tree_unflatten(results[0], out_spec)
-    flat_out_dims = _check_out_dims(func, out_dims, output)
+    flat_out_dims = _check_out_dims(func, out_dims, out_spec)
     return tree_unflatten(_stack_outputs(func, results, flat_out_dims), out_spec)
 
 

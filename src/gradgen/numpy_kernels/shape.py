@@ -162,7 +162,11 @@ def squeeze(self: np.ndarray, dim: int | None = None) -> np.ndarray:
 
 
 def unsqueeze(self: np.ndarray, dim: int) -> np.ndarray:
-    return np.expand_dims(self, _wrap_dim(dim, self.ndim + 1))
+    """A view with a new dimension of size 1 at `dim`: np.expand_dims's reshape (the
+    same strides), without its argument checks (a fifth of its time)."""
+    shape = self.shape
+    index = _wrap_dim(dim, self.ndim + 1)
+    return self.reshape(shape[:index] + (1,) + shape[index:])
 
 
 def transpose(self: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
