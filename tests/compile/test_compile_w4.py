@@ -292,3 +292,82 @@ def test_two_differentiable_outputs_hang_from_one_node_in_order() -> None:
         second.backward()
         assert b.grad.tolist() == [3.0] * 4
         assert a.grad.tolist() == [[0.0] * 3] * 2  # one node: zeros for output 0
+
+
+# -- nn.Linear's addmm and MSELoss ---------------------------------------------------------
+def _eager_and_compiled(
+    function: Any, make: Any, calls: int = 2
+) -> tuple[list[list[bytes]], Any]:
+    """Per run (eager, then `calls` compiled): the output's and the gradients' bits."""
+    compiled = torch.compile(function)
+    runs = []
+    for step in [function] + [compiled] * calls:
+        tensors = make()
+        out = step(*tensors)
+        out.backward()
+        runs.append([_bits(out)] + [_bits(t.grad) for t in tensors if t.requires_grad])
+    return runs, compiled
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_linear_and_mse_loss_render_as_numpy_into_fresh_temporaries(
+    dtype: Any, reduction: str
+) -> None:
+    rng = np.random.default_rng(5)
+    x0, w0 = rng.standard_normal((6, 4)), rng.standard_normal((3, 4))
+    b0 = rng.standard_normal(3)
+    y0 = rng.standard_normal((6, 3))
+    x0[1, 2] = math.nan  # a NaN travels the same way through both
+
+    def make() -> list[Any]:
+        return [
+            torch.tensor(x0, dtype=dtype),
+            torch.tensor(w0, dtype=dtype, requires_grad=True),
+            torch.tensor(b0, dtype=dtype, requires_grad=True),
+            torch.tensor(y0, dtype=dtype),
+        ]
+
+    def f(x: Any, w: Any, b: Any, y: Any) -> Any:
+        out = torch.nn.functional.linear(x, w, b)
+        return torch.nn.functional.mse_loss(out, y, reduction=reduction)
+
+    runs, compiled = _eager_and_compiled(f, make)
+    assert runs[1] == runs[0] and runs[2] == runs[0]
+    assert compiled.breaks == []
+    code = _code_lines(_source(compiled))
+    for helper in ("addmm(", "mse_loss(", "mse_loss_backward("):
+        assert helper not in code
+    assert code.count(":= ") == 3  # the product, the difference twice
+    assert math.isnan(np.frombuffer(runs[0][0], dtype.numpy)[0])  # type: ignore[attr-defined]
+    # hand math, on the data without the NaN
+    x0[1, 2] = 0.0
+    tensors = make()
+    loss = compiled(*tensors)
+    loss.backward()
+    x, w, b, y = (a.astype(np.float64) for a in (x0, w0, b0, y0))
+    d = x @ w.T + b - y
+    scale = 1 / d.size if reduction == "mean" else 1.0
+    rel = 1e-5 if dtype == torch.float32 else 1e-12
+    assert loss.item() == pytest.approx(float(np.sum(d * d)) * scale, rel=rel)
+    np.testing.assert_allclose(tensors[2].grad.numpy(), 2 * scale * d.sum(0), rtol=rel)
+
+
+def test_addmm_with_other_factors_and_mse_without_reduction_keep_the_helpers() -> None:
+    rng = np.random.default_rng(6)
+    a0, b0, c0 = (rng.standard_normal(s) for s in ((2, 3), (2, 4), (4, 3)))
+
+    def f(a: Any, b: Any, c: Any) -> Any:
+        scaled = torch.addmm(a, b, c, beta=0.5, alpha=2.0)
+        return torch.nn.functional.mse_loss(scaled, a.detach(), reduction="none").sum()
+
+    def make() -> list[Any]:
+        return [torch.tensor(t, requires_grad=True) for t in (a0, b0, c0)]
+
+    runs, compiled = _eager_and_compiled(f, make)
+    assert runs[1] == runs[0] and runs[2] == runs[0]
+    forward, backward = _code_lines(_source(compiled)).split("def backward")
+    assert "addmm(" in forward and "mse_loss(" in forward  # beta, alpha; 'none'
+    assert "mse_loss_backward(" not in backward  # its backward is rendered
+    hand = 0.5 * a0 + 2.0 * (b0 @ c0)
+    assert np.frombuffer(runs[0][0])[0] == pytest.approx(np.sum((hand - a0) ** 2))

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import integer_to_float, result_type
+from ..dtypes import Reduction, integer_to_float, result_type
 from .passes import fold_constants
 from .trace import Op, Value
 
@@ -368,6 +368,98 @@ def _div_true(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
     return ast.BinOp(args[0], ast.Div(), args[1])
 
 
+def _floats(*values: Value | None) -> bool:
+    """Graph values all of one floating dtype."""
+    arrays = [v.array for v in values if v is not None]
+    return (
+        len(arrays) == len(values)
+        and arrays[0].dtype.kind == "f"
+        and all(a.dtype == arrays[0].dtype for a in arrays)
+    )
+
+
+# The name a rendered expression gives its own fresh temporary, to compute into it
+# (`np.add(b, (_w := x @ w), out=_w)`); each line's is dead by the next line.
+_SCRATCH = "_w"
+
+
+def _scratch(value: ast.expr) -> ast.expr:
+    return ast.NamedExpr(ast.Name(_SCRATCH, ast.Store()), value)
+
+
+def _scratch_name() -> ast.expr:
+    return ast.Name(_SCRATCH, ast.Load())
+
+
+def _addmm(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
+    """`bias + mat1 @ mat2` (beta = alpha = 1: nn.Linear), added into the product."""
+    if len(args) != 5 or _literal(args[3]) != 1 or _literal(args[4]) != 1:
+        return None
+    bias, mat1, mat2 = (at.value(a) for a in args[:3])
+    if not _floats(bias, mat1, mat2):
+        return None
+    assert bias is not None and mat1 is not None and mat2 is not None
+    a, b = mat1.array, mat2.array
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        return None
+    shape = (a.shape[0], b.shape[1])
+    try:
+        if tuple(np.broadcast_shapes(bias.array.shape, shape)) != shape:
+            return None
+    except ValueError:
+        return None
+    product = _scratch(ast.BinOp(args[1], ast.MatMult(), args[2]))
+    return _call("add", [args[0], product], out=_scratch_name())
+
+
+def _mse_operands(
+    at: _Specialise, self_: ast.expr, target: ast.expr
+) -> tuple[Value, ast.expr] | None:
+    """`(_w := self - target)` for two arrays of one shape and floating dtype."""
+    value, other = at.value(self_), at.value(target)
+    if not _floats(value, other):
+        return None
+    assert value is not None and other is not None
+    if value.array.shape != other.array.shape:
+        return None
+    return value, _scratch(ast.BinOp(self_, ast.Sub(), target))
+
+
+def _mse_loss(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
+    """The mean or sum of `(self - target) ** 2` as the helper computes it: the
+    difference squared in place, summed, divided by the count for the mean."""
+    reduction = _literal(args[2]) if len(args) == 3 else None
+    if reduction not in (Reduction.MEAN, Reduction.SUM):
+        return None
+    operands = _mse_operands(at, args[0], args[1])
+    if operands is None or operands[0].array.size == 0:
+        return None
+    value, difference = operands
+    square = _call("multiply", [difference, _scratch_name()], out=_scratch_name())
+    total = _call("add.reduce", [square], axis=ast.Constant(None))
+    if reduction == Reduction.SUM:
+        return total
+    return _call("true_divide", [total, ast.Constant(value.array.size)])
+
+
+def _mse_loss_backward(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
+    """`norm * (self - target) * grad_output`, both products into the difference."""
+    reduction = _literal(args[3]) if len(args) == 4 else None
+    grad = at.value(args[0])
+    operands = _mse_operands(at, args[1], args[2])
+    if reduction not in (Reduction.NONE, Reduction.MEAN, Reduction.SUM):
+        return None
+    if operands is None or grad is None or not _floats(grad, operands[0]):
+        return None
+    value, difference = operands
+    if grad.array.shape not in ((), value.array.shape):
+        return None
+    size = value.array.size
+    norm = 2.0 / size if reduction == Reduction.MEAN and size else 2.0
+    scaled = _call("multiply", [ast.Constant(norm), difference], out=_scratch_name())
+    return _call("multiply", [scaled, args[0]], out=_scratch_name())
+
+
 _RULES: dict[str, _Rule] = {
     "power": _power,
     "subtract": _subtract,
@@ -379,6 +471,9 @@ _RULES: dict[str, _Rule] = {
     "relu": _relu,
     "threshold_backward": _threshold_backward,
     "div_true": _div_true,
+    "addmm": _addmm,
+    "mse_loss": _mse_loss,
+    "mse_loss_backward": _mse_loss_backward,
 }
 
 
