@@ -305,7 +305,7 @@ def _sum_to_size(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
     reduction, `np.add.reduce(x, axis=...)`."""
     value = at.value(args[0])
     size = _literal(args[1]) if len(args) == 2 else None
-    if value is None or type(size) not in (tuple, list):
+    if value is None or not isinstance(size, (tuple, list)):
         return None
     shape = value.array.shape
     leading = len(shape) - len(size)
