@@ -275,6 +275,8 @@ def elide_expands(ops: list[Op], kept: set[int]) -> list[Op]:
     backward) becomes `g / n * y`, one division of `g` instead of one per element.
     The values that come out smaller get their smaller trace values (the check
     against eager compares those)."""
+    if not any(op.name == "expand" for op in ops):
+        return ops  # (a long chain without one pays one pass, not the map below)
     users = _users(ops)
     dropped: set[int] = set()
     for op in ops:
