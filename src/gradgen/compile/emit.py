@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import ast
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..dtypes import integer_to_float, result_type
+from ..dtypes import Reduction, integer_to_float, result_type
 from .passes import fold_constants
 from .trace import Op, Value
 
@@ -100,8 +101,9 @@ class Renderer:
                     [ast.Name(self.constant(cast), ast.Load())],
                     [],
                 )
-                return node, ("t", str(cast))
-            return node, ("t",)
+                return node, ("t", value.array.shape, value.array.dtype.str, str(cast))
+            # The specialising rules look at the shape and dtype (fixed by the guard).
+            return node, ("t", value.array.shape, value.array.dtype.str)
         if isinstance(value, list) and any(isinstance(v, Value) for v in value):
             parts = [self._argument(v, cast, slots) for v in value]
             return ast.List([p[0] for p in parts], ast.Load()), tuple(
@@ -153,7 +155,9 @@ class Renderer:
                     source.expression, mode="eval"
                 ).body
             substituted = _Substitute(replacements).visit(_copy(tree))
-            folded = _Specialise(slots).visit(fold_constants(substituted))
+            folded = _Specialise(slots, self.constant).visit(
+                fold_constants(substituted)
+            )
             template = ast.unparse(folded)
             self._templates[tuple(key)] = template
             self._ufuncs[tuple(key)] = _binary_ufunc(folded)
@@ -199,15 +203,49 @@ def _slot_value(node: ast.expr, slots: list[Value]) -> Value | None:
     return None
 
 
-def _power(args: list[ast.expr], slots: list[Value]) -> ast.expr | None:
-    base = _slot_value(args[0], slots)
+def _call(function: str, args: list[ast.expr], **keywords: ast.expr) -> ast.Call:
+    """`np.<function>(*args, **keywords)` (`function` may be dotted: `add.reduce`)."""
+    target: ast.expr = ast.Name("np", ast.Load())
+    for part in function.split("."):
+        target = ast.Attribute(target, part, ast.Load())
+    return ast.Call(target, args, [ast.keyword(k, v) for k, v in keywords.items()])
+
+
+class _Specialise(ast.NodeTransformer):
+    """Replaces helper calls by the numpy operation they come to for the traced
+    shapes and dtypes (`_RULES`); `constant` binds a value in the namespace."""
+
+    def __init__(self, slots: list[Value], constant: Callable[[Any], str]) -> None:
+        self.slots = slots
+        self.constant = constant
+
+    def value(self, node: ast.expr) -> Value | None:
+        """The graph value an argument node is (None for anything else)."""
+        return _slot_value(node, self.slots)
+
+    def bound(self, value: Any) -> ast.expr:
+        return ast.Name(self.constant(value), ast.Load())
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        rule = _RULES.get(node.func.id) if isinstance(node.func, ast.Name) else None
+        if rule is None or node.keywords:
+            return node
+        return rule(list(node.args), self) or node
+
+
+_Rule = Callable[[list[ast.expr], _Specialise], "ast.expr | None"]
+
+
+def _power(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
+    base = at.value(args[0])
     if len(args) != 2 or base is None or base.array.dtype.kind not in "fc":
         return None  # an integer base has its own rules
     return ast.BinOp(args[0], ast.Pow(), args[1])
 
 
-def _subtract(args: list[ast.expr], slots: list[Value]) -> ast.expr | None:
-    left = _slot_value(args[0], slots)
+def _subtract(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
+    left = at.value(args[0])
     if len(args) != 3 or left is None or left.array.dtype.kind == "b":
         return None
     alpha = args[2]
@@ -216,15 +254,15 @@ def _subtract(args: list[ast.expr], slots: list[Value]) -> ast.expr | None:
     return ast.BinOp(args[0], ast.Sub(), ast.BinOp(alpha, ast.Mult(), args[1]))
 
 
-def _negative(args: list[ast.expr], slots: list[Value]) -> ast.expr | None:
-    value = _slot_value(args[0], slots)
+def _negative(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
+    value = at.value(args[0])
     if len(args) != 1 or value is None or value.array.dtype.kind == "b":
         return None
     return ast.UnaryOp(ast.USub(), args[0])
 
 
-def _mm(args: list[ast.expr], slots: list[Value]) -> ast.expr | None:
-    left, right = (_slot_value(a, slots) for a in args[:2])
+def _mm(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
+    left, right = (at.value(a) for a in args[:2])
     if len(args) != 2 or left is None or right is None:
         return None
     a, b = left.array, right.array
@@ -239,34 +277,204 @@ def _mm(args: list[ast.expr], slots: list[Value]) -> ast.expr | None:
     return ast.BinOp(args[0], ast.MatMult(), args[1])
 
 
-def _t(args: list[ast.expr], slots: list[Value]) -> ast.expr | None:
-    value = _slot_value(args[0], slots)
+def _t(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
+    value = at.value(args[0])
     if len(args) != 1 or value is None or value.array.ndim > 2:
         return None
     return ast.Attribute(args[0], "T", ast.Load())
 
 
-_SPECIALISED = {
+def _constant(node: ast.expr) -> tuple[bool, Any]:
+    """(True, the value) for a literal None or bool; (False, None) otherwise."""
+    if isinstance(node, ast.Constant) and (
+        node.value is None or node.value is False or node.value is True
+    ):
+        return True, node.value
+    return False, None
+
+
+def _literal(node: ast.expr) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return None
+
+
+def _sum_to_size(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
+    """A bias's gradient (only leading dimensions summed away): the helper's own
+    reduction, `np.add.reduce(x, axis=...)`."""
+    value = at.value(args[0])
+    size = _literal(args[1]) if len(args) == 2 else None
+    if value is None or not isinstance(size, (tuple, list)):
+        return None
+    shape = value.array.shape
+    leading = len(shape) - len(size)
+    if leading <= 0 or tuple(size) != shape[leading:]:
+        return None
+    axis = ast.Constant(0) if leading == 1 else _literal_node(tuple(range(leading)))
+    return _call("add.reduce", [args[0]], axis=axis)
+
+
+def _reduce_mean(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
+    """The mean of all elements of a float32/float64 array, as the helper computes it:
+    a sum in the array's dtype divided by the count."""
+    value = at.value(args[0])
+    if len(args) != 4 or value is None or value.array.size == 0:
+        return None
+    if value.array.dtype.char not in "fd" or [_constant(a) for a in args[1:]] != [
+        (True, None),
+        (True, False),
+        (True, None),
+    ]:
+        return None
+    total = _call("add.reduce", [args[0]], axis=ast.Constant(None))
+    return _call("true_divide", [total, ast.Constant(value.array.size)])
+
+
+def _zero_of(value: Value, at: _Specialise) -> ast.expr:
+    """The helpers' `np.zeros((), dtype)`, made once and bound."""
+    zero = np.zeros((), value.array.dtype)
+    zero.flags.writeable = False
+    return at.bound(zero)
+
+
+def _relu(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
+    """relu's own `np.where(x < 0, 0, x)`, without the helper's dtype checks."""
+    value = at.value(args[0])
+    if len(args) != 1 or value is None or value.array.dtype.kind != "f":
+        return None
+    below = ast.Compare(args[0], [ast.Lt()], [ast.Constant(0)])
+    return _call("where", [below, _zero_of(value, at), args[0]])
+
+
+def _threshold_backward(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
+    """threshold_backward's own `np.where(x <= threshold, 0, grad)`, no checks."""
+    grad, value = (at.value(a) for a in args[:2])
+    if len(args) != 3 or grad is None or value is None:
+        return None
+    if value.array.dtype.kind != "f" or grad.array.dtype != value.array.dtype:
+        return None
+    if type(_literal(args[2])) not in (int, float):
+        return None
+    below = ast.Compare(args[1], [ast.LtE()], [args[2]])
+    return _call("where", [below, _zero_of(grad, at), args[0]])
+
+
+def _div_true(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
+    """`np.true_divide(a, b)` of floating operands is numpy's `a / b`."""
+    left = at.value(args[0])
+    if len(args) != 2 or left is None or left.array.dtype.kind not in "fc":
+        return None
+    return ast.BinOp(args[0], ast.Div(), args[1])
+
+
+def _floats(*values: Value | None) -> bool:
+    """Graph values all of one floating dtype."""
+    arrays = [v.array for v in values if v is not None]
+    return (
+        len(arrays) == len(values)
+        and arrays[0].dtype.kind == "f"
+        and all(a.dtype == arrays[0].dtype for a in arrays)
+    )
+
+
+# The name a rendered expression gives its own fresh temporary, to compute into it
+# (`np.add(b, (_w := x @ w), out=_w)`); each line's is dead by the next line.
+_SCRATCH = "_w"
+
+
+def _scratch(value: ast.expr) -> ast.expr:
+    return ast.NamedExpr(ast.Name(_SCRATCH, ast.Store()), value)
+
+
+def _scratch_name() -> ast.expr:
+    return ast.Name(_SCRATCH, ast.Load())
+
+
+def _addmm(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
+    """`bias + mat1 @ mat2` (beta = alpha = 1: nn.Linear), added into the product."""
+    if len(args) != 5 or _literal(args[3]) != 1 or _literal(args[4]) != 1:
+        return None
+    bias, mat1, mat2 = (at.value(a) for a in args[:3])
+    if not _floats(bias, mat1, mat2):
+        return None
+    assert bias is not None and mat1 is not None and mat2 is not None
+    a, b = mat1.array, mat2.array
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        return None
+    shape = (a.shape[0], b.shape[1])
+    try:
+        if tuple(np.broadcast_shapes(bias.array.shape, shape)) != shape:
+            return None
+    except ValueError:
+        return None
+    product = _scratch(ast.BinOp(args[1], ast.MatMult(), args[2]))
+    return _call("add", [args[0], product], out=_scratch_name())
+
+
+def _mse_operands(
+    at: _Specialise, self_: ast.expr, target: ast.expr
+) -> tuple[Value, ast.expr] | None:
+    """`(_w := self - target)` for two arrays of one shape and floating dtype."""
+    value, other = at.value(self_), at.value(target)
+    if not _floats(value, other):
+        return None
+    assert value is not None and other is not None
+    if value.array.shape != other.array.shape:
+        return None
+    return value, _scratch(ast.BinOp(self_, ast.Sub(), target))
+
+
+def _mse_loss(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
+    """The mean or sum of `(self - target) ** 2` as the helper computes it: the
+    difference squared in place, summed, divided by the count for the mean."""
+    reduction = _literal(args[2]) if len(args) == 3 else None
+    if reduction not in (Reduction.MEAN, Reduction.SUM):
+        return None
+    operands = _mse_operands(at, args[0], args[1])
+    if operands is None or operands[0].array.size == 0:
+        return None
+    value, difference = operands
+    square = _call("multiply", [difference, _scratch_name()], out=_scratch_name())
+    total = _call("add.reduce", [square], axis=ast.Constant(None))
+    if reduction == Reduction.SUM:
+        return total
+    return _call("true_divide", [total, ast.Constant(value.array.size)])
+
+
+def _mse_loss_backward(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
+    """`norm * (self - target) * grad_output`, both products into the difference."""
+    reduction = _literal(args[3]) if len(args) == 4 else None
+    grad = at.value(args[0])
+    operands = _mse_operands(at, args[1], args[2])
+    if reduction not in (Reduction.NONE, Reduction.MEAN, Reduction.SUM):
+        return None
+    if operands is None or grad is None or not _floats(grad, operands[0]):
+        return None
+    value, difference = operands
+    if grad.array.shape not in ((), value.array.shape):
+        return None
+    size = value.array.size
+    norm = 2.0 / size if reduction == Reduction.MEAN and size else 2.0
+    scaled = _call("multiply", [ast.Constant(norm), difference], out=_scratch_name())
+    return _call("multiply", [scaled, args[0]], out=_scratch_name())
+
+
+_RULES: dict[str, _Rule] = {
     "power": _power,
     "subtract": _subtract,
     "negative": _negative,
     "mm": _mm,
     "t": _t,
+    "sum_to_size": _sum_to_size,
+    "reduce_mean": _reduce_mean,
+    "relu": _relu,
+    "threshold_backward": _threshold_backward,
+    "div_true": _div_true,
+    "addmm": _addmm,
+    "mse_loss": _mse_loss,
+    "mse_loss_backward": _mse_loss_backward,
 }
-
-
-class _Specialise(ast.NodeTransformer):
-    def __init__(self, slots: list[Value]) -> None:
-        self.slots = slots
-
-    def visit_Call(self, node: ast.Call) -> ast.expr:
-        self.generic_visit(node)
-        rule = (
-            _SPECIALISED.get(node.func.id) if isinstance(node.func, ast.Name) else None
-        )
-        if rule is None or node.keywords:
-            return node
-        return rule(list(node.args), self.slots) or node
 
 
 _UFUNCS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide"}

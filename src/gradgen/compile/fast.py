@@ -25,7 +25,6 @@ import numpy as np
 
 from .. import dispatch, dtypes, grad_mode
 from ..tensor import Tensor
-from ..variable_type_utils import set_history
 from .runtime import NEW, SAME, CompiledFunctionBackward, Entry
 
 __all__ = ["MISS", "make_fast_call"]
@@ -60,7 +59,7 @@ def _guard_lines(
             f"if a{i}.__class__ is not C{i} or a{i}._base is not None:",
             "    return MISS",
             f"d{i} = a{i}._data",
-            f"if d{i}.shape != S{i} or d{i}.dtype != T{i} or "
+            f"if d{i}.shape != S{i} or {_dtype_differs(f'd{i}', f'T{i}')} or "
             f"(a{i}._requires_grad or a{i}._grad_fn is not None) != "
             f"{bool(requires_grad)}:",
             "    return MISS",
@@ -82,16 +81,35 @@ def _guard_lines(
             {f"LO{i}": owner, f"LK{i}": key, f"L{i}": tensor}
             | {f"LS{i}": shape, f"LT{i}": dtype}
         )
-        read = f"LO{i}.cell_contents" if key is None else f"LO{i}.get(LK{i})"
+        # (a missing key, an emptied cell: KeyError, ValueError, which give MISS)
+        read = f"LO{i}.cell_contents" if key is None else f"LO{i}[LK{i}]"
         lines += [
             f"l{i} = {read}",
             f"if l{i} is not L{i} or l{i}._base is not None:",
             "    return MISS",
             f"e{i} = l{i}._data",
-            f"if e{i}.shape != LS{i} or e{i}.dtype != LT{i} or "
+            f"if e{i}.shape != LS{i} or {_dtype_differs(f'e{i}', f'LT{i}')} or "
             f"l{i}._requires_grad != {bool(requires_grad)}:",
             "    return MISS",
         ]
+    return lines
+
+
+def _dtype_differs(array: str, dtype: str) -> str:
+    """The guard's dtype test: numpy's dtypes of the built-in types are singletons, so
+    identity decides the usual case; `!=` the others."""
+    return f"({array}.dtype is not {dtype} and {array}.dtype != {dtype})"
+
+
+def _history_lines(results: list[str], entry: Entry) -> list[str]:
+    """set_history for the differentiable outputs, whose shapes and dtypes (floating)
+    the program fixes: output numbers in order, the node's input metadata built once."""
+    outputs = [r for r, d in zip(results, entry.differentiable) if d]
+    lines = []
+    for number, result in enumerate(outputs):
+        lines += [f"{result}._grad_fn = node", f"{result}._output_nr = {number}"]
+    if outputs:
+        lines.append("node._input_metadata = METADATA")
     return lines
 
 
@@ -236,11 +254,7 @@ def _run_lines(entry: Entry, count: int, enabled: bool) -> list[str]:
         # The entry holds the last call's edges: a leaf's AccumulateGrad, which the
         # leaf holds only weakly, is then not made again at every call.
         lines += [f"ENTRY.edges = edges = ({edges})", "node.set_next_edges(edges)"]
-        lines += [
-            f"HISTORY({result}, node)"
-            for result, differentiable in zip(results, entry.differentiable)
-            if differentiable
-        ]
+        lines += _history_lines(results, entry)
     kind, content = entry.output_spec
     if kind == "tensor":  # one tensor: itself
         lines.append(f"return {results[content]}")
@@ -279,11 +293,23 @@ def make_fast_call(
         "ZEROS": entry.zeros,
         "ONES": entry.ones,
         "ENTRY": entry,
-        "HISTORY": set_history,
+        "METADATA": tuple(
+            (value.array.shape, value.array.dtype)
+            for value, differentiable in zip(
+                entry.program.outputs, entry.differentiable
+            )
+            if differentiable
+        ),
         "BUILD": build,
         "SPEC": entry.output_spec,
     }
-    body = _guard_lines(metas, scalars, values, state, entry, namespace)
+    guard = _guard_lines(metas, scalars, values, state, entry, namespace)
+    body = [
+        "try:",
+        *("    " + line for line in guard),
+        "except (KeyError, ValueError):",
+    ]
+    body += ["    return MISS"]
     body += _run_lines(entry, len(metas), state[0])
     source = "def fast_call(args):\n" + "".join(f"    {line}\n" for line in body)
     exec(compile(source, "<gradgen.compile fast call>", "exec"), namespace)

@@ -26,6 +26,7 @@ from .emit import Renderer
 from .passes import (
     eliminate_common_subexpressions,
     eliminate_dead_code,
+    elide_expands,
     fuse_broadcast_reductions,
     is_random,
     replace_values,
@@ -298,13 +299,15 @@ def build_program(trace: Trace, fuse: bool = False) -> Program:
     the final code computes a broadcast-reduction as one einsum (a reassociated sum:
     within its rounding bound of eager's, not to the last bit)."""
     forward, backward, saved = _optimise(trace)
+    kept = {id(v) for v in trace.outputs + saved + [w[1] for w in trace.writes]}
+    kept |= {id(v) for v in trace.grad_outputs if v is not None}
+    forward = elide_expands(forward, kept)
+    backward = elide_expands(backward, kept)
     renderer = Renderer()
     leaving: list[Value | None] = [*trace.outputs, *trace.grad_outputs]
     renderer.values = _constants(forward + backward, leaving)
     for op in forward + backward:
         renderer.expression(op)  # finds the binary ufuncs
-    kept = {id(v) for v in trace.outputs + saved + [w[1] for w in trace.writes]}
-    kept |= {id(v) for v in trace.grad_outputs if v is not None}
     renderer.reuse.update(reuse_buffers(forward, renderer.binary, kept))
     renderer.reuse.update(reuse_buffers(backward, renderer.binary, kept))
     fixes, source, namespace = _run_checked(trace, forward, backward, saved, renderer)

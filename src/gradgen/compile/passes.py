@@ -1,6 +1,7 @@
 """Passes over the captured graph, each small: constant folding of Python scalars (on
 a rendered expression), dead-code elimination and common-subexpression elimination
-(on the recorded operators), reuse of dead temporaries (`out=`), and fusion of a
+(on the recorded operators), dropping an `expand` that only elementwise arithmetic
+reads (numpy broadcasts), reuse of dead temporaries (`out=`), and fusion of a
 broadcast-reduction (`sum_to_size` of a product) into one einsum."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .trace import Op, Value
 __all__ = [
     "eliminate_common_subexpressions",
     "eliminate_dead_code",
+    "elide_expands",
     "FUSED_SUM_TO",
     "fold_constants",
     "fuse_broadcast_reductions",
@@ -187,6 +189,112 @@ def _replace(argument: Any, replaced: dict[int, Value]) -> Any:
     if isinstance(argument, tuple):
         return tuple(_replace(a, replaced) for a in argument)
     return argument
+
+
+# Operators whose result at each position is computed from their operands' elements at
+# that position as numpy broadcasts them: an operand that broadcasts to the expanded
+# shape gives the same numbers (one correctly rounded operation per element).
+ELEMENTWISE = frozenset(
+    {
+        "add.Tensor",
+        "sub.Tensor",
+        "mul.Tensor",
+        "div.Tensor",
+        "add.Scalar",
+        "sub.Scalar",
+        "mul.Scalar",
+        "div.Scalar",
+    }
+)
+
+
+def _users(ops: list[Op]) -> dict[int, list[Op]]:
+    """Per value (by id), the operators that read it, each once, in order."""
+    users: dict[int, list[Op]] = {}
+    for op in ops:
+        for argument in op.args:
+            for value in _values_in(argument):
+                readers = users.setdefault(id(value), [])
+                if not readers or readers[-1] is not op:
+                    readers.append(op)
+    return users
+
+
+def _operand_shapes(op: Op, small: dict[int, tuple[int, ...]]) -> list[Any]:
+    shapes: list[Any] = []
+    for argument in op.args:
+        if isinstance(argument, Value):
+            shapes.append(small.get(id(argument), argument.array.shape))
+        elif type(argument) is np.ndarray:  # a wrapped Python number
+            shapes.append(argument.shape)
+    return shapes
+
+
+def _smaller_values(
+    expanded: Value, source: Value, users: dict[int, list[Op]], kept: set[int]
+) -> dict[int, tuple[Value, tuple[int, ...]]] | None:
+    """With `source` read in place of `expanded`: the values that come out smaller
+    (each with its new shape), or None when one of them, or `expanded`, is kept or
+    read by anything but elementwise arithmetic."""
+    small: dict[int, tuple[int, ...]] = {id(expanded): source.array.shape}
+    smaller: dict[int, tuple[Value, tuple[int, ...]]] = {}
+    stack = [expanded]
+    while stack:
+        value = stack.pop()
+        if id(value) in kept:
+            return None
+        for user in users.get(id(value), []):
+            if user.name not in ELEMENTWISE or len(user.outputs) != 1:
+                return None
+            out = user.outputs[0]
+            try:
+                shape = tuple(np.broadcast_shapes(*_operand_shapes(user, small)))
+            except ValueError:
+                return None
+            if shape != small.get(id(out), out.array.shape):
+                small[id(out)] = shape
+                smaller[id(out)] = (out, shape)
+                stack.append(out)
+    return smaller
+
+
+def _shrunk(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The part of a broadcast result that its unbroadcast computation gives."""
+    leading = array.ndim - len(shape)
+    index = (0,) * leading + tuple(
+        slice(None) if extent == array.shape[leading + i] else slice(0, 1)
+        for i, extent in enumerate(shape)
+    )
+    return np.array(array[index])
+
+
+def elide_expands(ops: list[Op], kept: set[int]) -> list[Op]:
+    """Drop `v = expand(x, size)` when only elementwise arithmetic reads `v` (and
+    what it computes from `v`, until a result has its eager shape again): those
+    operators read `x` and numpy broadcasts it; `expand(g, s) / n * y` (a mean's
+    backward) becomes `g / n * y`, one division of `g` instead of one per element.
+    The values that come out smaller get their smaller trace values (the check
+    against eager compares those)."""
+    if not any(op.name == "expand" for op in ops):
+        return ops  # (a long chain without one pays one pass, not the map below)
+    users = _users(ops)
+    dropped: set[int] = set()
+    for op in ops:
+        source = op.args[0] if op.name == "expand" and op.args else None
+        if not isinstance(source, Value) or len(op.outputs) != 1:
+            continue
+        expanded = op.outputs[0]
+        smaller = _smaller_values(expanded, source, users, kept)
+        if smaller is None:
+            continue
+        readers = users.pop(id(expanded), [])
+        for user in readers:
+            user.args = [_replace(a, {expanded.index: source}) for a in user.args]
+        users.setdefault(id(source), []).extend(readers)
+        for value, shape in smaller.values():
+            value.array = _shrunk(value.array, shape)
+        dropped.add(id(op))
+    return [op for op in ops if id(op) not in dropped]
 
 
 def reuse_buffers(
