@@ -131,16 +131,24 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
         (f"saved_{python_identifier(a.local)}", _saved_getter_expression(a))
         for a in tensors
     )
+    # apply_arrays reads each saved tensor's array in one step (saved_array).
+    saved_arrays = tuple(
+        (f"saved_{python_identifier(a.local)}", f"saved_array(self.{a.name}, self)")
+        for a in tensors
+    )
     tensor_arguments: list[tuple[str, str]] = []
     array_arguments: list[str] = []
+    direct_arguments: list[str] = []
     for attribute in saved:
         parameter = python_identifier(attribute.local)
         if attribute.kind is SavedKind.VALUE:
             tensor_arguments.append((parameter, f"self.{attribute.name}"))
             array_arguments.append(f"self.{attribute.name}")
+            direct_arguments.append(f"self.{attribute.name}")
         else:
             tensor_arguments.append((parameter, f"saved_{parameter}"))
             array_arguments.append(f"array_of(saved_{parameter})")
+            direct_arguments.append(f"saved_{parameter}")
     parameters = [
         "grads: Sequence[np.ndarray | None]",
         "needs_input_grad: tuple[bool, ...]",
@@ -153,6 +161,7 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
     if any(d.formula.uses_retain_variables for d in info.derivatives):
         tensor_arguments.append(("retain_variables", "self.retain_variables"))
         array_arguments.append("self.retain_variables")
+        direct_arguments.append("self.retain_variables")
         parameters.append("retain_variables: bool")
     return ArrayFormIR(
         function_name=f"{info.op[0].lower()}{_snake(info.op[1:])}_arrays",
@@ -161,6 +170,9 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
         unpacked_tuple=_tuple_display([local for local, _ in unpacked]),
         tensor_arguments=tuple(tensor_arguments),
         array_arguments=tuple(array_arguments),
+        saved_arrays=saved_arrays,
+        not_plain=" or ".join(f"{local} is NOT_PLAIN" for local, _ in saved_arrays),
+        direct_arguments=tuple(direct_arguments),
         formulas=formulas,
     )
 

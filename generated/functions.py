@@ -12,9 +12,9 @@ import numpy as np
 
 from gradgen.dtypes import dtype
 from gradgen.graph import (
+    RELEASED,
     Node,
-    SavedVariable,
-    SavedVariableList,
+    Saved,
     flatten_grad_inputs,
     index_ranges,
     unpack_saved,
@@ -204,11 +204,12 @@ from gradgen.helpers import (
 )
 from gradgen.helpers import arrays
 from gradgen.helpers.arrays import (
+    NOT_PLAIN,
     array_form_allowed,
     array_of,
     arrays_of,
     as_grad_array,
-    plain_tensors,
+    saved_array,
     tensors_of,
 )
 from gradgen.tensor import Number, Tensor
@@ -2927,7 +2928,7 @@ class AsStridedBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return as_strided_backward0_apply(
@@ -2941,7 +2942,7 @@ class AsStridedBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -3000,8 +3001,8 @@ class AsStridedScatterBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.src_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.src_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return as_strided_scatter_backward0_apply(
@@ -3016,9 +3017,9 @@ class AsStridedScatterBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.src_ is not None:
-            self.src_.reset_data()
+            self.src_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -3694,7 +3695,7 @@ class PolarBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return polar_backward0_apply(
@@ -3705,7 +3706,7 @@ class PolarBackward0(Node):
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -3953,8 +3954,8 @@ class MulBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -3982,24 +3983,24 @@ class MulBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = saved_array(self.other_, self)
+        saved_self = saved_array(self.self_, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
         return mul_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_other),
+            saved_other,
             self.other_scalar_type,
-            array_of(saved_self),
+            saved_self,
             self.self_scalar_type,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -4079,7 +4080,7 @@ class PowBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -4102,19 +4103,19 @@ class PowBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return pow_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.exponent,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_exponent(self) -> Number:
@@ -4427,7 +4428,7 @@ class ExpBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -4448,18 +4449,18 @@ class ExpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = saved_array(self.result_, self)
+        if saved_result is NOT_PLAIN:
             return None
         return exp_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_result),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -4508,7 +4509,7 @@ class Exp2Backward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -4529,18 +4530,18 @@ class Exp2Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = saved_array(self.result_, self)
+        if saved_result is NOT_PLAIN:
             return None
         return exp2_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_result),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -4593,7 +4594,7 @@ class LogBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -4614,18 +4615,18 @@ class LogBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return log_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -4674,7 +4675,7 @@ class Log2Backward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -4695,18 +4696,18 @@ class Log2Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return log2_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -4759,7 +4760,7 @@ class Log10Backward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -4780,18 +4781,18 @@ class Log10Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return log10_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -4844,7 +4845,7 @@ class Log1PBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -4865,18 +4866,18 @@ class Log1PBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return log1_p_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -4923,7 +4924,7 @@ class Expm1Backward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -4944,18 +4945,18 @@ class Expm1Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = saved_array(self.result_, self)
+        if saved_result is NOT_PLAIN:
             return None
         return expm1_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_result),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -5006,7 +5007,7 @@ class SqrtBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -5027,18 +5028,18 @@ class SqrtBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = saved_array(self.result_, self)
+        if saved_result is NOT_PLAIN:
             return None
         return sqrt_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_result),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -5089,7 +5090,7 @@ class RsqrtBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -5110,18 +5111,18 @@ class RsqrtBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = saved_array(self.result_, self)
+        if saved_result is NOT_PLAIN:
             return None
         return rsqrt_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_result),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -5174,7 +5175,7 @@ class ReciprocalBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -5195,18 +5196,18 @@ class ReciprocalBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = saved_array(self.result_, self)
+        if saved_result is NOT_PLAIN:
             return None
         return reciprocal_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_result),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -5257,7 +5258,7 @@ class AbsBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -5278,18 +5279,18 @@ class AbsBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return abs_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -5340,8 +5341,8 @@ class SgnBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return sgn_backward0_apply(
@@ -5353,9 +5354,9 @@ class SgnBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -5448,7 +5449,7 @@ class SinBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -5469,18 +5470,18 @@ class SinBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return sin_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -5531,7 +5532,7 @@ class CosBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -5552,18 +5553,18 @@ class CosBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return cos_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -5614,7 +5615,7 @@ class TanBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -5635,18 +5636,18 @@ class TanBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = saved_array(self.result_, self)
+        if saved_result is NOT_PLAIN:
             return None
         return tan_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_result),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -5697,7 +5698,7 @@ class AsinBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -5718,18 +5719,18 @@ class AsinBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return asin_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -5787,7 +5788,7 @@ class AcosBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -5808,18 +5809,18 @@ class AcosBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return acos_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -5879,7 +5880,7 @@ class AtanBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -5900,18 +5901,18 @@ class AtanBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return atan_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -5962,7 +5963,7 @@ class SinhBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -5983,18 +5984,18 @@ class SinhBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return sinh_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -6045,7 +6046,7 @@ class CoshBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -6066,18 +6067,18 @@ class CoshBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return cosh_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -6128,7 +6129,7 @@ class TanhBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -6149,18 +6150,18 @@ class TanhBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = saved_array(self.result_, self)
+        if saved_result is NOT_PLAIN:
             return None
         return tanh_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_result),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -6209,7 +6210,7 @@ class SigmoidBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -6230,18 +6231,18 @@ class SigmoidBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = saved_array(self.result_, self)
+        if saved_result is NOT_PLAIN:
             return None
         return sigmoid_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_result),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -6290,7 +6291,7 @@ class ErfBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -6311,18 +6312,18 @@ class ErfBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return erf_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -6662,7 +6663,7 @@ class AngleBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return angle_backward0_apply(
@@ -6673,7 +6674,7 @@ class AngleBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -6709,8 +6710,8 @@ class SigmoidBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.output_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.output_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_grad_output = unpack_saved(self.grad_output_, self)
@@ -6734,22 +6735,22 @@ class SigmoidBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_grad_output = unpack_saved(self.grad_output_, self)
-        saved_output = unpack_saved(self.output_, self)
-        if not plain_tensors((saved_grad_output, saved_output)):
+        saved_grad_output = saved_array(self.grad_output_, self)
+        saved_output = saved_array(self.output_, self)
+        if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
             return None
         return sigmoid_backward_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_grad_output),
-            array_of(saved_output),
+            saved_grad_output,
+            saved_output,
         )
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.output_ is not None:
-            self.output_.reset_data()
+            self.output_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -6827,8 +6828,8 @@ class TanhBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.output_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.output_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_grad_output = unpack_saved(self.grad_output_, self)
@@ -6852,22 +6853,22 @@ class TanhBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_grad_output = unpack_saved(self.grad_output_, self)
-        saved_output = unpack_saved(self.output_, self)
-        if not plain_tensors((saved_grad_output, saved_output)):
+        saved_grad_output = saved_array(self.grad_output_, self)
+        saved_output = saved_array(self.output_, self)
+        if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
             return None
         return tanh_backward_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_grad_output),
-            array_of(saved_output),
+            saved_grad_output,
+            saved_output,
         )
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.output_ is not None:
-            self.output_.reset_data()
+            self.output_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -6945,9 +6946,9 @@ class PowBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.exponent_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.exponent_: Saved | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return pow_backward1_apply(
@@ -6960,11 +6961,11 @@ class PowBackward1(Node):
 
     def release_variables(self) -> None:
         if self.exponent_ is not None:
-            self.exponent_.reset_data()
+            self.exponent_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_exponent(self) -> Tensor | None:
@@ -7017,8 +7018,8 @@ class PowBackward2(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.exponent_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.exponent_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return pow_backward2_apply(
@@ -7031,9 +7032,9 @@ class PowBackward2(Node):
 
     def release_variables(self) -> None:
         if self.exponent_ is not None:
-            self.exponent_.reset_data()
+            self.exponent_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_exponent(self) -> Tensor | None:
@@ -7303,8 +7304,8 @@ class DivBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -7330,23 +7331,23 @@ class DivBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = saved_array(self.other_, self)
+        saved_self = saved_array(self.self_, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
         return div_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            saved_other,
+            saved_self,
             self.self_scalar_type,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -7508,8 +7509,8 @@ class DivBackward2(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -7537,24 +7538,24 @@ class DivBackward2(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = saved_array(self.other_, self)
+        saved_self = saved_array(self.self_, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
         return div_backward2_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_other),
+            saved_other,
             self.rounding_mode,
-            array_of(saved_self),
+            saved_self,
             self.self_scalar_type,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -7828,8 +7829,8 @@ class MaximumBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -7853,22 +7854,22 @@ class MaximumBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = saved_array(self.other_, self)
+        saved_self = saved_array(self.self_, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
         return maximum_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            saved_other,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -7953,8 +7954,8 @@ class MinimumBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -7978,22 +7979,22 @@ class MinimumBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = saved_array(self.other_, self)
+        saved_self = saved_array(self.self_, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
         return minimum_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            saved_other,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -8078,8 +8079,8 @@ class FmaxBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -8103,22 +8104,22 @@ class FmaxBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = saved_array(self.other_, self)
+        saved_self = saved_array(self.self_, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
         return fmax_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            saved_other,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -8203,8 +8204,8 @@ class FminBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -8228,22 +8229,22 @@ class FminBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = saved_array(self.other_, self)
+        saved_self = saved_array(self.self_, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
         return fmin_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            saved_other,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -8326,8 +8327,8 @@ class Atan2Backward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return atan2_backward0_apply(
@@ -8339,9 +8340,9 @@ class Atan2Backward0(Node):
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -8385,7 +8386,7 @@ class FakeQuantizePerTensorAffineCachemaskBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.mask_: SavedVariable | SavedVariableList | None = None
+        self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return fake_quantize_per_tensor_affine_cachemask_backward0_apply(
@@ -8396,7 +8397,7 @@ class FakeQuantizePerTensorAffineCachemaskBackward0(Node):
 
     def release_variables(self) -> None:
         if self.mask_ is not None:
-            self.mask_.reset_data()
+            self.mask_ = RELEASED
 
     @property
     def _saved_mask(self) -> Tensor | None:
@@ -8431,7 +8432,7 @@ class FakeQuantizePerChannelAffineCachemaskBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.mask_: SavedVariable | SavedVariableList | None = None
+        self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return fake_quantize_per_channel_affine_cachemask_backward0_apply(
@@ -8442,7 +8443,7 @@ class FakeQuantizePerChannelAffineCachemaskBackward0(Node):
 
     def release_variables(self) -> None:
         if self.mask_ is not None:
-            self.mask_.reset_data()
+            self.mask_ = RELEASED
 
     @property
     def _saved_mask(self) -> Tensor | None:
@@ -8483,9 +8484,9 @@ class HypotBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -8512,26 +8513,30 @@ class HypotBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_other, saved_self, saved_result)):
+        saved_other = saved_array(self.other_, self)
+        saved_self = saved_array(self.self_, self)
+        saved_result = saved_array(self.result_, self)
+        if (
+            saved_other is NOT_PLAIN
+            or saved_self is NOT_PLAIN
+            or saved_result is NOT_PLAIN
+        ):
             return None
         return hypot_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
-            array_of(saved_result),
+            saved_other,
+            saved_self,
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -8599,7 +8604,7 @@ class WhereBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.condition_: SavedVariable | SavedVariableList | None = None
+        self.condition_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_condition = unpack_saved(self.condition_, self)
@@ -8620,18 +8625,18 @@ class WhereBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_condition = unpack_saved(self.condition_, self)
-        if not plain_tensors((saved_condition,)):
+        saved_condition = saved_array(self.condition_, self)
+        if saved_condition is NOT_PLAIN:
             return None
         return where_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_condition),
+            saved_condition,
         )
 
     def release_variables(self) -> None:
         if self.condition_ is not None:
-            self.condition_.reset_data()
+            self.condition_ = RELEASED
 
     @property
     def _saved_condition(self) -> Tensor | None:
@@ -8687,9 +8692,9 @@ class ClampBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.max_: SavedVariable | SavedVariableList | None = None
-        self.min_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.max_: Saved | None = None
+        self.min_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_max = unpack_saved(self.max_, self)
@@ -8716,26 +8721,26 @@ class ClampBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_max = unpack_saved(self.max_, self)
-        saved_min = unpack_saved(self.min_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_max, saved_min, saved_self)):
+        saved_max = saved_array(self.max_, self)
+        saved_min = saved_array(self.min_, self)
+        saved_self = saved_array(self.self_, self)
+        if saved_max is NOT_PLAIN or saved_min is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
         return clamp_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_max),
-            array_of(saved_min),
-            array_of(saved_self),
+            saved_max,
+            saved_min,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.max_ is not None:
-            self.max_.reset_data()
+            self.max_ = RELEASED
         if self.min_ is not None:
-            self.min_.reset_data()
+            self.min_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_max(self) -> Tensor | None:
@@ -8824,7 +8829,7 @@ class ClampBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -8849,20 +8854,20 @@ class ClampBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return clamp_backward1_arrays(
             grads,
             self.task_needs_input_grad(),
             self.max,
             self.min,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_max(self) -> Number | None:
@@ -8927,7 +8932,7 @@ class ClampMinBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return clamp_min_backward0_apply(
@@ -8939,7 +8944,7 @@ class ClampMinBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_min(self) -> Number:
@@ -8982,7 +8987,7 @@ class ClampMaxBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return clamp_max_backward0_apply(
@@ -8994,7 +8999,7 @@ class ClampMaxBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_max(self) -> Number:
@@ -9095,8 +9100,8 @@ class FmodBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -9120,22 +9125,22 @@ class FmodBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = saved_array(self.other_, self)
+        saved_self = saved_array(self.self_, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
         return fmod_backward1_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            saved_other,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -9258,8 +9263,8 @@ class RemainderBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -9283,22 +9288,22 @@ class RemainderBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = saved_array(self.other_, self)
+        saved_self = saved_array(self.self_, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
         return remainder_backward1_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            saved_other,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -9768,9 +9773,9 @@ class LerpBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.end_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.end_: Saved | None = None
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_end = unpack_saved(self.end_, self)
@@ -9797,26 +9802,30 @@ class LerpBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_end = unpack_saved(self.end_, self)
-        saved_self = unpack_saved(self.self_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_end, saved_self, saved_weight)):
+        saved_end = saved_array(self.end_, self)
+        saved_self = saved_array(self.self_, self)
+        saved_weight = saved_array(self.weight_, self)
+        if (
+            saved_end is NOT_PLAIN
+            or saved_self is NOT_PLAIN
+            or saved_weight is NOT_PLAIN
+        ):
             return None
         return lerp_backward1_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_end),
-            array_of(saved_self),
-            array_of(saved_weight),
+            saved_end,
+            saved_self,
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.end_ is not None:
-            self.end_.reset_data()
+            self.end_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_end(self) -> Tensor | None:
@@ -9902,8 +9911,8 @@ class AddcmulBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.tensor1_: SavedVariable | SavedVariableList | None = None
-        self.tensor2_: SavedVariable | SavedVariableList | None = None
+        self.tensor1_: Saved | None = None
+        self.tensor2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_tensor1 = unpack_saved(self.tensor1_, self)
@@ -9935,26 +9944,26 @@ class AddcmulBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_tensor1 = unpack_saved(self.tensor1_, self)
-        saved_tensor2 = unpack_saved(self.tensor2_, self)
-        if not plain_tensors((saved_tensor1, saved_tensor2)):
+        saved_tensor1 = saved_array(self.tensor1_, self)
+        saved_tensor2 = saved_array(self.tensor2_, self)
+        if saved_tensor1 is NOT_PLAIN or saved_tensor2 is NOT_PLAIN:
             return None
         return addcmul_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.self_scalar_type,
-            array_of(saved_tensor1),
+            saved_tensor1,
             self.tensor1_scalar_type,
-            array_of(saved_tensor2),
+            saved_tensor2,
             self.tensor2_scalar_type,
             self.value,
         )
 
     def release_variables(self) -> None:
         if self.tensor1_ is not None:
-            self.tensor1_.reset_data()
+            self.tensor1_ = RELEASED
         if self.tensor2_ is not None:
-            self.tensor2_.reset_data()
+            self.tensor2_ = RELEASED
 
     @property
     def _saved_tensor1(self) -> Tensor | None:
@@ -10062,8 +10071,8 @@ class AddcdivBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.tensor1_: SavedVariable | SavedVariableList | None = None
-        self.tensor2_: SavedVariable | SavedVariableList | None = None
+        self.tensor1_: Saved | None = None
+        self.tensor2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_tensor1 = unpack_saved(self.tensor1_, self)
@@ -10095,26 +10104,26 @@ class AddcdivBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_tensor1 = unpack_saved(self.tensor1_, self)
-        saved_tensor2 = unpack_saved(self.tensor2_, self)
-        if not plain_tensors((saved_tensor1, saved_tensor2)):
+        saved_tensor1 = saved_array(self.tensor1_, self)
+        saved_tensor2 = saved_array(self.tensor2_, self)
+        if saved_tensor1 is NOT_PLAIN or saved_tensor2 is NOT_PLAIN:
             return None
         return addcdiv_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.self_scalar_type,
-            array_of(saved_tensor1),
+            saved_tensor1,
             self.tensor1_scalar_type,
-            array_of(saved_tensor2),
+            saved_tensor2,
             self.tensor2_scalar_type,
             self.value,
         )
 
     def release_variables(self) -> None:
         if self.tensor1_ is not None:
-            self.tensor1_.reset_data()
+            self.tensor1_ = RELEASED
         if self.tensor2_ is not None:
-            self.tensor2_.reset_data()
+            self.tensor2_ = RELEASED
 
     @property
     def _saved_tensor1(self) -> Tensor | None:
@@ -10222,7 +10231,7 @@ class NanToNumBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return nan_to_num_backward0_apply(
@@ -10233,7 +10242,7 @@ class NanToNumBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -10264,7 +10273,7 @@ class AcoshBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return acosh_backward0_apply(
@@ -10275,7 +10284,7 @@ class AcoshBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -10341,7 +10350,7 @@ class AsinhBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -10362,18 +10371,18 @@ class AsinhBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return asinh_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -10454,7 +10463,7 @@ class AtanhBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -10475,18 +10484,18 @@ class AtanhBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return atanh_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -10625,8 +10634,8 @@ class CopysignBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return copysign_backward0_apply(
@@ -10639,9 +10648,9 @@ class CopysignBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -10687,8 +10696,8 @@ class CopysignBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return copysign_backward1_apply(
@@ -10700,9 +10709,9 @@ class CopysignBackward1(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -10799,7 +10808,7 @@ class FrexpBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.exponent_: SavedVariable | SavedVariableList | None = None
+        self.exponent_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_exponent = unpack_saved(self.exponent_, self)
@@ -10820,18 +10829,18 @@ class FrexpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_exponent = unpack_saved(self.exponent_, self)
-        if not plain_tensors((saved_exponent,)):
+        saved_exponent = saved_array(self.exponent_, self)
+        if saved_exponent is NOT_PLAIN:
             return None
         return frexp_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_exponent),
+            saved_exponent,
         )
 
     def release_variables(self) -> None:
         if self.exponent_ is not None:
-            self.exponent_.reset_data()
+            self.exponent_ = RELEASED
 
     @property
     def _saved_exponent(self) -> Tensor | None:
@@ -10884,8 +10893,8 @@ class LdexpBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -10909,22 +10918,22 @@ class LdexpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_other, saved_result)):
+        saved_other = saved_array(self.other_, self)
+        saved_result = saved_array(self.result_, self)
+        if saved_other is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
         return ldexp_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_result),
+            saved_other,
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -10996,8 +11005,8 @@ class NextafterBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -11023,23 +11032,23 @@ class NextafterBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = saved_array(self.other_, self)
+        saved_self = saved_array(self.self_, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
         return nextafter_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_other),
+            saved_other,
             self.other_info,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -11106,8 +11115,8 @@ class Logaddexp2Backward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -11131,22 +11140,22 @@ class Logaddexp2Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = saved_array(self.other_, self)
+        saved_self = saved_array(self.self_, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
         return logaddexp2_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            saved_other,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -11215,8 +11224,8 @@ class ClampMinBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.min_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.min_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_min = unpack_saved(self.min_, self)
@@ -11240,22 +11249,22 @@ class ClampMinBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_min = unpack_saved(self.min_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_min, saved_self)):
+        saved_min = saved_array(self.min_, self)
+        saved_self = saved_array(self.self_, self)
+        if saved_min is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
         return clamp_min_backward1_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_min),
-            array_of(saved_self),
+            saved_min,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.min_ is not None:
-            self.min_.reset_data()
+            self.min_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_min(self) -> Tensor | None:
@@ -11320,8 +11329,8 @@ class ClampMaxBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.max_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.max_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_max = unpack_saved(self.max_, self)
@@ -11345,22 +11354,22 @@ class ClampMaxBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_max = unpack_saved(self.max_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_max, saved_self)):
+        saved_max = saved_array(self.max_, self)
+        saved_self = saved_array(self.self_, self)
+        if saved_max is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
         return clamp_max_backward1_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_max),
-            array_of(saved_self),
+            saved_max,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.max_ is not None:
-            self.max_.reset_data()
+            self.max_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_max(self) -> Tensor | None:
@@ -11425,8 +11434,8 @@ class LogaddexpBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -11450,22 +11459,22 @@ class LogaddexpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = saved_array(self.other_, self)
+        saved_self = saved_array(self.self_, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
         return logaddexp_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            saved_other,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -12017,8 +12026,8 @@ class ProdBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return prod_backward0_apply(
@@ -12030,9 +12039,9 @@ class ProdBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -12077,8 +12086,8 @@ class ProdBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return prod_backward1_apply(
@@ -12092,9 +12101,9 @@ class ProdBackward1(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -12150,7 +12159,7 @@ class MaxBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_indices = unpack_saved(self.indices_, self)
@@ -12177,8 +12186,8 @@ class MaxBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = unpack_saved(self.indices_, self)
-        if not plain_tensors((saved_indices,)):
+        saved_indices = saved_array(self.indices_, self)
+        if saved_indices is NOT_PLAIN:
             return None
         return max_backward0_arrays(
             grads,
@@ -12186,12 +12195,12 @@ class MaxBackward0(Node):
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
-            array_of(saved_indices),
+            saved_indices,
         )
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -12270,8 +12279,8 @@ class MaxBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return max_backward1_apply(
@@ -12283,9 +12292,9 @@ class MaxBackward1(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -12329,7 +12338,7 @@ class MinBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_indices = unpack_saved(self.indices_, self)
@@ -12356,8 +12365,8 @@ class MinBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = unpack_saved(self.indices_, self)
-        if not plain_tensors((saved_indices,)):
+        saved_indices = saved_array(self.indices_, self)
+        if saved_indices is NOT_PLAIN:
             return None
         return min_backward0_arrays(
             grads,
@@ -12365,12 +12374,12 @@ class MinBackward0(Node):
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
-            array_of(saved_indices),
+            saved_indices,
         )
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -12449,8 +12458,8 @@ class MinBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return min_backward1_apply(
@@ -12462,9 +12471,9 @@ class MinBackward1(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -12507,8 +12516,8 @@ class AmaxBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return amax_backward0_apply(
@@ -12522,9 +12531,9 @@ class AmaxBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> Sequence[int]:
@@ -12583,8 +12592,8 @@ class AminBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return amin_backward0_apply(
@@ -12598,9 +12607,9 @@ class AminBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> Sequence[int]:
@@ -12660,8 +12669,8 @@ class LogsumexpBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -12689,24 +12698,24 @@ class LogsumexpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_self, saved_result)):
+        saved_self = saved_array(self.self_, self)
+        saved_result = saved_array(self.result_, self)
+        if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
         return logsumexp_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.dim,
             self.keepdim,
-            array_of(saved_self),
-            array_of(saved_result),
+            saved_self,
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> Sequence[int]:
@@ -12783,7 +12792,7 @@ class VarBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return var_backward0_apply(
@@ -12797,7 +12806,7 @@ class VarBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_correction(self) -> Number | None:
@@ -12853,8 +12862,8 @@ class StdBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return std_backward0_apply(
@@ -12869,9 +12878,9 @@ class StdBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_correction(self) -> Number | None:
@@ -13014,8 +13023,8 @@ class CumprodBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return cumprod_backward0_apply(
@@ -13029,9 +13038,9 @@ class CumprodBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -13082,7 +13091,7 @@ class SortBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_indices = unpack_saved(self.indices_, self)
@@ -13107,20 +13116,20 @@ class SortBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = unpack_saved(self.indices_, self)
-        if not plain_tensors((saved_indices,)):
+        saved_indices = saved_array(self.indices_, self)
+        if saved_indices is NOT_PLAIN:
             return None
         return sort_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.dim,
             self.self_sym_sizes,
-            array_of(saved_indices),
+            saved_indices,
         )
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -13195,7 +13204,7 @@ class SortBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_indices = unpack_saved(self.indices_, self)
@@ -13220,20 +13229,20 @@ class SortBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = unpack_saved(self.indices_, self)
-        if not plain_tensors((saved_indices,)):
+        saved_indices = saved_array(self.indices_, self)
+        if saved_indices is NOT_PLAIN:
             return None
         return sort_backward1_arrays(
             grads,
             self.task_needs_input_grad(),
             self.dim,
             self.self_sym_sizes,
-            array_of(saved_indices),
+            saved_indices,
         )
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -13308,7 +13317,7 @@ class TopkBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_indices = unpack_saved(self.indices_, self)
@@ -13333,20 +13342,20 @@ class TopkBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = unpack_saved(self.indices_, self)
-        if not plain_tensors((saved_indices,)):
+        saved_indices = saved_array(self.indices_, self)
+        if saved_indices is NOT_PLAIN:
             return None
         return topk_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.dim,
             self.self_sym_sizes,
-            array_of(saved_indices),
+            saved_indices,
         )
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -13420,8 +13429,8 @@ class LogcumsumexpBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return logcumsumexp_backward0_apply(
@@ -13434,9 +13443,9 @@ class LogcumsumexpBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -13483,8 +13492,8 @@ class CummaxBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return cummax_backward0_apply(
@@ -13497,9 +13506,9 @@ class CummaxBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -13546,8 +13555,8 @@ class CumminBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return cummin_backward0_apply(
@@ -13560,9 +13569,9 @@ class CumminBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -13611,7 +13620,7 @@ class KthvalueBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_indices = unpack_saved(self.indices_, self)
@@ -13638,8 +13647,8 @@ class KthvalueBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = unpack_saved(self.indices_, self)
-        if not plain_tensors((saved_indices,)):
+        saved_indices = saved_array(self.indices_, self)
+        if saved_indices is NOT_PLAIN:
             return None
         return kthvalue_backward0_arrays(
             grads,
@@ -13647,12 +13656,12 @@ class KthvalueBackward0(Node):
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
-            array_of(saved_indices),
+            saved_indices,
         )
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -13731,8 +13740,8 @@ class MedianBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return median_backward0_apply(
@@ -13744,9 +13753,9 @@ class MedianBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -13790,7 +13799,7 @@ class MedianBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_indices = unpack_saved(self.indices_, self)
@@ -13817,8 +13826,8 @@ class MedianBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = unpack_saved(self.indices_, self)
-        if not plain_tensors((saved_indices,)):
+        saved_indices = saved_array(self.indices_, self)
+        if saved_indices is NOT_PLAIN:
             return None
         return median_backward1_arrays(
             grads,
@@ -13826,12 +13835,12 @@ class MedianBackward1(Node):
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
-            array_of(saved_indices),
+            saved_indices,
         )
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -13910,8 +13919,8 @@ class NanmedianBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return nanmedian_backward0_apply(
@@ -13923,9 +13932,9 @@ class NanmedianBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -13969,7 +13978,7 @@ class NanmedianBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_indices = unpack_saved(self.indices_, self)
@@ -13996,8 +14005,8 @@ class NanmedianBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = unpack_saved(self.indices_, self)
-        if not plain_tensors((saved_indices,)):
+        saved_indices = saved_array(self.indices_, self)
+        if saved_indices is NOT_PLAIN:
             return None
         return nanmedian_backward1_arrays(
             grads,
@@ -14005,12 +14014,12 @@ class NanmedianBackward1(Node):
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
-            array_of(saved_indices),
+            saved_indices,
         )
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -14092,7 +14101,7 @@ class ModeBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_indices = unpack_saved(self.indices_, self)
@@ -14119,8 +14128,8 @@ class ModeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = unpack_saved(self.indices_, self)
-        if not plain_tensors((saved_indices,)):
+        saved_indices = saved_array(self.indices_, self)
+        if saved_indices is NOT_PLAIN:
             return None
         return mode_backward0_arrays(
             grads,
@@ -14128,12 +14137,12 @@ class ModeBackward0(Node):
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
-            array_of(saved_indices),
+            saved_indices,
         )
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -14215,9 +14224,9 @@ class AminmaxBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.max_: SavedVariable | SavedVariableList | None = None
-        self.min_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.max_: Saved | None = None
+        self.min_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return aminmax_backward0_apply(
@@ -14232,11 +14241,11 @@ class AminmaxBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.max_ is not None:
-            self.max_.reset_data()
+            self.max_ = RELEASED
         if self.min_ is not None:
-            self.min_.reset_data()
+            self.min_ = RELEASED
 
     @property
     def _saved_dim(self) -> int | None:
@@ -14295,7 +14304,7 @@ class NansumBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return nansum_backward0_apply(
@@ -14309,7 +14318,7 @@ class NansumBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_dim(self) -> Sequence[int] | None:
@@ -14361,8 +14370,8 @@ class StdMeanBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result0_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result0_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return std_mean_backward0_apply(
@@ -14377,9 +14386,9 @@ class StdMeanBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result0_ is not None:
-            self.result0_.reset_data()
+            self.result0_ = RELEASED
 
     @property
     def _saved_correction(self) -> Number | None:
@@ -14440,7 +14449,7 @@ class VarMeanBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return var_mean_backward0_apply(
@@ -14454,7 +14463,7 @@ class VarMeanBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_correction(self) -> Number | None:
@@ -14641,10 +14650,10 @@ class SegmentReduceBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.data_: SavedVariable | SavedVariableList | None = None
-        self.lengths_: SavedVariable | SavedVariableList | None = None
-        self.offsets_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.data_: Saved | None = None
+        self.lengths_: Saved | None = None
+        self.offsets_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return segment_reduce_backward0_apply(
@@ -14661,13 +14670,13 @@ class SegmentReduceBackward0(Node):
 
     def release_variables(self) -> None:
         if self.data_ is not None:
-            self.data_.reset_data()
+            self.data_ = RELEASED
         if self.lengths_ is not None:
-            self.lengths_.reset_data()
+            self.lengths_ = RELEASED
         if self.offsets_ is not None:
-            self.offsets_.reset_data()
+            self.offsets_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_axis(self) -> int:
@@ -14738,7 +14747,7 @@ class IndexSelectBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
+        self.index_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return index_select_backward0_apply(
@@ -14751,7 +14760,7 @@ class IndexSelectBackward0(Node):
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -14804,8 +14813,8 @@ class IndexAddBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
-        self.source_: SavedVariable | SavedVariableList | None = None
+        self.index_: Saved | None = None
+        self.source_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_index = unpack_saved(self.index_, self)
@@ -14835,25 +14844,25 @@ class IndexAddBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_index = unpack_saved(self.index_, self)
-        saved_source = unpack_saved(self.source_, self)
-        if not plain_tensors((saved_index, saved_source)):
+        saved_index = saved_array(self.index_, self)
+        saved_source = saved_array(self.source_, self)
+        if saved_index is NOT_PLAIN or saved_source is NOT_PLAIN:
             return None
         return index_add_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.alpha,
             self.dim,
-            array_of(saved_index),
-            array_of(saved_source),
+            saved_index,
+            saved_source,
             self.source_dim,
         )
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
         if self.source_ is not None:
-            self.source_.reset_data()
+            self.source_ = RELEASED
 
     @property
     def _saved_alpha(self) -> Number:
@@ -14954,8 +14963,8 @@ class GatherBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.index_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return gather_backward0_apply(
@@ -14969,9 +14978,9 @@ class GatherBackward0(Node):
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -15026,7 +15035,7 @@ class ScatterBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
+        self.index_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_index = unpack_saved(self.index_, self)
@@ -15049,19 +15058,19 @@ class ScatterBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_index = unpack_saved(self.index_, self)
-        if not plain_tensors((saved_index,)):
+        saved_index = saved_array(self.index_, self)
+        if saved_index is NOT_PLAIN:
             return None
         return scatter_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.dim,
-            array_of(saved_index),
+            saved_index,
         )
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -15123,7 +15132,7 @@ class ScatterBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
+        self.index_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_index = unpack_saved(self.index_, self)
@@ -15146,19 +15155,19 @@ class ScatterBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_index = unpack_saved(self.index_, self)
-        if not plain_tensors((saved_index,)):
+        saved_index = saved_array(self.index_, self)
+        if saved_index is NOT_PLAIN:
             return None
         return scatter_backward1_arrays(
             grads,
             self.task_needs_input_grad(),
             self.dim,
-            array_of(saved_index),
+            saved_index,
         )
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -15217,7 +15226,7 @@ class ScatterAddBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
+        self.index_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_index = unpack_saved(self.index_, self)
@@ -15240,19 +15249,19 @@ class ScatterAddBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_index = unpack_saved(self.index_, self)
-        if not plain_tensors((saved_index,)):
+        saved_index = saved_array(self.index_, self)
+        if saved_index is NOT_PLAIN:
             return None
         return scatter_add_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.dim,
-            array_of(saved_index),
+            saved_index,
         )
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -15309,7 +15318,7 @@ class MaskedFillBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.mask_: SavedVariable | SavedVariableList | None = None
+        self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_mask = unpack_saved(self.mask_, self)
@@ -15330,18 +15339,18 @@ class MaskedFillBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mask = unpack_saved(self.mask_, self)
-        if not plain_tensors((saved_mask,)):
+        saved_mask = saved_array(self.mask_, self)
+        if saved_mask is NOT_PLAIN:
             return None
         return masked_fill_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_mask),
+            saved_mask,
         )
 
     def release_variables(self) -> None:
         if self.mask_ is not None:
-            self.mask_.reset_data()
+            self.mask_ = RELEASED
 
     @property
     def _saved_mask(self) -> Tensor | None:
@@ -15389,7 +15398,7 @@ class MaskedFillBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.mask_: SavedVariable | SavedVariableList | None = None
+        self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_mask = unpack_saved(self.mask_, self)
@@ -15410,18 +15419,18 @@ class MaskedFillBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mask = unpack_saved(self.mask_, self)
-        if not plain_tensors((saved_mask,)):
+        saved_mask = saved_array(self.mask_, self)
+        if saved_mask is NOT_PLAIN:
             return None
         return masked_fill_backward1_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_mask),
+            saved_mask,
         )
 
     def release_variables(self) -> None:
         if self.mask_ is not None:
-            self.mask_.reset_data()
+            self.mask_ = RELEASED
 
     @property
     def _saved_mask(self) -> Tensor | None:
@@ -15476,7 +15485,7 @@ class IndexBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return index_backward0_apply(
@@ -15488,7 +15497,7 @@ class IndexBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> list[Tensor]:
@@ -15529,7 +15538,7 @@ class IndexPutBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return index_put_backward0_apply(
@@ -15542,7 +15551,7 @@ class IndexPutBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_accumulate(self) -> bool:
@@ -15597,10 +15606,10 @@ class ScatterReduceBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.src_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.index_: Saved | None = None
+        self.self_: Saved | None = None
+        self.src_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return scatter_reduce_backward0_apply(
@@ -15617,13 +15626,13 @@ class ScatterReduceBackward0(Node):
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.src_ is not None:
-            self.src_.reset_data()
+            self.src_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -15700,8 +15709,8 @@ class IndexCopyBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
-        self.source_: SavedVariable | SavedVariableList | None = None
+        self.index_: Saved | None = None
+        self.source_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return index_copy_backward0_apply(
@@ -15715,9 +15724,9 @@ class IndexCopyBackward0(Node):
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
         if self.source_ is not None:
-            self.source_.reset_data()
+            self.source_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -15776,7 +15785,7 @@ class IndexFillBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
+        self.index_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return index_fill_backward0_apply(
@@ -15788,7 +15797,7 @@ class IndexFillBackward0(Node):
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -15828,7 +15837,7 @@ class IndexFillBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
+        self.index_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return index_fill_backward1_apply(
@@ -15840,7 +15849,7 @@ class IndexFillBackward1(Node):
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -15884,7 +15893,7 @@ class MaskedScatterBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.mask_: SavedVariable | SavedVariableList | None = None
+        self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return masked_scatter_backward0_apply(
@@ -15896,7 +15905,7 @@ class MaskedScatterBackward0(Node):
 
     def release_variables(self) -> None:
         if self.mask_ is not None:
-            self.mask_.reset_data()
+            self.mask_ = RELEASED
 
     @property
     def _saved_mask(self) -> Tensor | None:
@@ -15941,8 +15950,8 @@ class MaskedSelectBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.mask_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.mask_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return masked_select_backward0_apply(
@@ -15954,9 +15963,9 @@ class MaskedSelectBackward0(Node):
 
     def release_variables(self) -> None:
         if self.mask_ is not None:
-            self.mask_.reset_data()
+            self.mask_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_mask(self) -> Tensor | None:
@@ -15997,8 +16006,8 @@ class TakeBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.index_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return take_backward0_apply(
@@ -16010,9 +16019,9 @@ class TakeBackward0(Node):
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_index(self) -> Tensor | None:
@@ -16054,8 +16063,8 @@ class PutBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
-        self.source_: SavedVariable | SavedVariableList | None = None
+        self.index_: Saved | None = None
+        self.source_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return put_backward0_apply(
@@ -16069,9 +16078,9 @@ class PutBackward0(Node):
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
         if self.source_ is not None:
-            self.source_.reset_data()
+            self.source_ = RELEASED
 
     @property
     def _saved_accumulate(self) -> bool:
@@ -16129,10 +16138,10 @@ class IndexReduceBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.source_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.index_: Saved | None = None
+        self.self_: Saved | None = None
+        self.source_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return index_reduce_backward0_apply(
@@ -16149,13 +16158,13 @@ class IndexReduceBackward0(Node):
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.source_ is not None:
-            self.source_.reset_data()
+            self.source_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -16229,7 +16238,7 @@ class MaskedScatterBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.mask_: SavedVariable | SavedVariableList | None = None
+        self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return masked_scatter_backward_backward0_apply(
@@ -16241,7 +16250,7 @@ class MaskedScatterBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.mask_ is not None:
-            self.mask_.reset_data()
+            self.mask_ = RELEASED
 
     @property
     def _saved_mask(self) -> Tensor | None:
@@ -16460,7 +16469,7 @@ class UnsafeIndexBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return unsafe_index_backward0_apply(
@@ -16472,7 +16481,7 @@ class UnsafeIndexBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> list[Tensor]:
@@ -16513,7 +16522,7 @@ class UnsafeIndexPutBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return unsafe_index_put_backward0_apply(
@@ -16526,7 +16535,7 @@ class UnsafeIndexPutBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_accumulate(self) -> bool:
@@ -16578,7 +16587,7 @@ class IndexPutImplBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return index_put_impl_backward0_apply(
@@ -16591,7 +16600,7 @@ class IndexPutImplBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_accumulate(self) -> bool:
@@ -16647,8 +16656,8 @@ class MmBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.mat2_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.mat2_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_mat2 = unpack_saved(self.mat2_, self)
@@ -16680,26 +16689,26 @@ class MmBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mat2 = unpack_saved(self.mat2_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_mat2, saved_self)):
+        saved_mat2 = saved_array(self.mat2_, self)
+        saved_self = saved_array(self.self_, self)
+        if saved_mat2 is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
         return mm_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_mat2),
+            saved_mat2,
             self.mat2_sym_sizes,
             self.mat2_sym_strides,
-            array_of(saved_self),
+            saved_self,
             self.self_sym_sizes,
             self.self_sym_strides,
         )
 
     def release_variables(self) -> None:
         if self.mat2_ is not None:
-            self.mat2_.reset_data()
+            self.mat2_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_mat2(self) -> Tensor | None:
@@ -16804,8 +16813,8 @@ class BmmBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.mat2_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.mat2_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_mat2 = unpack_saved(self.mat2_, self)
@@ -16829,22 +16838,22 @@ class BmmBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mat2 = unpack_saved(self.mat2_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_mat2, saved_self)):
+        saved_mat2 = saved_array(self.mat2_, self)
+        saved_self = saved_array(self.self_, self)
+        if saved_mat2 is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
         return bmm_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_mat2),
-            array_of(saved_self),
+            saved_mat2,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.mat2_ is not None:
-            self.mat2_.reset_data()
+            self.mat2_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_mat2(self) -> Tensor | None:
@@ -16917,8 +16926,8 @@ class DotBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.tensor_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.tensor_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -16942,22 +16951,22 @@ class DotBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_tensor = unpack_saved(self.tensor_, self)
-        if not plain_tensors((saved_self, saved_tensor)):
+        saved_self = saved_array(self.self_, self)
+        saved_tensor = saved_array(self.tensor_, self)
+        if saved_self is NOT_PLAIN or saved_tensor is NOT_PLAIN:
             return None
         return dot_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
-            array_of(saved_tensor),
+            saved_self,
+            saved_tensor,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.tensor_ is not None:
-            self.tensor_.reset_data()
+            self.tensor_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -17022,8 +17031,8 @@ class VdotBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -17047,22 +17056,22 @@ class VdotBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = saved_array(self.other_, self)
+        saved_self = saved_array(self.self_, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
         return vdot_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            saved_other,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -17124,8 +17133,8 @@ class MvBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.vec_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.vec_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return mv_backward0_apply(
@@ -17137,9 +17146,9 @@ class MvBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.vec_ is not None:
-            self.vec_.reset_data()
+            self.vec_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -17189,8 +17198,8 @@ class AddmmBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.mat1_: SavedVariable | SavedVariableList | None = None
-        self.mat2_: SavedVariable | SavedVariableList | None = None
+        self.mat1_: Saved | None = None
+        self.mat2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_mat1 = unpack_saved(self.mat1_, self)
@@ -17226,28 +17235,28 @@ class AddmmBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mat1 = unpack_saved(self.mat1_, self)
-        saved_mat2 = unpack_saved(self.mat2_, self)
-        if not plain_tensors((saved_mat1, saved_mat2)):
+        saved_mat1 = saved_array(self.mat1_, self)
+        saved_mat2 = saved_array(self.mat2_, self)
+        if saved_mat1 is NOT_PLAIN or saved_mat2 is NOT_PLAIN:
             return None
         return addmm_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.alpha,
             self.beta,
-            array_of(saved_mat1),
+            saved_mat1,
             self.mat1_sym_sizes,
             self.mat1_sym_strides,
-            array_of(saved_mat2),
+            saved_mat2,
             self.mat2_sym_sizes,
             self.mat2_sym_strides,
         )
 
     def release_variables(self) -> None:
         if self.mat1_ is not None:
-            self.mat1_.reset_data()
+            self.mat1_ = RELEASED
         if self.mat2_ is not None:
-            self.mat2_.reset_data()
+            self.mat2_ = RELEASED
 
     @property
     def _saved_alpha(self) -> Number:
@@ -17379,9 +17388,9 @@ class CdistBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.x1_: SavedVariable | SavedVariableList | None = None
-        self.x2_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.x1_: Saved | None = None
+        self.x2_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return cdist_backward0_apply(
@@ -17395,11 +17404,11 @@ class CdistBackward0(Node):
 
     def release_variables(self) -> None:
         if self.x1_ is not None:
-            self.x1_.reset_data()
+            self.x1_ = RELEASED
         if self.x2_ is not None:
-            self.x2_.reset_data()
+            self.x2_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_p(self) -> float:
@@ -17500,8 +17509,8 @@ class PdistBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return pdist_backward0_apply(
@@ -17514,9 +17523,9 @@ class PdistBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_p(self) -> float:
@@ -17763,8 +17772,8 @@ class LinalgVectorNormBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_vector_norm_backward0_apply(
@@ -17779,9 +17788,9 @@ class LinalgVectorNormBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> Sequence[int] | None:
@@ -17842,9 +17851,9 @@ class DistBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return dist_backward0_apply(
@@ -17858,11 +17867,11 @@ class DistBackward0(Node):
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -17914,7 +17923,7 @@ class LinalgInvExBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.inverse_: SavedVariable | SavedVariableList | None = None
+        self.inverse_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_inv_ex_backward0_apply(
@@ -17925,7 +17934,7 @@ class LinalgInvExBackward0(Node):
 
     def release_variables(self) -> None:
         if self.inverse_ is not None:
-            self.inverse_.reset_data()
+            self.inverse_ = RELEASED
 
     @property
     def _saved_inverse(self) -> Tensor | None:
@@ -17968,10 +17977,10 @@ class LinalgDetBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.A_: SavedVariable | SavedVariableList | None = None
-        self.LU_: SavedVariable | SavedVariableList | None = None
-        self.pivots_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.A_: Saved | None = None
+        self.LU_: Saved | None = None
+        self.pivots_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_det_backward0_apply(
@@ -17985,13 +17994,13 @@ class LinalgDetBackward0(Node):
 
     def release_variables(self) -> None:
         if self.A_ is not None:
-            self.A_.reset_data()
+            self.A_ = RELEASED
         if self.LU_ is not None:
-            self.LU_.reset_data()
+            self.LU_ = RELEASED
         if self.pivots_ is not None:
-            self.pivots_.reset_data()
+            self.pivots_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_A(self) -> Tensor | None:
@@ -18046,10 +18055,10 @@ class LinalgSlogdetBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.A_: SavedVariable | SavedVariableList | None = None
-        self.LU_: SavedVariable | SavedVariableList | None = None
-        self.pivots_: SavedVariable | SavedVariableList | None = None
-        self.sign_: SavedVariable | SavedVariableList | None = None
+        self.A_: Saved | None = None
+        self.LU_: Saved | None = None
+        self.pivots_: Saved | None = None
+        self.sign_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_slogdet_backward0_apply(
@@ -18063,13 +18072,13 @@ class LinalgSlogdetBackward0(Node):
 
     def release_variables(self) -> None:
         if self.A_ is not None:
-            self.A_.reset_data()
+            self.A_ = RELEASED
         if self.LU_ is not None:
-            self.LU_.reset_data()
+            self.LU_ = RELEASED
         if self.pivots_ is not None:
-            self.pivots_.reset_data()
+            self.pivots_ = RELEASED
         if self.sign_ is not None:
-            self.sign_.reset_data()
+            self.sign_ = RELEASED
 
     @property
     def _saved_A(self) -> Tensor | None:
@@ -18124,10 +18133,10 @@ class LinalgSolveExBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.A_: SavedVariable | SavedVariableList | None = None
-        self.LU_: SavedVariable | SavedVariableList | None = None
-        self.pivots_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.A_: Saved | None = None
+        self.LU_: Saved | None = None
+        self.pivots_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_solve_ex_backward0_apply(
@@ -18142,13 +18151,13 @@ class LinalgSolveExBackward0(Node):
 
     def release_variables(self) -> None:
         if self.A_ is not None:
-            self.A_.reset_data()
+            self.A_ = RELEASED
         if self.LU_ is not None:
-            self.LU_.reset_data()
+            self.LU_ = RELEASED
         if self.pivots_ is not None:
-            self.pivots_.reset_data()
+            self.pivots_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_A(self) -> Tensor | None:
@@ -18212,7 +18221,7 @@ class LinalgCholeskyExBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.L_: SavedVariable | SavedVariableList | None = None
+        self.L_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_cholesky_ex_backward0_apply(
@@ -18224,7 +18233,7 @@ class LinalgCholeskyExBackward0(Node):
 
     def release_variables(self) -> None:
         if self.L_ is not None:
-            self.L_.reset_data()
+            self.L_ = RELEASED
 
     @property
     def _saved_upper(self) -> bool:
@@ -18264,8 +18273,8 @@ class LinalgQrBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.Q_: SavedVariable | SavedVariableList | None = None
-        self.R_: SavedVariable | SavedVariableList | None = None
+        self.Q_: Saved | None = None
+        self.R_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_qr_backward0_apply(
@@ -18278,9 +18287,9 @@ class LinalgQrBackward0(Node):
 
     def release_variables(self) -> None:
         if self.Q_ is not None:
-            self.Q_.reset_data()
+            self.Q_ = RELEASED
         if self.R_ is not None:
-            self.R_.reset_data()
+            self.R_ = RELEASED
 
     @property
     def _saved_mode(self) -> str:
@@ -18330,9 +18339,9 @@ class LinalgSvdBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.S_: SavedVariable | SavedVariableList | None = None
-        self.U_: SavedVariable | SavedVariableList | None = None
-        self.Vh_: SavedVariable | SavedVariableList | None = None
+        self.S_: Saved | None = None
+        self.U_: Saved | None = None
+        self.Vh_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_svd_backward0_apply(
@@ -18347,11 +18356,11 @@ class LinalgSvdBackward0(Node):
 
     def release_variables(self) -> None:
         if self.S_ is not None:
-            self.S_.reset_data()
+            self.S_ = RELEASED
         if self.U_ is not None:
-            self.U_.reset_data()
+            self.U_ = RELEASED
         if self.Vh_ is not None:
-            self.Vh_.reset_data()
+            self.Vh_ = RELEASED
 
     @property
     def _saved_A_sym_sizes(self) -> tuple[int, ...]:
@@ -18463,8 +18472,8 @@ class LinalgEighBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.eigenvalues_: SavedVariable | SavedVariableList | None = None
-        self.eigenvectors_: SavedVariable | SavedVariableList | None = None
+        self.eigenvalues_: Saved | None = None
+        self.eigenvectors_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_eigh_backward0_apply(
@@ -18476,9 +18485,9 @@ class LinalgEighBackward0(Node):
 
     def release_variables(self) -> None:
         if self.eigenvalues_ is not None:
-            self.eigenvalues_.reset_data()
+            self.eigenvalues_ = RELEASED
         if self.eigenvectors_ is not None:
-            self.eigenvectors_.reset_data()
+            self.eigenvectors_ = RELEASED
 
     @property
     def _saved_eigenvalues(self) -> Tensor | None:
@@ -18521,8 +18530,8 @@ class LinalgEigBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.eigenvalues_: SavedVariable | SavedVariableList | None = None
-        self.eigenvectors_: SavedVariable | SavedVariableList | None = None
+        self.eigenvalues_: Saved | None = None
+        self.eigenvectors_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_eig_backward0_apply(
@@ -18535,9 +18544,9 @@ class LinalgEigBackward0(Node):
 
     def release_variables(self) -> None:
         if self.eigenvalues_ is not None:
-            self.eigenvalues_.reset_data()
+            self.eigenvalues_ = RELEASED
         if self.eigenvectors_ is not None:
-            self.eigenvectors_.reset_data()
+            self.eigenvectors_ = RELEASED
 
     @property
     def _saved_eigenvalues(self) -> Tensor | None:
@@ -18588,8 +18597,8 @@ class LinalgSolveTriangularBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_solve_triangular_backward0_apply(
@@ -18604,9 +18613,9 @@ class LinalgSolveTriangularBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_left(self) -> bool:
@@ -18672,8 +18681,8 @@ class LinalgCrossBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_cross_backward0_apply(
@@ -18686,9 +18695,9 @@ class LinalgCrossBackward0(Node):
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -18735,7 +18744,7 @@ class LinalgMatrixExpBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_matrix_exp_backward0_apply(
@@ -18746,7 +18755,7 @@ class LinalgMatrixExpBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -18784,8 +18793,8 @@ class LinalgPinvBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_pinv_backward0_apply(
@@ -18797,9 +18806,9 @@ class LinalgPinvBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -18839,9 +18848,9 @@ class LinalgLstsqBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.b_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.solution_: SavedVariable | SavedVariableList | None = None
+        self.b_: Saved | None = None
+        self.self_: Saved | None = None
+        self.solution_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_lstsq_backward0_apply(
@@ -18854,11 +18863,11 @@ class LinalgLstsqBackward0(Node):
 
     def release_variables(self) -> None:
         if self.b_ is not None:
-            self.b_.reset_data()
+            self.b_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.solution_ is not None:
-            self.solution_.reset_data()
+            self.solution_ = RELEASED
 
     @property
     def _saved_b(self) -> Tensor | None:
@@ -18912,8 +18921,8 @@ class LinalgLuFactorExBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.LU_: SavedVariable | SavedVariableList | None = None
-        self.pivots_: SavedVariable | SavedVariableList | None = None
+        self.LU_: Saved | None = None
+        self.pivots_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_lu_factor_ex_backward0_apply(
@@ -18926,9 +18935,9 @@ class LinalgLuFactorExBackward0(Node):
 
     def release_variables(self) -> None:
         if self.LU_ is not None:
-            self.LU_.reset_data()
+            self.LU_ = RELEASED
         if self.pivots_ is not None:
-            self.pivots_.reset_data()
+            self.pivots_ = RELEASED
 
     @property
     def _saved_pivot(self) -> bool:
@@ -18976,9 +18985,9 @@ class LinalgLuBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.L_: SavedVariable | SavedVariableList | None = None
-        self.P_: SavedVariable | SavedVariableList | None = None
-        self.U_: SavedVariable | SavedVariableList | None = None
+        self.L_: Saved | None = None
+        self.P_: Saved | None = None
+        self.U_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_lu_backward0_apply(
@@ -18992,11 +19001,11 @@ class LinalgLuBackward0(Node):
 
     def release_variables(self) -> None:
         if self.L_ is not None:
-            self.L_.reset_data()
+            self.L_ = RELEASED
         if self.P_ is not None:
-            self.P_.reset_data()
+            self.P_ = RELEASED
         if self.U_ is not None:
-            self.U_.reset_data()
+            self.U_ = RELEASED
 
     @property
     def _saved_pivot(self) -> bool:
@@ -19052,9 +19061,9 @@ class LinalgLuSolveBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.LU_: SavedVariable | SavedVariableList | None = None
-        self.pivots_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.LU_: Saved | None = None
+        self.pivots_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_lu_solve_backward0_apply(
@@ -19069,11 +19078,11 @@ class LinalgLuSolveBackward0(Node):
 
     def release_variables(self) -> None:
         if self.LU_ is not None:
-            self.LU_.reset_data()
+            self.LU_ = RELEASED
         if self.pivots_ is not None:
-            self.pivots_.reset_data()
+            self.pivots_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_LU(self) -> Tensor | None:
@@ -19138,8 +19147,8 @@ class NormBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return norm_backward0_apply(
@@ -19152,9 +19161,9 @@ class NormBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_p(self) -> Number:
@@ -19203,8 +19212,8 @@ class NormBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return norm_backward1_apply(
@@ -19219,9 +19228,9 @@ class NormBackward1(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> Sequence[int]:
@@ -19283,8 +19292,8 @@ class AddmvBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.mat_: SavedVariable | SavedVariableList | None = None
-        self.vec_: SavedVariable | SavedVariableList | None = None
+        self.mat_: Saved | None = None
+        self.vec_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return addmv_backward0_apply(
@@ -19298,9 +19307,9 @@ class AddmvBackward0(Node):
 
     def release_variables(self) -> None:
         if self.mat_ is not None:
-            self.mat_.reset_data()
+            self.mat_ = RELEASED
         if self.vec_ is not None:
-            self.vec_.reset_data()
+            self.vec_ = RELEASED
 
     @property
     def _saved_alpha(self) -> Number:
@@ -19368,8 +19377,8 @@ class AddrBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.vec1_: SavedVariable | SavedVariableList | None = None
-        self.vec2_: SavedVariable | SavedVariableList | None = None
+        self.vec1_: Saved | None = None
+        self.vec2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_vec1 = unpack_saved(self.vec1_, self)
@@ -19397,24 +19406,24 @@ class AddrBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_vec1 = unpack_saved(self.vec1_, self)
-        saved_vec2 = unpack_saved(self.vec2_, self)
-        if not plain_tensors((saved_vec1, saved_vec2)):
+        saved_vec1 = saved_array(self.vec1_, self)
+        saved_vec2 = saved_array(self.vec2_, self)
+        if saved_vec1 is NOT_PLAIN or saved_vec2 is NOT_PLAIN:
             return None
         return addr_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.alpha,
             self.beta,
-            array_of(saved_vec1),
-            array_of(saved_vec2),
+            saved_vec1,
+            saved_vec2,
         )
 
     def release_variables(self) -> None:
         if self.vec1_ is not None:
-            self.vec1_.reset_data()
+            self.vec1_ = RELEASED
         if self.vec2_ is not None:
-            self.vec2_.reset_data()
+            self.vec2_ = RELEASED
 
     @property
     def _saved_alpha(self) -> Number:
@@ -19522,8 +19531,8 @@ class AddbmmBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.batch1_: SavedVariable | SavedVariableList | None = None
-        self.batch2_: SavedVariable | SavedVariableList | None = None
+        self.batch1_: Saved | None = None
+        self.batch2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_batch1 = unpack_saved(self.batch1_, self)
@@ -19555,26 +19564,26 @@ class AddbmmBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_batch1 = unpack_saved(self.batch1_, self)
-        saved_batch2 = unpack_saved(self.batch2_, self)
-        if not plain_tensors((saved_batch1, saved_batch2)):
+        saved_batch1 = saved_array(self.batch1_, self)
+        saved_batch2 = saved_array(self.batch2_, self)
+        if saved_batch1 is NOT_PLAIN or saved_batch2 is NOT_PLAIN:
             return None
         return addbmm_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.alpha,
-            array_of(saved_batch1),
+            saved_batch1,
             self.batch1_sym_sizes,
-            array_of(saved_batch2),
+            saved_batch2,
             self.batch2_sym_sizes,
             self.beta,
         )
 
     def release_variables(self) -> None:
         if self.batch1_ is not None:
-            self.batch1_.reset_data()
+            self.batch1_ = RELEASED
         if self.batch2_ is not None:
-            self.batch2_.reset_data()
+            self.batch2_ = RELEASED
 
     @property
     def _saved_alpha(self) -> Number:
@@ -19720,8 +19729,8 @@ class BaddbmmBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.batch1_: SavedVariable | SavedVariableList | None = None
-        self.batch2_: SavedVariable | SavedVariableList | None = None
+        self.batch1_: Saved | None = None
+        self.batch2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_batch1 = unpack_saved(self.batch1_, self)
@@ -19749,24 +19758,24 @@ class BaddbmmBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_batch1 = unpack_saved(self.batch1_, self)
-        saved_batch2 = unpack_saved(self.batch2_, self)
-        if not plain_tensors((saved_batch1, saved_batch2)):
+        saved_batch1 = saved_array(self.batch1_, self)
+        saved_batch2 = saved_array(self.batch2_, self)
+        if saved_batch1 is NOT_PLAIN or saved_batch2 is NOT_PLAIN:
             return None
         return baddbmm_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.alpha,
-            array_of(saved_batch1),
-            array_of(saved_batch2),
+            saved_batch1,
+            saved_batch2,
             self.beta,
         )
 
     def release_variables(self) -> None:
         if self.batch1_ is not None:
-            self.batch1_.reset_data()
+            self.batch1_ = RELEASED
         if self.batch2_ is not None:
-            self.batch2_.reset_data()
+            self.batch2_ = RELEASED
 
     @property
     def _saved_alpha(self) -> Number:
@@ -19870,8 +19879,8 @@ class NormBackward2(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return norm_backward2_apply(
@@ -19884,9 +19893,9 @@ class NormBackward2(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_p(self) -> Number | None:
@@ -19937,8 +19946,8 @@ class NormBackward3(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return norm_backward3_apply(
@@ -19953,9 +19962,9 @@ class NormBackward3(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> Sequence[int]:
@@ -20015,7 +20024,7 @@ class RenormBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return renorm_backward0_apply(
@@ -20029,7 +20038,7 @@ class RenormBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -20080,7 +20089,7 @@ class CholeskyBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return cholesky_backward0_apply(
@@ -20092,7 +20101,7 @@ class CholeskyBackward0(Node):
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_upper(self) -> bool:
@@ -20134,9 +20143,9 @@ class LinalgHouseholderProductBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.tau_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.input_: Saved | None = None
+        self.tau_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_householder_product_backward0_apply(
@@ -20149,11 +20158,11 @@ class LinalgHouseholderProductBackward0(Node):
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.tau_ is not None:
-            self.tau_.reset_data()
+            self.tau_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_input(self) -> Tensor | None:
@@ -20206,8 +20215,8 @@ class CholeskyInverseBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return cholesky_inverse_backward0_apply(
@@ -20220,9 +20229,9 @@ class CholeskyInverseBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -20272,9 +20281,9 @@ class CholeskySolveBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.input2_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.input2_: Saved | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return cholesky_solve_backward0_apply(
@@ -20288,11 +20297,11 @@ class CholeskySolveBackward0(Node):
 
     def release_variables(self) -> None:
         if self.input2_ is not None:
-            self.input2_.reset_data()
+            self.input2_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_input2(self) -> Tensor | None:
@@ -20355,9 +20364,9 @@ class TriangularSolveBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.A_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.solution_: SavedVariable | SavedVariableList | None = None
+        self.A_: Saved | None = None
+        self.self_: Saved | None = None
+        self.solution_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return triangular_solve_backward0_apply(
@@ -20373,11 +20382,11 @@ class TriangularSolveBackward0(Node):
 
     def release_variables(self) -> None:
         if self.A_ is not None:
-            self.A_.reset_data()
+            self.A_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.solution_ is not None:
-            self.solution_.reset_data()
+            self.solution_ = RELEASED
 
     @property
     def _saved_A(self) -> Tensor | None:
@@ -20522,10 +20531,10 @@ class OrmqrBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.input2_: SavedVariable | SavedVariableList | None = None
-        self.input3_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.input2_: Saved | None = None
+        self.input3_: Saved | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return ormqr_backward0_apply(
@@ -20541,13 +20550,13 @@ class OrmqrBackward0(Node):
 
     def release_variables(self) -> None:
         if self.input2_ is not None:
-            self.input2_.reset_data()
+            self.input2_ = RELEASED
         if self.input3_ is not None:
-            self.input3_.reset_data()
+            self.input3_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_input2(self) -> Tensor | None:
@@ -20619,7 +20628,7 @@ class ReluBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -20640,18 +20649,18 @@ class ReluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = saved_array(self.result_, self)
+        if saved_result is NOT_PLAIN:
             return None
         return relu_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_result),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -20705,7 +20714,7 @@ class GeluBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -20728,19 +20737,19 @@ class GeluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return gelu_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.approximate,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_approximate(self) -> str:
@@ -20801,7 +20810,7 @@ class SiluBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -20822,18 +20831,18 @@ class SiluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return silu_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -20900,7 +20909,7 @@ class ThresholdBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -20923,19 +20932,19 @@ class ThresholdBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return threshold_backward_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
             self.threshold,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -21002,8 +21011,8 @@ class GeluBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return gelu_backward_backward0_apply(
@@ -21016,9 +21025,9 @@ class GeluBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_approximate(self) -> str:
@@ -21074,7 +21083,7 @@ class SoftmaxBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -21099,20 +21108,20 @@ class SoftmaxBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = saved_array(self.result_, self)
+        if saved_result is NOT_PLAIN:
             return None
         return softmax_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.dim,
             self.self_scalar_type,
-            array_of(saved_result),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -21181,8 +21190,8 @@ class SoftmaxBackwardDataBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.output_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.output_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return softmax_backward_data_backward0_apply(
@@ -21197,9 +21206,9 @@ class SoftmaxBackwardDataBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.output_ is not None:
-            self.output_.reset_data()
+            self.output_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -21265,7 +21274,7 @@ class LogSoftmaxBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -21290,20 +21299,20 @@ class LogSoftmaxBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = saved_array(self.result_, self)
+        if saved_result is NOT_PLAIN:
             return None
         return log_softmax_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.dim,
             self.self_scalar_type,
-            array_of(saved_result),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -21372,8 +21381,8 @@ class LogSoftmaxBackwardDataBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.output_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.output_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_grad_output = unpack_saved(self.grad_output_, self)
@@ -21401,24 +21410,24 @@ class LogSoftmaxBackwardDataBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_grad_output = unpack_saved(self.grad_output_, self)
-        saved_output = unpack_saved(self.output_, self)
-        if not plain_tensors((saved_grad_output, saved_output)):
+        saved_grad_output = saved_array(self.grad_output_, self)
+        saved_output = saved_array(self.output_, self)
+        if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
             return None
         return log_softmax_backward_data_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.dim,
-            array_of(saved_grad_output),
-            array_of(saved_output),
+            saved_grad_output,
+            saved_output,
             self.output_scalar_type,
         )
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.output_ is not None:
-            self.output_.reset_data()
+            self.output_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -21521,7 +21530,7 @@ class LeakyReluBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -21544,19 +21553,19 @@ class LeakyReluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return leaky_relu_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.negative_slope,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_negative_slope(self) -> Number:
@@ -21621,7 +21630,7 @@ class LeakyReluBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -21644,19 +21653,19 @@ class LeakyReluBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return leaky_relu_backward_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.negative_slope,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_negative_slope(self) -> Number:
@@ -21726,7 +21735,7 @@ class EluBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -21753,8 +21762,8 @@ class EluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return elu_backward0_arrays(
             grads,
@@ -21762,12 +21771,12 @@ class EluBackward0(Node):
             self.alpha,
             self.input_scale,
             self.scale,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_alpha(self) -> Number:
@@ -21847,8 +21856,8 @@ class EluBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_or_result_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.self_or_result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return elu_backward_backward0_apply(
@@ -21864,9 +21873,9 @@ class EluBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_or_result_ is not None:
-            self.self_or_result_.reset_data()
+            self.self_or_result_ = RELEASED
 
     @property
     def _saved_alpha(self) -> Number:
@@ -21939,7 +21948,7 @@ class SoftplusBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -21964,20 +21973,20 @@ class SoftplusBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return softplus_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.beta,
-            array_of(saved_self),
+            saved_self,
             self.threshold,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_beta(self) -> Number:
@@ -22047,8 +22056,8 @@ class SoftplusBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return softplus_backward_backward0_apply(
@@ -22062,9 +22071,9 @@ class SoftplusBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_beta(self) -> Number:
@@ -22122,8 +22131,8 @@ class LogSigmoidBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.buffer_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.buffer_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -22147,22 +22156,22 @@ class LogSigmoidBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_buffer = unpack_saved(self.buffer_, self)
-        if not plain_tensors((saved_self, saved_buffer)):
+        saved_self = saved_array(self.self_, self)
+        saved_buffer = saved_array(self.buffer_, self)
+        if saved_self is NOT_PLAIN or saved_buffer is NOT_PLAIN:
             return None
         return log_sigmoid_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
-            array_of(saved_buffer),
+            saved_self,
+            saved_buffer,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.buffer_ is not None:
-            self.buffer_.reset_data()
+            self.buffer_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -22225,9 +22234,9 @@ class LogSigmoidBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.buffer_: SavedVariable | SavedVariableList | None = None
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.buffer_: Saved | None = None
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return log_sigmoid_backward_backward0_apply(
@@ -22240,11 +22249,11 @@ class LogSigmoidBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.buffer_ is not None:
-            self.buffer_.reset_data()
+            self.buffer_ = RELEASED
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_buffer(self) -> Tensor | None:
@@ -22298,7 +22307,7 @@ class HardtanhBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -22323,20 +22332,20 @@ class HardtanhBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return hardtanh_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.max_val,
             self.min_val,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_max_val(self) -> Number:
@@ -22408,7 +22417,7 @@ class HardtanhBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -22433,20 +22442,20 @@ class HardtanhBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return hardtanh_backward_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.max_val,
             self.min_val,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_max_val(self) -> Number:
@@ -22516,7 +22525,7 @@ class MishBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return mish_backward0_apply(
@@ -22527,7 +22536,7 @@ class MishBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -22570,7 +22579,7 @@ class CeluBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -22593,19 +22602,19 @@ class CeluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return celu_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.alpha,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_alpha(self) -> Number:
@@ -22669,7 +22678,7 @@ class GluBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -22692,19 +22701,19 @@ class GluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return glu_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.dim,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -22763,8 +22772,8 @@ class GluBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return glu_backward_backward0_apply(
@@ -22777,9 +22786,9 @@ class GluBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -22834,7 +22843,7 @@ class HardshrinkBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -22857,19 +22866,19 @@ class HardshrinkBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return hardshrink_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.lambd,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_lambd(self) -> Number:
@@ -22930,7 +22939,7 @@ class HardshrinkBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -22953,19 +22962,19 @@ class HardshrinkBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return hardshrink_backward_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.lambd,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_lambd(self) -> Number:
@@ -23029,7 +23038,7 @@ class SoftshrinkBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -23052,19 +23061,19 @@ class SoftshrinkBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return softshrink_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.lambd,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_lambd(self) -> Number:
@@ -23125,7 +23134,7 @@ class SoftshrinkBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -23148,19 +23157,19 @@ class SoftshrinkBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return softshrink_backward_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.lambd,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_lambd(self) -> Number:
@@ -23221,7 +23230,7 @@ class HardsigmoidBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -23242,18 +23251,18 @@ class HardsigmoidBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return hardsigmoid_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -23303,7 +23312,7 @@ class HardsigmoidBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -23324,18 +23333,18 @@ class HardsigmoidBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return hardsigmoid_backward_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -23388,7 +23397,7 @@ class HardswishBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -23409,18 +23418,18 @@ class HardswishBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return hardswish_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -23473,8 +23482,8 @@ class HardswishBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return hardswish_backward_backward0_apply(
@@ -23487,9 +23496,9 @@ class HardswishBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -23540,7 +23549,7 @@ class ThresholdBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -23563,19 +23572,19 @@ class ThresholdBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return threshold_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
             self.threshold,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -23639,8 +23648,8 @@ class RreluWithNoiseBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.noise_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.noise_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return rrelu_with_noise_backward0_apply(
@@ -23655,9 +23664,9 @@ class RreluWithNoiseBackward0(Node):
 
     def release_variables(self) -> None:
         if self.noise_ is not None:
-            self.noise_.reset_data()
+            self.noise_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_lower(self) -> Number:
@@ -23719,8 +23728,8 @@ class RreluWithNoiseBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.noise_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.noise_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return rrelu_with_noise_backward_backward0_apply(
@@ -23735,9 +23744,9 @@ class RreluWithNoiseBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.noise_ is not None:
-            self.noise_.reset_data()
+            self.noise_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_lower(self) -> Number:
@@ -23798,8 +23807,8 @@ class PreluKernelBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -23823,22 +23832,22 @@ class PreluKernelBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_self, saved_weight)):
+        saved_self = saved_array(self.self_, self)
+        saved_weight = saved_array(self.weight_, self)
+        if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
         return prelu_kernel_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
-            array_of(saved_weight),
+            saved_self,
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -23924,9 +23933,9 @@ class PreluKernelBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return prelu_kernel_backward_backward0_apply(
@@ -23943,11 +23952,11 @@ class PreluKernelBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -24027,7 +24036,7 @@ class NativeDropoutBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return native_dropout_backward0_apply(
@@ -24040,7 +24049,7 @@ class NativeDropoutBackward0(Node):
 
     def release_variables(self) -> None:
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
 
     @property
     def _saved_p(self) -> float:
@@ -24110,8 +24119,8 @@ class NativeDropoutBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.mask_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return native_dropout_backward_backward0_apply(
@@ -24124,9 +24133,9 @@ class NativeDropoutBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.mask_ is not None:
-            self.mask_.reset_data()
+            self.mask_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -24179,8 +24188,8 @@ class MseLossBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -24206,23 +24215,23 @@ class MseLossBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_target = unpack_saved(self.target_, self)
-        if not plain_tensors((saved_self, saved_target)):
+        saved_self = saved_array(self.self_, self)
+        saved_target = saved_array(self.target_, self)
+        if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
             return None
         return mse_loss_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.reduction,
-            array_of(saved_self),
-            array_of(saved_target),
+            saved_self,
+            saved_target,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
 
     @property
     def _saved_reduction(self) -> int:
@@ -24307,9 +24316,9 @@ class MseLossBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return mse_loss_backward_backward0_apply(
@@ -24323,11 +24332,11 @@ class MseLossBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -24397,10 +24406,10 @@ class NllLossBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.total_weight_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
+        self.weight_: Saved | None = None
+        self.total_weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -24436,12 +24445,15 @@ class NllLossBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_target = unpack_saved(self.target_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        saved_total_weight = unpack_saved(self.total_weight_, self)
-        if not plain_tensors(
-            (saved_self, saved_target, saved_weight, saved_total_weight)
+        saved_self = saved_array(self.self_, self)
+        saved_target = saved_array(self.target_, self)
+        saved_weight = saved_array(self.weight_, self)
+        saved_total_weight = saved_array(self.total_weight_, self)
+        if (
+            saved_self is NOT_PLAIN
+            or saved_target is NOT_PLAIN
+            or saved_weight is NOT_PLAIN
+            or saved_total_weight is NOT_PLAIN
         ):
             return None
         return nll_loss_backward0_arrays(
@@ -24449,21 +24461,21 @@ class NllLossBackward0(Node):
             self.task_needs_input_grad(),
             self.ignore_index,
             self.reduction,
-            array_of(saved_self),
-            array_of(saved_target),
-            array_of(saved_weight),
-            array_of(saved_total_weight),
+            saved_self,
+            saved_target,
+            saved_weight,
+            saved_total_weight,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
         if self.total_weight_ is not None:
-            self.total_weight_.reset_data()
+            self.total_weight_ = RELEASED
 
     @property
     def _saved_ignore_index(self) -> int:
@@ -24557,8 +24569,8 @@ class NllLossBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.target_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return nll_loss_backward_backward0_apply(
@@ -24572,9 +24584,9 @@ class NllLossBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_ignore_index(self) -> int:
@@ -24634,10 +24646,10 @@ class NllLoss2DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.total_weight_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
+        self.weight_: Saved | None = None
+        self.total_weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -24673,12 +24685,15 @@ class NllLoss2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_target = unpack_saved(self.target_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        saved_total_weight = unpack_saved(self.total_weight_, self)
-        if not plain_tensors(
-            (saved_self, saved_target, saved_weight, saved_total_weight)
+        saved_self = saved_array(self.self_, self)
+        saved_target = saved_array(self.target_, self)
+        saved_weight = saved_array(self.weight_, self)
+        saved_total_weight = saved_array(self.total_weight_, self)
+        if (
+            saved_self is NOT_PLAIN
+            or saved_target is NOT_PLAIN
+            or saved_weight is NOT_PLAIN
+            or saved_total_weight is NOT_PLAIN
         ):
             return None
         return nll_loss2_d_backward0_arrays(
@@ -24686,21 +24701,21 @@ class NllLoss2DBackward0(Node):
             self.task_needs_input_grad(),
             self.ignore_index,
             self.reduction,
-            array_of(saved_self),
-            array_of(saved_target),
-            array_of(saved_weight),
-            array_of(saved_total_weight),
+            saved_self,
+            saved_target,
+            saved_weight,
+            saved_total_weight,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
         if self.total_weight_ is not None:
-            self.total_weight_.reset_data()
+            self.total_weight_ = RELEASED
 
     @property
     def _saved_ignore_index(self) -> int:
@@ -24794,8 +24809,8 @@ class NllLoss2DBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.target_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return nll_loss2_d_backward_backward0_apply(
@@ -24809,9 +24824,9 @@ class NllLoss2DBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_ignore_index(self) -> int:
@@ -24869,9 +24884,9 @@ class BinaryCrossEntropyBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return binary_cross_entropy_backward0_apply(
@@ -24885,11 +24900,11 @@ class BinaryCrossEntropyBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_reduction(self) -> int:
@@ -24953,10 +24968,10 @@ class BinaryCrossEntropyBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return binary_cross_entropy_backward_backward0_apply(
@@ -24971,13 +24986,13 @@ class BinaryCrossEntropyBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -25057,8 +25072,8 @@ class SmoothL1LossBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -25086,24 +25101,24 @@ class SmoothL1LossBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_target = unpack_saved(self.target_, self)
-        if not plain_tensors((saved_self, saved_target)):
+        saved_self = saved_array(self.self_, self)
+        saved_target = saved_array(self.target_, self)
+        if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
             return None
         return smooth_l1_loss_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.beta,
             self.reduction,
-            array_of(saved_self),
-            array_of(saved_target),
+            saved_self,
+            saved_target,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
 
     @property
     def _saved_beta(self) -> float:
@@ -25195,9 +25210,9 @@ class SmoothL1LossBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return smooth_l1_loss_backward_backward0_apply(
@@ -25212,11 +25227,11 @@ class SmoothL1LossBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
 
     @property
     def _saved_beta(self) -> float:
@@ -25294,8 +25309,8 @@ class HuberLossBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -25323,24 +25338,24 @@ class HuberLossBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_target = unpack_saved(self.target_, self)
-        if not plain_tensors((saved_self, saved_target)):
+        saved_self = saved_array(self.self_, self)
+        saved_target = saved_array(self.target_, self)
+        if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
             return None
         return huber_loss_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.delta,
             self.reduction,
-            array_of(saved_self),
-            array_of(saved_target),
+            saved_self,
+            saved_target,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
 
     @property
     def _saved_delta(self) -> float:
@@ -25432,9 +25447,9 @@ class HuberLossBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return huber_loss_backward_backward0_apply(
@@ -25449,11 +25464,11 @@ class HuberLossBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
 
     @property
     def _saved_delta(self) -> float:
@@ -25533,10 +25548,10 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.pos_weight_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.pos_weight_: Saved | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return binary_cross_entropy_with_logits_backward0_apply(
@@ -25551,13 +25566,13 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 
     def release_variables(self) -> None:
         if self.pos_weight_ is not None:
-            self.pos_weight_.reset_data()
+            self.pos_weight_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_pos_weight(self) -> Tensor | None:
@@ -25626,8 +25641,8 @@ class SoftMarginLossBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return soft_margin_loss_backward0_apply(
@@ -25640,9 +25655,9 @@ class SoftMarginLossBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
 
     @property
     def _saved_reduction(self) -> int:
@@ -25693,9 +25708,9 @@ class SoftMarginLossBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return soft_margin_loss_backward_backward0_apply(
@@ -25709,11 +25724,11 @@ class SoftMarginLossBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -25780,9 +25795,9 @@ class MultiMarginLossBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return multi_margin_loss_backward0_apply(
@@ -25798,11 +25813,11 @@ class MultiMarginLossBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_margin(self) -> Number:
@@ -25871,10 +25886,10 @@ class MultiMarginLossBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return multi_margin_loss_backward_backward0_apply(
@@ -25891,13 +25906,13 @@ class MultiMarginLossBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -25977,9 +25992,9 @@ class MultilabelMarginLossBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.is_target_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
+        self.is_target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return multilabel_margin_loss_backward0_apply(
@@ -25993,11 +26008,11 @@ class MultilabelMarginLossBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.is_target_ is not None:
-            self.is_target_.reset_data()
+            self.is_target_ = RELEASED
 
     @property
     def _saved_reduction(self) -> int:
@@ -26054,10 +26069,10 @@ class MultilabelMarginLossBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.is_target_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.is_target_: Saved | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return multilabel_margin_loss_backward_backward0_apply(
@@ -26072,13 +26087,13 @@ class MultilabelMarginLossBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.is_target_ is not None:
-            self.is_target_.reset_data()
+            self.is_target_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -26147,12 +26162,12 @@ class NativeBatchNormBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.running_mean_: SavedVariable | SavedVariableList | None = None
-        self.running_var_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
-        self.result2_: SavedVariable | SavedVariableList | None = None
+        self.input_: Saved | None = None
+        self.running_mean_: Saved | None = None
+        self.running_var_: Saved | None = None
+        self.weight_: Saved | None = None
+        self.result1_: Saved | None = None
+        self.result2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_input = unpack_saved(self.input_, self)
@@ -26202,49 +26217,47 @@ class NativeBatchNormBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = unpack_saved(self.input_, self)
-        saved_running_mean = unpack_saved(self.running_mean_, self)
-        saved_running_var = unpack_saved(self.running_var_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        saved_result1 = unpack_saved(self.result1_, self)
-        saved_result2 = unpack_saved(self.result2_, self)
-        if not plain_tensors(
-            (
-                saved_input,
-                saved_running_mean,
-                saved_running_var,
-                saved_weight,
-                saved_result1,
-                saved_result2,
-            )
+        saved_input = saved_array(self.input_, self)
+        saved_running_mean = saved_array(self.running_mean_, self)
+        saved_running_var = saved_array(self.running_var_, self)
+        saved_weight = saved_array(self.weight_, self)
+        saved_result1 = saved_array(self.result1_, self)
+        saved_result2 = saved_array(self.result2_, self)
+        if (
+            saved_input is NOT_PLAIN
+            or saved_running_mean is NOT_PLAIN
+            or saved_running_var is NOT_PLAIN
+            or saved_weight is NOT_PLAIN
+            or saved_result1 is NOT_PLAIN
+            or saved_result2 is NOT_PLAIN
         ):
             return None
         return native_batch_norm_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.eps,
-            array_of(saved_input),
-            array_of(saved_running_mean),
-            array_of(saved_running_var),
+            saved_input,
+            saved_running_mean,
+            saved_running_var,
             self.training,
-            array_of(saved_weight),
-            array_of(saved_result1),
-            array_of(saved_result2),
+            saved_weight,
+            saved_result1,
+            saved_result2,
         )
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.running_mean_ is not None:
-            self.running_mean_.reset_data()
+            self.running_mean_ = RELEASED
         if self.running_var_ is not None:
-            self.running_var_.reset_data()
+            self.running_var_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
         if self.result2_ is not None:
-            self.result2_.reset_data()
+            self.result2_ = RELEASED
 
     @property
     def _saved_eps(self) -> float:
@@ -26400,13 +26413,13 @@ class NativeBatchNormBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_out_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.running_mean_: SavedVariable | SavedVariableList | None = None
-        self.running_var_: SavedVariable | SavedVariableList | None = None
-        self.save_invstd_: SavedVariable | SavedVariableList | None = None
-        self.save_mean_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.grad_out_: Saved | None = None
+        self.input_: Saved | None = None
+        self.running_mean_: Saved | None = None
+        self.running_var_: Saved | None = None
+        self.save_invstd_: Saved | None = None
+        self.save_mean_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return native_batch_norm_backward_backward0_apply(
@@ -26425,19 +26438,19 @@ class NativeBatchNormBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_out_ is not None:
-            self.grad_out_.reset_data()
+            self.grad_out_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.running_mean_ is not None:
-            self.running_mean_.reset_data()
+            self.running_mean_ = RELEASED
         if self.running_var_ is not None:
-            self.running_var_.reset_data()
+            self.running_var_ = RELEASED
         if self.save_invstd_ is not None:
-            self.save_invstd_.reset_data()
+            self.save_invstd_ = RELEASED
         if self.save_mean_ is not None:
-            self.save_mean_.reset_data()
+            self.save_mean_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_eps(self) -> float:
@@ -26548,10 +26561,10 @@ class NativeGroupNormBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
-        self.result2_: SavedVariable | SavedVariableList | None = None
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
+        self.result1_: Saved | None = None
+        self.result2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return native_group_norm_backward0_apply(
@@ -26570,13 +26583,13 @@ class NativeGroupNormBackward0(Node):
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
         if self.result2_ is not None:
-            self.result2_.reset_data()
+            self.result2_ = RELEASED
 
     @property
     def _saved_C(self) -> int:
@@ -26700,11 +26713,11 @@ class NativeLayerNormBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.bias_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
-        self.result2_: SavedVariable | SavedVariableList | None = None
+        self.bias_: Saved | None = None
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
+        self.result1_: Saved | None = None
+        self.result2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_bias = unpack_saved(self.bias_, self)
@@ -26741,37 +26754,41 @@ class NativeLayerNormBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_bias = unpack_saved(self.bias_, self)
-        saved_input = unpack_saved(self.input_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        saved_result1 = unpack_saved(self.result1_, self)
-        saved_result2 = unpack_saved(self.result2_, self)
-        if not plain_tensors(
-            (saved_bias, saved_input, saved_weight, saved_result1, saved_result2)
+        saved_bias = saved_array(self.bias_, self)
+        saved_input = saved_array(self.input_, self)
+        saved_weight = saved_array(self.weight_, self)
+        saved_result1 = saved_array(self.result1_, self)
+        saved_result2 = saved_array(self.result2_, self)
+        if (
+            saved_bias is NOT_PLAIN
+            or saved_input is NOT_PLAIN
+            or saved_weight is NOT_PLAIN
+            or saved_result1 is NOT_PLAIN
+            or saved_result2 is NOT_PLAIN
         ):
             return None
         return native_layer_norm_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_bias),
-            array_of(saved_input),
+            saved_bias,
+            saved_input,
             self.normalized_shape,
-            array_of(saved_weight),
-            array_of(saved_result1),
-            array_of(saved_result2),
+            saved_weight,
+            saved_result1,
+            saved_result2,
         )
 
     def release_variables(self) -> None:
         if self.bias_ is not None:
-            self.bias_.reset_data()
+            self.bias_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
         if self.result2_ is not None:
-            self.result2_.reset_data()
+            self.result2_ = RELEASED
 
     @property
     def _saved_bias(self) -> Tensor | None:
@@ -26909,11 +26926,11 @@ class NativeLayerNormBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_out_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.mean_: SavedVariable | SavedVariableList | None = None
-        self.rstd_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.grad_out_: Saved | None = None
+        self.input_: Saved | None = None
+        self.mean_: Saved | None = None
+        self.rstd_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return native_layer_norm_backward_backward0_apply(
@@ -26929,15 +26946,15 @@ class NativeLayerNormBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_out_ is not None:
-            self.grad_out_.reset_data()
+            self.grad_out_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.mean_ is not None:
-            self.mean_.reset_data()
+            self.mean_ = RELEASED
         if self.rstd_ is not None:
-            self.rstd_.reset_data()
+            self.rstd_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_grad_out(self) -> Tensor | None:
@@ -27031,12 +27048,12 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.running_mean_: SavedVariable | SavedVariableList | None = None
-        self.running_var_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
-        self.result2_: SavedVariable | SavedVariableList | None = None
+        self.input_: Saved | None = None
+        self.running_mean_: Saved | None = None
+        self.running_var_: Saved | None = None
+        self.weight_: Saved | None = None
+        self.result1_: Saved | None = None
+        self.result2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_input = unpack_saved(self.input_, self)
@@ -27084,48 +27101,46 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = unpack_saved(self.input_, self)
-        saved_running_mean = unpack_saved(self.running_mean_, self)
-        saved_running_var = unpack_saved(self.running_var_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        saved_result1 = unpack_saved(self.result1_, self)
-        saved_result2 = unpack_saved(self.result2_, self)
-        if not plain_tensors(
-            (
-                saved_input,
-                saved_running_mean,
-                saved_running_var,
-                saved_weight,
-                saved_result1,
-                saved_result2,
-            )
+        saved_input = saved_array(self.input_, self)
+        saved_running_mean = saved_array(self.running_mean_, self)
+        saved_running_var = saved_array(self.running_var_, self)
+        saved_weight = saved_array(self.weight_, self)
+        saved_result1 = saved_array(self.result1_, self)
+        saved_result2 = saved_array(self.result2_, self)
+        if (
+            saved_input is NOT_PLAIN
+            or saved_running_mean is NOT_PLAIN
+            or saved_running_var is NOT_PLAIN
+            or saved_weight is NOT_PLAIN
+            or saved_result1 is NOT_PLAIN
+            or saved_result2 is NOT_PLAIN
         ):
             return None
         return native_batch_norm_legit_no_training_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.eps,
-            array_of(saved_input),
-            array_of(saved_running_mean),
-            array_of(saved_running_var),
-            array_of(saved_weight),
-            array_of(saved_result1),
-            array_of(saved_result2),
+            saved_input,
+            saved_running_mean,
+            saved_running_var,
+            saved_weight,
+            saved_result1,
+            saved_result2,
         )
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.running_mean_ is not None:
-            self.running_mean_.reset_data()
+            self.running_mean_ = RELEASED
         if self.running_var_ is not None:
-            self.running_var_.reset_data()
+            self.running_var_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
         if self.result2_ is not None:
-            self.result2_.reset_data()
+            self.result2_ = RELEASED
 
     @property
     def _saved_eps(self) -> float:
@@ -27271,10 +27286,10 @@ class NativeBatchNormLegitBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
-        self.result2_: SavedVariable | SavedVariableList | None = None
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
+        self.result1_: Saved | None = None
+        self.result2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_input = unpack_saved(self.input_, self)
@@ -27310,32 +27325,37 @@ class NativeBatchNormLegitBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = unpack_saved(self.input_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        saved_result1 = unpack_saved(self.result1_, self)
-        saved_result2 = unpack_saved(self.result2_, self)
-        if not plain_tensors((saved_input, saved_weight, saved_result1, saved_result2)):
+        saved_input = saved_array(self.input_, self)
+        saved_weight = saved_array(self.weight_, self)
+        saved_result1 = saved_array(self.result1_, self)
+        saved_result2 = saved_array(self.result2_, self)
+        if (
+            saved_input is NOT_PLAIN
+            or saved_weight is NOT_PLAIN
+            or saved_result1 is NOT_PLAIN
+            or saved_result2 is NOT_PLAIN
+        ):
             return None
         return native_batch_norm_legit_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.eps,
-            array_of(saved_input),
+            saved_input,
             self.training,
-            array_of(saved_weight),
-            array_of(saved_result1),
-            array_of(saved_result2),
+            saved_weight,
+            saved_result1,
+            saved_result2,
         )
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
         if self.result2_ is not None:
-            self.result2_.reset_data()
+            self.result2_ = RELEASED
 
     @property
     def _saved_eps(self) -> float:
@@ -27477,13 +27497,13 @@ class BatchNormNoUpdateBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.running_mean_: SavedVariable | SavedVariableList | None = None
-        self.running_var_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
-        self.result2_: SavedVariable | SavedVariableList | None = None
-        self.result3_: SavedVariable | SavedVariableList | None = None
+        self.input_: Saved | None = None
+        self.running_mean_: Saved | None = None
+        self.running_var_: Saved | None = None
+        self.weight_: Saved | None = None
+        self.result1_: Saved | None = None
+        self.result2_: Saved | None = None
+        self.result3_: Saved | None = None
         self.retain_variables = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -27506,19 +27526,19 @@ class BatchNormNoUpdateBackward0(Node):
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.running_mean_ is not None:
-            self.running_mean_.reset_data()
+            self.running_mean_ = RELEASED
         if self.running_var_ is not None:
-            self.running_var_.reset_data()
+            self.running_var_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
         if self.result2_ is not None:
-            self.result2_.reset_data()
+            self.result2_ = RELEASED
         if self.result3_ is not None:
-            self.result3_.reset_data()
+            self.result3_ = RELEASED
 
     @property
     def _saved_eps(self) -> float:
@@ -27627,13 +27647,13 @@ class BatchNormBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_out_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.running_mean_: SavedVariable | SavedVariableList | None = None
-        self.running_var_: SavedVariable | SavedVariableList | None = None
-        self.save_mean_: SavedVariable | SavedVariableList | None = None
-        self.save_var_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.grad_out_: Saved | None = None
+        self.input_: Saved | None = None
+        self.running_mean_: Saved | None = None
+        self.running_var_: Saved | None = None
+        self.save_mean_: Saved | None = None
+        self.save_var_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return batch_norm_backward_backward0_apply(
@@ -27652,19 +27672,19 @@ class BatchNormBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_out_ is not None:
-            self.grad_out_.reset_data()
+            self.grad_out_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.running_mean_ is not None:
-            self.running_mean_.reset_data()
+            self.running_mean_ = RELEASED
         if self.running_var_ is not None:
-            self.running_var_.reset_data()
+            self.running_var_ = RELEASED
         if self.save_mean_ is not None:
-            self.save_mean_.reset_data()
+            self.save_mean_ = RELEASED
         if self.save_var_ is not None:
-            self.save_var_.reset_data()
+            self.save_var_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_eps(self) -> float:
@@ -27772,9 +27792,9 @@ class FusedRmsNormBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
+        self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return fused_rms_norm_backward0_apply(
@@ -27788,11 +27808,11 @@ class FusedRmsNormBackward0(Node):
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
 
     @property
     def _saved_input(self) -> Tensor | None:
@@ -27869,7 +27889,7 @@ class EmbeddingBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return embedding_backward0_apply(
@@ -27884,7 +27904,7 @@ class EmbeddingBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -27950,7 +27970,7 @@ class EmbeddingDenseBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return embedding_dense_backward_backward0_apply(
@@ -27963,7 +27983,7 @@ class EmbeddingDenseBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -28021,8 +28041,8 @@ class ConvolutionBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_input = unpack_saved(self.input_, self)
@@ -28060,9 +28080,9 @@ class ConvolutionBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = unpack_saved(self.input_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_input, saved_weight)):
+        saved_input = saved_array(self.input_, self)
+        saved_weight = saved_array(self.weight_, self)
+        if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
         return convolution_backward0_arrays(
             grads,
@@ -28070,19 +28090,19 @@ class ConvolutionBackward0(Node):
             self.bias_sym_sizes,
             self.dilation,
             self.groups,
-            array_of(saved_input),
+            saved_input,
             self.output_padding,
             self.padding,
             self.stride,
             self.transposed,
-            array_of(saved_weight),
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -28244,9 +28264,9 @@ class ConvolutionBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return convolution_backward_backward0_apply(
@@ -28265,11 +28285,11 @@ class ConvolutionBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_dilation(self) -> Sequence[int]:
@@ -28370,7 +28390,7 @@ class ReflectionPad1DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -28393,19 +28413,19 @@ class ReflectionPad1DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return reflection_pad1_d_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.padding,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_padding(self) -> Sequence[int]:
@@ -28509,7 +28529,7 @@ class ReflectionPad2DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -28532,19 +28552,19 @@ class ReflectionPad2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return reflection_pad2_d_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.padding,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_padding(self) -> Sequence[int]:
@@ -28648,7 +28668,7 @@ class ReflectionPad3DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -28671,19 +28691,19 @@ class ReflectionPad3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return reflection_pad3_d_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.padding,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_padding(self) -> Sequence[int]:
@@ -28787,7 +28807,7 @@ class ReplicationPad1DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -28810,19 +28830,19 @@ class ReplicationPad1DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return replication_pad1_d_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.padding,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_padding(self) -> Sequence[int]:
@@ -28928,7 +28948,7 @@ class ReplicationPad2DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -28951,19 +28971,19 @@ class ReplicationPad2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return replication_pad2_d_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.padding,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_padding(self) -> Sequence[int]:
@@ -29069,7 +29089,7 @@ class ReplicationPad3DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -29092,19 +29112,19 @@ class ReplicationPad3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return replication_pad3_d_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.padding,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_padding(self) -> Sequence[int]:
@@ -29211,9 +29231,9 @@ class ConvTbcBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.bias_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.bias_: Saved | None = None
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return conv_tbc_backward0_apply(
@@ -29227,11 +29247,11 @@ class ConvTbcBackward0(Node):
 
     def release_variables(self) -> None:
         if self.bias_ is not None:
-            self.bias_.reset_data()
+            self.bias_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias(self) -> Tensor | None:
@@ -29303,8 +29323,8 @@ class SlowConvTranspose2DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -29338,9 +29358,9 @@ class SlowConvTranspose2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_self, saved_weight)):
+        saved_self = saved_array(self.self_, self)
+        saved_weight = saved_array(self.weight_, self)
+        if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
         return slow_conv_transpose2_d_backward0_arrays(
             grads,
@@ -29349,16 +29369,16 @@ class SlowConvTranspose2DBackward0(Node):
             self.dilation,
             self.output_padding,
             self.padding,
-            array_of(saved_self),
+            saved_self,
             self.stride,
-            array_of(saved_weight),
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -29507,8 +29527,8 @@ class SlowConvTranspose3DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -29542,9 +29562,9 @@ class SlowConvTranspose3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_self, saved_weight)):
+        saved_self = saved_array(self.self_, self)
+        saved_weight = saved_array(self.weight_, self)
+        if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
         return slow_conv_transpose3_d_backward0_arrays(
             grads,
@@ -29553,16 +29573,16 @@ class SlowConvTranspose3DBackward0(Node):
             self.dilation,
             self.output_padding,
             self.padding,
-            array_of(saved_self),
+            saved_self,
             self.stride,
-            array_of(saved_weight),
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -29708,8 +29728,8 @@ class SlowConv2DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return slow_conv2_d_backward0_apply(
@@ -29724,9 +29744,9 @@ class SlowConv2DBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_kernel_size(self) -> Sequence[int]:
@@ -29802,9 +29822,9 @@ class SlowConv2DBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return slow_conv2_d_backward_backward0_apply(
@@ -29819,11 +29839,11 @@ class SlowConv2DBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -29908,8 +29928,8 @@ class ConvDepthwise2DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return conv_depthwise2_d_backward0_apply(
@@ -29926,9 +29946,9 @@ class ConvDepthwise2DBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -30026,8 +30046,8 @@ class ConvDepthwise3DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return conv_depthwise3_d_backward0_apply(
@@ -30044,9 +30064,9 @@ class ConvDepthwise3DBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -30143,8 +30163,8 @@ class SlowConv3DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -30174,25 +30194,25 @@ class SlowConv3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_self, saved_weight)):
+        saved_self = saved_array(self.self_, self)
+        saved_weight = saved_array(self.weight_, self)
+        if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
         return slow_conv3_d_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.bias_sym_sizes,
             self.padding,
-            array_of(saved_self),
+            saved_self,
             self.stride,
-            array_of(saved_weight),
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -30328,8 +30348,8 @@ class SlowConvDilated2DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -30361,9 +30381,9 @@ class SlowConvDilated2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_self, saved_weight)):
+        saved_self = saved_array(self.self_, self)
+        saved_weight = saved_array(self.weight_, self)
+        if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
         return slow_conv_dilated2_d_backward0_arrays(
             grads,
@@ -30371,16 +30391,16 @@ class SlowConvDilated2DBackward0(Node):
             self.bias_sym_sizes,
             self.dilation,
             self.padding,
-            array_of(saved_self),
+            saved_self,
             self.stride,
-            array_of(saved_weight),
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -30522,8 +30542,8 @@ class SlowConvDilated3DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -30555,9 +30575,9 @@ class SlowConvDilated3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_self, saved_weight)):
+        saved_self = saved_array(self.self_, self)
+        saved_weight = saved_array(self.weight_, self)
+        if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
         return slow_conv_dilated3_d_backward0_arrays(
             grads,
@@ -30565,16 +30585,16 @@ class SlowConvDilated3DBackward0(Node):
             self.bias_sym_sizes,
             self.dilation,
             self.padding,
-            array_of(saved_self),
+            saved_self,
             self.stride,
-            array_of(saved_weight),
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -30719,8 +30739,8 @@ class ConvolutionBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_input = unpack_saved(self.input_, self)
@@ -30758,9 +30778,9 @@ class ConvolutionBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = unpack_saved(self.input_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_input, saved_weight)):
+        saved_input = saved_array(self.input_, self)
+        saved_weight = saved_array(self.weight_, self)
+        if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
         return convolution_backward1_arrays(
             grads,
@@ -30768,19 +30788,19 @@ class ConvolutionBackward1(Node):
             self.bias_sym_sizes,
             self.dilation,
             self.groups,
-            array_of(saved_input),
+            saved_input,
             self.output_padding,
             self.padding,
             self.stride,
             self.transposed,
-            array_of(saved_weight),
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -30941,8 +30961,8 @@ class ConvolutionOverrideableBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return convolution_overrideable_backward0_apply(
@@ -30960,9 +30980,9 @@ class ConvolutionOverrideableBackward0(Node):
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_dilation(self) -> Sequence[int]:
@@ -31066,9 +31086,9 @@ class ConvolutionBackwardOverrideableBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return convolution_backward_overrideable_backward0_apply(
@@ -31087,11 +31107,11 @@ class ConvolutionBackwardOverrideableBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_dilation(self) -> Sequence[int]:
@@ -31195,8 +31215,8 @@ class NnpackSpatialConvolutionBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_input = unpack_saved(self.input_, self)
@@ -31226,25 +31246,25 @@ class NnpackSpatialConvolutionBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = unpack_saved(self.input_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_input, saved_weight)):
+        saved_input = saved_array(self.input_, self)
+        saved_weight = saved_array(self.weight_, self)
+        if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
         return nnpack_spatial_convolution_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.bias_sym_sizes,
-            array_of(saved_input),
+            saved_input,
             self.padding,
             self.stride,
-            array_of(saved_weight),
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -31381,8 +31401,8 @@ class MaxPool2DWithIndicesBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -31416,9 +31436,9 @@ class MaxPool2DWithIndicesBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_result1 = unpack_saved(self.result1_, self)
-        if not plain_tensors((saved_self, saved_result1)):
+        saved_self = saved_array(self.self_, self)
+        saved_result1 = saved_array(self.result1_, self)
+        if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
         return max_pool2_d_with_indices_backward0_arrays(
             grads,
@@ -31427,16 +31447,16 @@ class MaxPool2DWithIndicesBackward0(Node):
             self.dilation,
             self.kernel_size,
             self.padding,
-            array_of(saved_self),
+            saved_self,
             self.stride,
-            array_of(saved_result1),
+            saved_result1,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
 
     @property
     def _saved_ceil_mode(self) -> bool:
@@ -31539,8 +31559,8 @@ class MaxPool3DWithIndicesBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -31574,9 +31594,9 @@ class MaxPool3DWithIndicesBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_result1 = unpack_saved(self.result1_, self)
-        if not plain_tensors((saved_self, saved_result1)):
+        saved_self = saved_array(self.self_, self)
+        saved_result1 = saved_array(self.result1_, self)
+        if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
         return max_pool3_d_with_indices_backward0_arrays(
             grads,
@@ -31585,16 +31605,16 @@ class MaxPool3DWithIndicesBackward0(Node):
             self.dilation,
             self.kernel_size,
             self.padding,
-            array_of(saved_self),
+            saved_self,
             self.stride,
-            array_of(saved_result1),
+            saved_result1,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
 
     @property
     def _saved_ceil_mode(self) -> bool:
@@ -31692,7 +31712,7 @@ class MaxPool2DWithIndicesBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return max_pool2_d_with_indices_backward_backward0_apply(
@@ -31704,7 +31724,7 @@ class MaxPool2DWithIndicesBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -31744,7 +31764,7 @@ class MaxPool3DWithIndicesBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return max_pool3_d_with_indices_backward_backward0_apply(
@@ -31756,7 +31776,7 @@ class MaxPool3DWithIndicesBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -31801,7 +31821,7 @@ class AvgPool2DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -31834,8 +31854,8 @@ class AvgPool2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return avg_pool2_d_backward0_arrays(
             grads,
@@ -31845,13 +31865,13 @@ class AvgPool2DBackward0(Node):
             self.divisor_override,
             self.kernel_size,
             self.padding,
-            array_of(saved_self),
+            saved_self,
             self.stride,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_ceil_mode(self) -> bool:
@@ -31968,7 +31988,7 @@ class AvgPool3DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -32001,8 +32021,8 @@ class AvgPool3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return avg_pool3_d_backward0_arrays(
             grads,
@@ -32012,13 +32032,13 @@ class AvgPool3DBackward0(Node):
             self.divisor_override,
             self.kernel_size,
             self.padding,
-            array_of(saved_self),
+            saved_self,
             self.stride,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_ceil_mode(self) -> bool:
@@ -32305,7 +32325,7 @@ class AdaptiveAvgPool2DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -32326,18 +32346,18 @@ class AdaptiveAvgPool2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return adaptive_avg_pool2_d_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -32390,7 +32410,7 @@ class AdaptiveAvgPool3DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -32411,18 +32431,18 @@ class AdaptiveAvgPool3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return adaptive_avg_pool3_d_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -32579,8 +32599,8 @@ class AdaptiveMaxPool2DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -32604,22 +32624,22 @@ class AdaptiveMaxPool2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_result1 = unpack_saved(self.result1_, self)
-        if not plain_tensors((saved_self, saved_result1)):
+        saved_self = saved_array(self.self_, self)
+        saved_result1 = saved_array(self.result1_, self)
+        if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
         return adaptive_max_pool2_d_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
-            array_of(saved_result1),
+            saved_self,
+            saved_result1,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -32683,8 +32703,8 @@ class AdaptiveMaxPool3DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -32708,22 +32728,22 @@ class AdaptiveMaxPool3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_result1 = unpack_saved(self.result1_, self)
-        if not plain_tensors((saved_self, saved_result1)):
+        saved_self = saved_array(self.self_, self)
+        saved_result1 = saved_array(self.result1_, self)
+        if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
         return adaptive_max_pool3_d_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
-            array_of(saved_result1),
+            saved_self,
+            saved_result1,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -32787,7 +32807,7 @@ class AdaptiveMaxPool2DBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return adaptive_max_pool2_d_backward_backward0_apply(
@@ -32799,7 +32819,7 @@ class AdaptiveMaxPool2DBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -32839,7 +32859,7 @@ class AdaptiveMaxPool3DBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return adaptive_max_pool3_d_backward_backward0_apply(
@@ -32851,7 +32871,7 @@ class AdaptiveMaxPool3DBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -32887,7 +32907,7 @@ class MaxUnpool2DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return max_unpool2_d_backward0_apply(
@@ -32898,7 +32918,7 @@ class MaxUnpool2DBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -32931,7 +32951,7 @@ class MaxUnpool3DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return max_unpool3_d_backward0_apply(
@@ -32942,7 +32962,7 @@ class MaxUnpool3DBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -32980,8 +33000,8 @@ class FractionalMaxPool2DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return fractional_max_pool2_d_backward0_apply(
@@ -32995,9 +33015,9 @@ class FractionalMaxPool2DBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
 
     @property
     def _saved_kernel_size(self) -> Sequence[int]:
@@ -33053,7 +33073,7 @@ class FractionalMaxPool2DBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return fractional_max_pool2_d_backward_backward0_apply(
@@ -33065,7 +33085,7 @@ class FractionalMaxPool2DBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -33106,8 +33126,8 @@ class FractionalMaxPool3DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return fractional_max_pool3_d_backward0_apply(
@@ -33121,9 +33141,9 @@ class FractionalMaxPool3DBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
 
     @property
     def _saved_kernel_size(self) -> Sequence[int]:
@@ -33179,7 +33199,7 @@ class FractionalMaxPool3DBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return fractional_max_pool3_d_backward_backward0_apply(
@@ -33191,7 +33211,7 @@ class FractionalMaxPool3DBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -35356,8 +35376,8 @@ class GridSampler2DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grid_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
+        self.grid_: Saved | None = None
+        self.input_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return grid_sampler2_d_backward0_apply(
@@ -35372,9 +35392,9 @@ class GridSampler2DBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grid_ is not None:
-            self.grid_.reset_data()
+            self.grid_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
 
     @property
     def _saved_align_corners(self) -> bool:
@@ -35451,8 +35471,8 @@ class GridSampler3DBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grid_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
+        self.grid_: Saved | None = None
+        self.input_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return grid_sampler3_d_backward0_apply(
@@ -35467,9 +35487,9 @@ class GridSampler3DBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grid_ is not None:
-            self.grid_.reset_data()
+            self.grid_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
 
     @property
     def _saved_align_corners(self) -> bool:
@@ -35547,9 +35567,9 @@ class GridSampler2DBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.grid_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.grid_: Saved | None = None
+        self.input_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return grid_sampler2_d_backward_backward0_apply(
@@ -35565,11 +35585,11 @@ class GridSampler2DBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.grid_ is not None:
-            self.grid_.reset_data()
+            self.grid_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
 
     @property
     def _saved_align_corners(self) -> bool:
@@ -35654,9 +35674,9 @@ class GridSampler3DBackwardBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.grid_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: Saved | None = None
+        self.grid_: Saved | None = None
+        self.input_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return grid_sampler3_d_backward_backward0_apply(
@@ -35672,11 +35692,11 @@ class GridSampler3DBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.grid_ is not None:
-            self.grid_.reset_data()
+            self.grid_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
 
     @property
     def _saved_align_corners(self) -> bool:
@@ -35762,13 +35782,13 @@ class ThnnFusedLstmCellBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.cx_: SavedVariable | SavedVariableList | None = None
-        self.hidden_bias_: SavedVariable | SavedVariableList | None = None
-        self.hidden_gates_: SavedVariable | SavedVariableList | None = None
-        self.input_bias_: SavedVariable | SavedVariableList | None = None
-        self.input_gates_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
-        self.result2_: SavedVariable | SavedVariableList | None = None
+        self.cx_: Saved | None = None
+        self.hidden_bias_: Saved | None = None
+        self.hidden_gates_: Saved | None = None
+        self.input_bias_: Saved | None = None
+        self.input_gates_: Saved | None = None
+        self.result1_: Saved | None = None
+        self.result2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return thnn_fused_lstm_cell_backward0_apply(
@@ -35785,19 +35805,19 @@ class ThnnFusedLstmCellBackward0(Node):
 
     def release_variables(self) -> None:
         if self.cx_ is not None:
-            self.cx_.reset_data()
+            self.cx_ = RELEASED
         if self.hidden_bias_ is not None:
-            self.hidden_bias_.reset_data()
+            self.hidden_bias_ = RELEASED
         if self.hidden_gates_ is not None:
-            self.hidden_gates_.reset_data()
+            self.hidden_gates_ = RELEASED
         if self.input_bias_ is not None:
-            self.input_bias_.reset_data()
+            self.input_bias_ = RELEASED
         if self.input_gates_ is not None:
-            self.input_gates_.reset_data()
+            self.input_gates_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
         if self.result2_ is not None:
-            self.result2_.reset_data()
+            self.result2_ = RELEASED
 
     @property
     def _saved_cx(self) -> Tensor | None:
@@ -35907,12 +35927,12 @@ class ThnnFusedGruCellBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.hidden_bias_: SavedVariable | SavedVariableList | None = None
-        self.hidden_gates_: SavedVariable | SavedVariableList | None = None
-        self.hx_: SavedVariable | SavedVariableList | None = None
-        self.input_bias_: SavedVariable | SavedVariableList | None = None
-        self.input_gates_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.hidden_bias_: Saved | None = None
+        self.hidden_gates_: Saved | None = None
+        self.hx_: Saved | None = None
+        self.input_bias_: Saved | None = None
+        self.input_gates_: Saved | None = None
+        self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return thnn_fused_gru_cell_backward0_apply(
@@ -35928,17 +35948,17 @@ class ThnnFusedGruCellBackward0(Node):
 
     def release_variables(self) -> None:
         if self.hidden_bias_ is not None:
-            self.hidden_bias_.reset_data()
+            self.hidden_bias_ = RELEASED
         if self.hidden_gates_ is not None:
-            self.hidden_gates_.reset_data()
+            self.hidden_gates_ = RELEASED
         if self.hx_ is not None:
-            self.hx_.reset_data()
+            self.hx_ = RELEASED
         if self.input_bias_ is not None:
-            self.input_bias_.reset_data()
+            self.input_bias_ = RELEASED
         if self.input_gates_ is not None:
-            self.input_gates_.reset_data()
+            self.input_gates_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
 
     @property
     def _saved_hidden_bias(self) -> Tensor | None:
@@ -36030,7 +36050,7 @@ class ErfcBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -36051,18 +36071,18 @@ class ErfcBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return erfc_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -36126,8 +36146,8 @@ class XlogyBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return xlogy_backward0_apply(
@@ -36139,9 +36159,9 @@ class XlogyBackward0(Node):
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -36187,7 +36207,7 @@ class XlogyBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -36210,19 +36230,19 @@ class XlogyBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        if not plain_tensors((saved_other,)):
+        saved_other = saved_array(self.other_, self)
+        if saved_other is NOT_PLAIN:
             return None
         return xlogy_backward1_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_other),
+            saved_other,
             self.self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -36279,7 +36299,7 @@ class XlogyBackward2(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return xlogy_backward2_apply(
@@ -36291,7 +36311,7 @@ class XlogyBackward2(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Number:
@@ -36338,7 +36358,7 @@ class MvlgammaBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return mvlgamma_backward0_apply(
@@ -36350,7 +36370,7 @@ class MvlgammaBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_p(self) -> int:
@@ -36389,7 +36409,7 @@ class LogitBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return logit_backward0_apply(
@@ -36401,7 +36421,7 @@ class LogitBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_eps(self) -> float | None:
@@ -36445,7 +36465,7 @@ class SincBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return sinc_backward0_apply(
@@ -36456,7 +36476,7 @@ class SincBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -36488,7 +36508,7 @@ class LgammaBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -36509,18 +36529,18 @@ class LgammaBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return lgamma_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -36569,7 +36589,7 @@ class DigammaBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -36590,18 +36610,18 @@ class DigammaBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return digamma_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -36653,7 +36673,7 @@ class PolygammaBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -36676,19 +36696,19 @@ class PolygammaBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return polygamma_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
             self.n,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_n(self) -> int:
@@ -36748,7 +36768,7 @@ class PolygammaBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -36771,19 +36791,19 @@ class PolygammaBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return polygamma_backward1_arrays(
             grads,
             self.task_needs_input_grad(),
             self.n,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_n(self) -> int:
@@ -36840,7 +36860,7 @@ class ErfinvBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -36861,18 +36881,18 @@ class ErfinvBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return erfinv_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -36933,7 +36953,7 @@ class I0Backward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -36954,18 +36974,18 @@ class I0Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return i0_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -37017,8 +37037,8 @@ class IgammaBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return igamma_backward0_apply(
@@ -37030,9 +37050,9 @@ class IgammaBackward0(Node):
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -37078,8 +37098,8 @@ class IgammacBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return igammac_backward0_apply(
@@ -37091,9 +37111,9 @@ class IgammacBackward0(Node):
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -37136,7 +37156,7 @@ class SpecialEntrBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -37157,18 +37177,18 @@ class SpecialEntrBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = saved_array(self.self_, self)
+        if saved_self is NOT_PLAIN:
             return None
         return special_entr_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -37218,7 +37238,7 @@ class SpecialNdtriBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return special_ndtri_backward0_apply(
@@ -37229,7 +37249,7 @@ class SpecialNdtriBackward0(Node):
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -37268,8 +37288,8 @@ class SpecialLogNdtrBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -37293,22 +37313,22 @@ class SpecialLogNdtrBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_self, saved_result)):
+        saved_self = saved_array(self.self_, self)
+        saved_result = saved_array(self.result_, self)
+        if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
         return special_log_ndtr_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
-            array_of(saved_result),
+            saved_self,
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -37377,8 +37397,8 @@ class SpecialErfcxBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -37402,22 +37422,22 @@ class SpecialErfcxBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_self, saved_result)):
+        saved_self = saved_array(self.self_, self)
+        saved_result = saved_array(self.result_, self)
+        if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
         return special_erfcx_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
-            array_of(saved_result),
+            saved_self,
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -37486,8 +37506,8 @@ class SpecialXlog1PyBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return special_xlog1_py_backward0_apply(
@@ -37499,9 +37519,9 @@ class SpecialXlog1PyBackward0(Node):
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -37549,7 +37569,7 @@ class SpecialXlog1PyBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -37572,19 +37592,19 @@ class SpecialXlog1PyBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        if not plain_tensors((saved_other,)):
+        saved_other = saved_array(self.other_, self)
+        if saved_other is NOT_PLAIN:
             return None
         return special_xlog1_py_backward1_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_other),
+            saved_other,
             self.self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -37643,7 +37663,7 @@ class SpecialXlog1PyBackward2(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return special_xlog1_py_backward2_apply(
@@ -37655,7 +37675,7 @@ class SpecialXlog1PyBackward2(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Number:
@@ -37703,8 +37723,8 @@ class SpecialZetaBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return special_zeta_backward0_apply(
@@ -37716,9 +37736,9 @@ class SpecialZetaBackward0(Node):
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -37761,7 +37781,7 @@ class SpecialZetaBackward1(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
+        self.other_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return special_zeta_backward1_apply(
@@ -37773,7 +37793,7 @@ class SpecialZetaBackward1(Node):
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -37841,8 +37861,8 @@ class SpecialI0EBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -37866,22 +37886,22 @@ class SpecialI0EBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_self, saved_result)):
+        saved_self = saved_array(self.self_, self)
+        saved_result = saved_array(self.result_, self)
+        if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
         return special_i0_e_backward0_arrays(
             grads,
             self.task_needs_input_grad(),
-            array_of(saved_self),
-            array_of(saved_result),
+            saved_self,
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -37949,8 +37969,8 @@ class SpecialI1Backward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return special_i1_backward0_apply(
@@ -37962,9 +37982,9 @@ class SpecialI1Backward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -38003,8 +38023,8 @@ class SpecialI1EBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return special_i1_e_backward0_apply(
@@ -38016,9 +38036,9 @@ class SpecialI1EBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:

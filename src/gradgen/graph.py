@@ -557,12 +557,57 @@ class SavedVariable:
         """Free the saved tensor; unpacking afterwards is the backward-twice error."""
         self._data = None
 
+    @staticmethod
+    def input(tensor: Tensor) -> Saved:
+        """What a node keeps of an input it saves: the tensor itself when it is at
+        version 0 (or has no version counter yet), `(tensor, version)` otherwise, with
+        no SavedVariable object; a SavedVariable when saved-tensor hooks are open
+        (in any thread: the hooks must see every save)."""
+        if _open_hooks[0] and SAVED_TENSORS_HOOKS.stack:
+            return SavedVariable(tensor, False)
+        counter = tensor._version_counter
+        if counter is None:
+            return tensor
+        version = counter.version
+        return tensor if not version else (tensor, version)
 
-def unpack_saved(
-    saved: SavedVariable | SavedVariableList | None, saved_for: Node
-) -> Any:
-    """Unpack an optional SavedVariable or list (None when nothing was saved)."""
-    return None if saved is None else saved.unpack(saved_for)
+
+# What a Backward node's slot holds for a saved tensor: None (nothing saved), an
+# input saved plain (`SavedVariable.input`: a Tensor saved at version 0, or a
+# `(tensor, version)` pair), a SavedVariable (outputs, saves under hooks) or a
+# SavedVariableList; `RELEASED` once the node ran without retain_graph.
+Saved: TypeAlias = "Tensor | tuple[Tensor, int] | SavedVariable | SavedVariableList"
+
+# A released slot: unpacking it is the backward-twice error.
+RELEASED = SavedVariable.__new__(SavedVariable)
+RELEASED._data = None
+RELEASED._saved_version = 0
+RELEASED._output = None
+
+
+def unpack_saved(saved: Saved | None, saved_for: Node) -> Any:
+    """A saved tensor back (None when nothing was saved), checked against in-place
+    changes since it was saved."""
+    if saved is None:
+        return None
+    cls = saved.__class__
+    if cls is SavedVariable or cls is SavedVariableList:
+        return saved.unpack(saved_for)  # type: ignore[union-attr]
+    if cls is tuple:
+        tensor, version = saved  # type: ignore[misc]
+    else:
+        tensor, version = saved, 0
+    counter = tensor._version_counter
+    if counter is not None and counter.version != version:
+        raise RuntimeError(plain_version_error(tensor, version))
+    return tensor
+
+
+def plain_version_error(tensor: Tensor, version: int) -> str:
+    """The in-place modification error of an input saved plain at `version`."""
+    saved = SavedVariable.__new__(SavedVariable)
+    saved._data, saved._saved_version, saved._output = tensor, version, None
+    return saved._version_error(tensor, None)
 
 
 def _legacy_type_name(tensor: Tensor) -> str:
