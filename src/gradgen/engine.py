@@ -225,8 +225,8 @@ class GraphTask:
     __slots__ = (
         "task_id",
         "keep_graph",
+        "root",
         "dependencies",
-        "nodes_in_graph",
         "not_ready",
         "exec_info",
         "needed",
@@ -234,19 +234,30 @@ class GraphTask:
         "captured",
     )
 
-    def __init__(self, keep_graph: bool) -> None:
+    def __init__(self, keep_graph: bool, root: Node | None = None) -> None:
         self.task_id = next(_task_ids)  # PyTorch's _current_graph_task_id
         self.keep_graph = keep_graph
+        self.root = root
+        # Every node reached from the root, with the number of edges into it not yet
+        # run (0 once it was ready).
         self.dependencies: dict[Node, int] = {}
-        self.nodes_in_graph: set[Node] = set()  # reached from the root
         self.not_ready: dict[Node, InputBuffer] = {}
         # None: run everything. Otherwise the nodes gradients must reach (PyTorch's
         # should_execute: needed or captured) ...
         self.exec_info: dict[Node, bool] | None = None
-        # ... and, of those, the nodes whose apply runs.
-        self.needed: set[Node] = set()
-        self.captures: dict[Node, list[tuple[int, int]]] = {}
+        # ... and, of those, the nodes whose apply runs (init_to_execute sets these).
+        self.needed: set[Node] = _NOTHING_NEEDED
+        self.captures: dict[Node, list[tuple[int, int]]] = _NO_CAPTURES
         self.captured: list[Tensor | None] = []
+
+    def in_graph(self, node: Node) -> bool:
+        """Whether `node` was reached from the root (PyTorch's nodes_in_graph)."""
+        return node is self.root or node in self.dependencies
+
+
+# What a task without exec info reads (init_to_execute replaces both).
+_NOTHING_NEEDED: set[Node] = set()
+_NO_CAPTURES: dict[Node, list[tuple[int, int]]] = {}
 
 
 def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> None:
@@ -256,18 +267,20 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> N
     requested outputs, so the search does not go below them (PyTorch's pruning).
     """
     dependencies = task.dependencies
-    seen = task.nodes_in_graph
-    seen.add(root)
+    task.root = root
     stack = [root]
+    pop, push, get = stack.pop, stack.append, dependencies.get
     while stack:
-        node = stack.pop()
-        for function, _ in node._next_edges:
+        for function, _ in pop()._next_edges:
             if function is None:
                 continue
-            dependencies[function] = dependencies.get(function, 0) + 1
-            if function not in seen and function._topological_nr >= min_topo_nr:
-                seen.add(function)
-                stack.append(function)
+            count = get(function)
+            if count is None:
+                dependencies[function] = 1
+                if function._topological_nr >= min_topo_nr:
+                    push(function)
+            else:
+                dependencies[function] = count + 1
 
 
 def init_to_execute(
@@ -279,6 +292,7 @@ def init_to_execute(
 ) -> None:
     """Mark the nodes that lead to `outputs`; only they will run."""
     needed: set[Node] = set()
+    task.captures = {}
     for index, (function, input_nr) in enumerate(outputs):
         if function is None:
             continue
@@ -507,7 +521,7 @@ def execute_root(
     ):
         return False
     root_buffer: InputBuffer = [None] * len(metadata)
-    root_buffer[input_nr] = Tensor(root_grad)
+    root_buffer[input_nr] = root_grad  # _run wraps it when no arrays flow
     task = GraphTask(keep_graph)
     compute_dependencies(root, task)
     _run_task(task, root, root_buffer, False)
@@ -537,9 +551,18 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
     exec_info = task.exec_info
     keep_graph = task.keep_graph
     arrays = _arrays_may_flow(grad_mode.is_grad_enabled())
+    # With arrays flowing, a plain Tensor is handed on as its array, so the buffers
+    # hold bare arrays (and None) only, until `mixed`: something else went in (a
+    # Tensor subclass), and every node's buffer is converted (_as_arrays) first.
+    mixed = False
+    if arrays:
+        mixed = not _as_arrays(root_buffer)
+    else:
+        _as_tensors(root_buffer)
     heappop, heappush = heapq.heappop, heapq.heappush
     while ready:
         _, _, node, inputs = heappop(ready)
+        convert = mixed
         if type(node) is AccumulateGrad:
             if (
                 arrays
@@ -550,12 +573,15 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
             ):
                 continue  # the leaf's sink, straight from the buffer
             _call_tensor_pre_hooks(node, _as_tensors(inputs))
+            convert = True
         elif node._tensor_pre_hooks or node._retains_grad:
             _call_tensor_pre_hooks(node, _as_tensors(inputs))
+            convert = True
         if exec_info is not None:
             captures = task.captures.get(node)
             if captures:
                 _as_tensors(inputs)
+                convert = True
                 for input_nr, output_index in captures:
                     task.captured[output_index] = inputs[input_nr]  # type: ignore
             if node not in task.needed:
@@ -566,10 +592,10 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
         else:
             # _call_function's common case, with validate_outputs folded into the loop
             # below that hands the gradients on.
-            if not keep_graph:
+            if not keep_graph and node._will_release:
                 node.will_release_variables()
             produced: Any = None
-            if arrays and node._has_array_form and _as_arrays(inputs):
+            if arrays and node._has_array_form and (not convert or _as_arrays(inputs)):
                 produced = node.apply_arrays(inputs)
             if produced is None:
                 # Only a backward that hands arrays on has arrays in its buffers.
@@ -580,7 +606,7 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
             if len(outputs) != len(edges):
                 validate_outputs(edges, outputs, node)  # raises the count error
         del inputs
-        if not keep_graph:
+        if not keep_graph and node._releases:
             node.release_variables()
         for index, (function, input_nr) in enumerate(edges):
             if function is None:
@@ -602,7 +628,17 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                     or (expected_dtype is not None and data.dtype != expected_dtype)
                 ):
                     gradient = _checked(node, index, gradient, function, input_nr)
-                outputs[index] = gradient
+                    cls = gradient.__class__
+                    data = (
+                        gradient
+                        if cls is _NDARRAY
+                        else gradient._data if cls is Tensor else None
+                    )
+                if arrays:
+                    if data is None:
+                        mixed = True  # a Tensor subclass goes on as it is
+                    else:
+                        gradient = data
             remaining = dependencies[function] - 1
             next_buffer = not_ready.pop(function, None)
             if next_buffer is None:
@@ -615,14 +651,13 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                     next_buffer[input_nr] = gradient
                 else:
                     buffer_add(next_buffer, input_nr, gradient)
+            dependencies[function] = remaining
             if remaining == 0:
-                del dependencies[function]
                 heappush(
                     ready, (-function._sequence_number, pushes, function, next_buffer)
                 )
                 pushes += 1
             else:
-                dependencies[function] = remaining
                 not_ready[function] = next_buffer
         # Drop this node's references to the gradients it passed on: a gradient that
         # only its buffer holds can be taken over (not copied) where it arrives.

@@ -239,6 +239,17 @@ class Node:
 
     # Whether the class overrides apply_arrays (the engine hands such a node arrays).
     _has_array_form: ClassVar[bool] = False
+    # Whether the class overrides will_release_variables / release_variables (the
+    # engine calls them only then): set for every subclass by __init_subclass__.
+    _will_release: ClassVar[bool] = False
+    _releases: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._will_release = (
+            cls.will_release_variables is not Node.will_release_variables
+        )
+        cls._releases = cls.release_variables is not Node.release_variables
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         """`apply` over bare arrays, for a backward that records no graph (the
