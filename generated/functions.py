@@ -2927,7 +2927,7 @@ class AsStridedBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -3000,7 +3000,7 @@ class AsStridedScatterBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.src_: Saved | None = None
 
@@ -3694,7 +3694,7 @@ class PolarBackward0(Node):
     __slots__ = ("result_",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -3953,7 +3953,7 @@ class MulBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -4079,7 +4079,7 @@ class PowBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -4427,7 +4427,7 @@ class ExpBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -4508,7 +4508,7 @@ class Exp2Backward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -4593,7 +4593,7 @@ class LogBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -4674,7 +4674,7 @@ class Log2Backward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -4759,7 +4759,7 @@ class Log10Backward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -4844,7 +4844,7 @@ class Log1PBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -4923,7 +4923,7 @@ class Expm1Backward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -5006,7 +5006,7 @@ class SqrtBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -5089,7 +5089,7 @@ class RsqrtBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -5174,7 +5174,7 @@ class ReciprocalBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -5257,7 +5257,7 @@ class AbsBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -5340,7 +5340,7 @@ class SgnBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -5448,7 +5448,7 @@ class SinBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -5531,7 +5531,7 @@ class CosBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -5614,7 +5614,7 @@ class TanBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -5697,7 +5697,7 @@ class AsinBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -5787,7 +5787,7 @@ class AcosBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -5879,7 +5879,7 @@ class AtanBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -5962,7 +5962,7 @@ class SinhBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -6045,7 +6045,7 @@ class CoshBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -6128,7 +6128,7 @@ class TanhBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -6209,7 +6209,7 @@ class SigmoidBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -6290,7 +6290,7 @@ class ErfBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -6662,7 +6662,7 @@ class AngleBackward0(Node):
     __slots__ = ("self_",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -6709,7 +6709,7 @@ class SigmoidBackwardBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.output_: Saved | None = None
 
@@ -6827,7 +6827,7 @@ class TanhBackwardBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.output_: Saved | None = None
 
@@ -6945,7 +6945,7 @@ class PowBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.exponent_: Saved | None = None
         self.self_: Saved | None = None
         self.result_: Saved | None = None
@@ -7017,7 +7017,7 @@ class PowBackward2(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.exponent_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -7303,7 +7303,7 @@ class DivBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -7508,7 +7508,7 @@ class DivBackward2(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -7828,7 +7828,7 @@ class MaximumBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -7953,7 +7953,7 @@ class MinimumBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -8078,7 +8078,7 @@ class FmaxBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -8203,7 +8203,7 @@ class FminBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -8326,7 +8326,7 @@ class Atan2Backward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -8385,7 +8385,7 @@ class FakeQuantizePerTensorAffineCachemaskBackward0(Node):
     __slots__ = ("mask_",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -8431,7 +8431,7 @@ class FakeQuantizePerChannelAffineCachemaskBackward0(Node):
     __slots__ = ("mask_",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -8483,7 +8483,7 @@ class HypotBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
         self.result_: Saved | None = None
@@ -8603,7 +8603,7 @@ class WhereBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.condition_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -8691,7 +8691,7 @@ class ClampBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.max_: Saved | None = None
         self.min_: Saved | None = None
         self.self_: Saved | None = None
@@ -8828,7 +8828,7 @@ class ClampBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -8931,7 +8931,7 @@ class ClampMinBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -8986,7 +8986,7 @@ class ClampMaxBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -9099,7 +9099,7 @@ class FmodBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -9262,7 +9262,7 @@ class RemainderBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -9772,7 +9772,7 @@ class LerpBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.end_: Saved | None = None
         self.self_: Saved | None = None
         self.weight_: Saved | None = None
@@ -9910,7 +9910,7 @@ class AddcmulBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.tensor1_: Saved | None = None
         self.tensor2_: Saved | None = None
 
@@ -10070,7 +10070,7 @@ class AddcdivBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.tensor1_: Saved | None = None
         self.tensor2_: Saved | None = None
 
@@ -10230,7 +10230,7 @@ class NanToNumBackward0(Node):
     __slots__ = ("self_",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -10272,7 +10272,7 @@ class AcoshBackward0(Node):
     __slots__ = ("self_",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -10349,7 +10349,7 @@ class AsinhBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -10462,7 +10462,7 @@ class AtanhBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -10633,7 +10633,7 @@ class CopysignBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -10695,7 +10695,7 @@ class CopysignBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -10807,7 +10807,7 @@ class FrexpBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.exponent_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -10892,7 +10892,7 @@ class LdexpBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -11004,7 +11004,7 @@ class NextafterBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -11114,7 +11114,7 @@ class Logaddexp2Backward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -11223,7 +11223,7 @@ class ClampMinBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.min_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -11328,7 +11328,7 @@ class ClampMaxBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.max_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -11433,7 +11433,7 @@ class LogaddexpBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -12025,7 +12025,7 @@ class ProdBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -12085,7 +12085,7 @@ class ProdBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -12158,7 +12158,7 @@ class MaxBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -12278,7 +12278,7 @@ class MaxBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -12337,7 +12337,7 @@ class MinBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -12457,7 +12457,7 @@ class MinBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -12515,7 +12515,7 @@ class AmaxBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -12591,7 +12591,7 @@ class AminBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -12668,7 +12668,7 @@ class LogsumexpBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -12791,7 +12791,7 @@ class VarBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -12861,7 +12861,7 @@ class StdBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -13022,7 +13022,7 @@ class CumprodBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -13090,7 +13090,7 @@ class SortBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -13203,7 +13203,7 @@ class SortBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -13316,7 +13316,7 @@ class TopkBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -13428,7 +13428,7 @@ class LogcumsumexpBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -13491,7 +13491,7 @@ class CummaxBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.indices_: Saved | None = None
 
@@ -13554,7 +13554,7 @@ class CumminBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.indices_: Saved | None = None
 
@@ -13619,7 +13619,7 @@ class KthvalueBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -13739,7 +13739,7 @@ class MedianBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -13798,7 +13798,7 @@ class MedianBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -13918,7 +13918,7 @@ class NanmedianBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -13977,7 +13977,7 @@ class NanmedianBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -14100,7 +14100,7 @@ class ModeBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -14223,7 +14223,7 @@ class AminmaxBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.max_: Saved | None = None
         self.min_: Saved | None = None
@@ -14303,7 +14303,7 @@ class NansumBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -14369,7 +14369,7 @@ class StdMeanBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result0_: Saved | None = None
 
@@ -14448,7 +14448,7 @@ class VarMeanBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -14649,7 +14649,7 @@ class SegmentReduceBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.data_: Saved | None = None
         self.lengths_: Saved | None = None
         self.offsets_: Saved | None = None
@@ -14746,7 +14746,7 @@ class IndexSelectBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.index_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -14812,7 +14812,7 @@ class IndexAddBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.index_: Saved | None = None
         self.source_: Saved | None = None
 
@@ -14962,7 +14962,7 @@ class GatherBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.index_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -15034,7 +15034,7 @@ class ScatterBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.index_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -15131,7 +15131,7 @@ class ScatterBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.index_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -15225,7 +15225,7 @@ class ScatterAddBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.index_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -15317,7 +15317,7 @@ class MaskedFillBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -15397,7 +15397,7 @@ class MaskedFillBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -15484,7 +15484,7 @@ class IndexBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -15537,7 +15537,7 @@ class IndexPutBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -15605,7 +15605,7 @@ class ScatterReduceBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.index_: Saved | None = None
         self.self_: Saved | None = None
         self.src_: Saved | None = None
@@ -15708,7 +15708,7 @@ class IndexCopyBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.index_: Saved | None = None
         self.source_: Saved | None = None
 
@@ -15784,7 +15784,7 @@ class IndexFillBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.index_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -15836,7 +15836,7 @@ class IndexFillBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.index_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -15892,7 +15892,7 @@ class MaskedScatterBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -15949,7 +15949,7 @@ class MaskedSelectBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.mask_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -16005,7 +16005,7 @@ class TakeBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.index_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -16062,7 +16062,7 @@ class PutBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.index_: Saved | None = None
         self.source_: Saved | None = None
 
@@ -16137,7 +16137,7 @@ class IndexReduceBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.index_: Saved | None = None
         self.self_: Saved | None = None
         self.source_: Saved | None = None
@@ -16237,7 +16237,7 @@ class MaskedScatterBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -16468,7 +16468,7 @@ class UnsafeIndexBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -16521,7 +16521,7 @@ class UnsafeIndexPutBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -16586,7 +16586,7 @@ class IndexPutImplBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -16655,7 +16655,7 @@ class MmBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.mat2_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -16812,7 +16812,7 @@ class BmmBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.mat2_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -16925,7 +16925,7 @@ class DotBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.tensor_: Saved | None = None
 
@@ -17030,7 +17030,7 @@ class VdotBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -17132,7 +17132,7 @@ class MvBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.vec_: Saved | None = None
 
@@ -17197,7 +17197,7 @@ class AddmmBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.mat1_: Saved | None = None
         self.mat2_: Saved | None = None
 
@@ -17387,7 +17387,7 @@ class CdistBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.x1_: Saved | None = None
         self.x2_: Saved | None = None
         self.result_: Saved | None = None
@@ -17508,7 +17508,7 @@ class PdistBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -17771,7 +17771,7 @@ class LinalgVectorNormBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -17850,7 +17850,7 @@ class DistBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
         self.result_: Saved | None = None
@@ -17922,7 +17922,7 @@ class LinalgInvExBackward0(Node):
     __slots__ = ("inverse_",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.inverse_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -17976,7 +17976,7 @@ class LinalgDetBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.A_: Saved | None = None
         self.LU_: Saved | None = None
         self.pivots_: Saved | None = None
@@ -18054,7 +18054,7 @@ class LinalgSlogdetBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.A_: Saved | None = None
         self.LU_: Saved | None = None
         self.pivots_: Saved | None = None
@@ -18132,7 +18132,7 @@ class LinalgSolveExBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.A_: Saved | None = None
         self.LU_: Saved | None = None
         self.pivots_: Saved | None = None
@@ -18220,7 +18220,7 @@ class LinalgCholeskyExBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.L_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -18272,7 +18272,7 @@ class LinalgQrBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.Q_: Saved | None = None
         self.R_: Saved | None = None
 
@@ -18338,7 +18338,7 @@ class LinalgSvdBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.S_: Saved | None = None
         self.U_: Saved | None = None
         self.Vh_: Saved | None = None
@@ -18471,7 +18471,7 @@ class LinalgEighBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.eigenvalues_: Saved | None = None
         self.eigenvectors_: Saved | None = None
 
@@ -18529,7 +18529,7 @@ class LinalgEigBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.eigenvalues_: Saved | None = None
         self.eigenvectors_: Saved | None = None
 
@@ -18596,7 +18596,7 @@ class LinalgSolveTriangularBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -18680,7 +18680,7 @@ class LinalgCrossBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -18743,7 +18743,7 @@ class LinalgMatrixExpBackward0(Node):
     __slots__ = ("self_",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -18792,7 +18792,7 @@ class LinalgPinvBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -18847,7 +18847,7 @@ class LinalgLstsqBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.b_: Saved | None = None
         self.self_: Saved | None = None
         self.solution_: Saved | None = None
@@ -18920,7 +18920,7 @@ class LinalgLuFactorExBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.LU_: Saved | None = None
         self.pivots_: Saved | None = None
 
@@ -18984,7 +18984,7 @@ class LinalgLuBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.L_: Saved | None = None
         self.P_: Saved | None = None
         self.U_: Saved | None = None
@@ -19060,7 +19060,7 @@ class LinalgLuSolveBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.LU_: Saved | None = None
         self.pivots_: Saved | None = None
         self.result_: Saved | None = None
@@ -19146,7 +19146,7 @@ class NormBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -19211,7 +19211,7 @@ class NormBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -19291,7 +19291,7 @@ class AddmvBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.mat_: Saved | None = None
         self.vec_: Saved | None = None
 
@@ -19376,7 +19376,7 @@ class AddrBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.vec1_: Saved | None = None
         self.vec2_: Saved | None = None
 
@@ -19530,7 +19530,7 @@ class AddbmmBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.batch1_: Saved | None = None
         self.batch2_: Saved | None = None
 
@@ -19728,7 +19728,7 @@ class BaddbmmBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.batch1_: Saved | None = None
         self.batch2_: Saved | None = None
 
@@ -19878,7 +19878,7 @@ class NormBackward2(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -19945,7 +19945,7 @@ class NormBackward3(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -20023,7 +20023,7 @@ class RenormBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -20088,7 +20088,7 @@ class CholeskyBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -20142,7 +20142,7 @@ class LinalgHouseholderProductBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.input_: Saved | None = None
         self.tau_: Saved | None = None
         self.result_: Saved | None = None
@@ -20214,7 +20214,7 @@ class CholeskyInverseBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -20280,7 +20280,7 @@ class CholeskySolveBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.input2_: Saved | None = None
         self.self_: Saved | None = None
         self.result_: Saved | None = None
@@ -20363,7 +20363,7 @@ class TriangularSolveBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.A_: Saved | None = None
         self.self_: Saved | None = None
         self.solution_: Saved | None = None
@@ -20530,7 +20530,7 @@ class OrmqrBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.input2_: Saved | None = None
         self.input3_: Saved | None = None
         self.self_: Saved | None = None
@@ -20627,7 +20627,7 @@ class ReluBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -20713,7 +20713,7 @@ class GeluBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -20809,7 +20809,7 @@ class SiluBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -20908,7 +20908,7 @@ class ThresholdBackwardBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -21010,7 +21010,7 @@ class GeluBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -21082,7 +21082,7 @@ class SoftmaxBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -21189,7 +21189,7 @@ class SoftmaxBackwardDataBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.output_: Saved | None = None
 
@@ -21273,7 +21273,7 @@ class LogSoftmaxBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -21380,7 +21380,7 @@ class LogSoftmaxBackwardDataBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.output_: Saved | None = None
 
@@ -21529,7 +21529,7 @@ class LeakyReluBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -21629,7 +21629,7 @@ class LeakyReluBackwardBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -21734,7 +21734,7 @@ class EluBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -21855,7 +21855,7 @@ class EluBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.self_or_result_: Saved | None = None
 
@@ -21947,7 +21947,7 @@ class SoftplusBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -22055,7 +22055,7 @@ class SoftplusBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -22130,7 +22130,7 @@ class LogSigmoidBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.buffer_: Saved | None = None
 
@@ -22233,7 +22233,7 @@ class LogSigmoidBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.buffer_: Saved | None = None
         self.grad_output_: Saved | None = None
         self.self_: Saved | None = None
@@ -22306,7 +22306,7 @@ class HardtanhBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -22416,7 +22416,7 @@ class HardtanhBackwardBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -22524,7 +22524,7 @@ class MishBackward0(Node):
     __slots__ = ("self_",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -22578,7 +22578,7 @@ class CeluBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -22677,7 +22677,7 @@ class GluBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -22771,7 +22771,7 @@ class GluBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -22842,7 +22842,7 @@ class HardshrinkBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -22938,7 +22938,7 @@ class HardshrinkBackwardBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -23037,7 +23037,7 @@ class SoftshrinkBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -23133,7 +23133,7 @@ class SoftshrinkBackwardBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -23229,7 +23229,7 @@ class HardsigmoidBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -23311,7 +23311,7 @@ class HardsigmoidBackwardBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -23396,7 +23396,7 @@ class HardswishBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -23481,7 +23481,7 @@ class HardswishBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -23548,7 +23548,7 @@ class ThresholdBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -23647,7 +23647,7 @@ class RreluWithNoiseBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.noise_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -23727,7 +23727,7 @@ class RreluWithNoiseBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.noise_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -23806,7 +23806,7 @@ class PreluKernelBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.weight_: Saved | None = None
 
@@ -23932,7 +23932,7 @@ class PreluKernelBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.self_: Saved | None = None
         self.weight_: Saved | None = None
@@ -24035,7 +24035,7 @@ class NativeDropoutBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -24118,7 +24118,7 @@ class NativeDropoutBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.mask_: Saved | None = None
 
@@ -24187,7 +24187,7 @@ class MseLossBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.target_: Saved | None = None
 
@@ -24315,7 +24315,7 @@ class MseLossBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.self_: Saved | None = None
         self.target_: Saved | None = None
@@ -24405,7 +24405,7 @@ class NllLossBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.target_: Saved | None = None
         self.weight_: Saved | None = None
@@ -24568,7 +24568,7 @@ class NllLossBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.target_: Saved | None = None
         self.weight_: Saved | None = None
 
@@ -24645,7 +24645,7 @@ class NllLoss2DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.target_: Saved | None = None
         self.weight_: Saved | None = None
@@ -24808,7 +24808,7 @@ class NllLoss2DBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.target_: Saved | None = None
         self.weight_: Saved | None = None
 
@@ -24883,7 +24883,7 @@ class BinaryCrossEntropyBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.target_: Saved | None = None
         self.weight_: Saved | None = None
@@ -24967,7 +24967,7 @@ class BinaryCrossEntropyBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.self_: Saved | None = None
         self.target_: Saved | None = None
@@ -25071,7 +25071,7 @@ class SmoothL1LossBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.target_: Saved | None = None
 
@@ -25209,7 +25209,7 @@ class SmoothL1LossBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.self_: Saved | None = None
         self.target_: Saved | None = None
@@ -25308,7 +25308,7 @@ class HuberLossBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.target_: Saved | None = None
 
@@ -25446,7 +25446,7 @@ class HuberLossBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.self_: Saved | None = None
         self.target_: Saved | None = None
@@ -25547,7 +25547,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.pos_weight_: Saved | None = None
         self.self_: Saved | None = None
         self.target_: Saved | None = None
@@ -25640,7 +25640,7 @@ class SoftMarginLossBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.target_: Saved | None = None
 
@@ -25707,7 +25707,7 @@ class SoftMarginLossBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.self_: Saved | None = None
         self.target_: Saved | None = None
@@ -25794,7 +25794,7 @@ class MultiMarginLossBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.target_: Saved | None = None
         self.weight_: Saved | None = None
@@ -25885,7 +25885,7 @@ class MultiMarginLossBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.self_: Saved | None = None
         self.target_: Saved | None = None
@@ -25991,7 +25991,7 @@ class MultilabelMarginLossBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.target_: Saved | None = None
         self.is_target_: Saved | None = None
@@ -26068,7 +26068,7 @@ class MultilabelMarginLossBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.is_target_: Saved | None = None
         self.self_: Saved | None = None
@@ -26161,7 +26161,7 @@ class NativeBatchNormBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.input_: Saved | None = None
         self.running_mean_: Saved | None = None
         self.running_var_: Saved | None = None
@@ -26412,7 +26412,7 @@ class NativeBatchNormBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_out_: Saved | None = None
         self.input_: Saved | None = None
         self.running_mean_: Saved | None = None
@@ -26560,7 +26560,7 @@ class NativeGroupNormBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.input_: Saved | None = None
         self.weight_: Saved | None = None
         self.result1_: Saved | None = None
@@ -26712,7 +26712,7 @@ class NativeLayerNormBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.bias_: Saved | None = None
         self.input_: Saved | None = None
         self.weight_: Saved | None = None
@@ -26925,7 +26925,7 @@ class NativeLayerNormBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_out_: Saved | None = None
         self.input_: Saved | None = None
         self.mean_: Saved | None = None
@@ -27047,7 +27047,7 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.input_: Saved | None = None
         self.running_mean_: Saved | None = None
         self.running_var_: Saved | None = None
@@ -27285,7 +27285,7 @@ class NativeBatchNormLegitBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.input_: Saved | None = None
         self.weight_: Saved | None = None
         self.result1_: Saved | None = None
@@ -27496,7 +27496,7 @@ class BatchNormNoUpdateBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.input_: Saved | None = None
         self.running_mean_: Saved | None = None
         self.running_var_: Saved | None = None
@@ -27646,7 +27646,7 @@ class BatchNormBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_out_: Saved | None = None
         self.input_: Saved | None = None
         self.running_mean_: Saved | None = None
@@ -27791,7 +27791,7 @@ class FusedRmsNormBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.input_: Saved | None = None
         self.weight_: Saved | None = None
         self.result1_: Saved | None = None
@@ -27888,7 +27888,7 @@ class EmbeddingBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -27969,7 +27969,7 @@ class EmbeddingDenseBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -28040,7 +28040,7 @@ class ConvolutionBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.input_: Saved | None = None
         self.weight_: Saved | None = None
 
@@ -28263,7 +28263,7 @@ class ConvolutionBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.input_: Saved | None = None
         self.weight_: Saved | None = None
@@ -28389,7 +28389,7 @@ class ReflectionPad1DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -28528,7 +28528,7 @@ class ReflectionPad2DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -28667,7 +28667,7 @@ class ReflectionPad3DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -28806,7 +28806,7 @@ class ReplicationPad1DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -28947,7 +28947,7 @@ class ReplicationPad2DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -29088,7 +29088,7 @@ class ReplicationPad3DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -29230,7 +29230,7 @@ class ConvTbcBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.bias_: Saved | None = None
         self.self_: Saved | None = None
         self.weight_: Saved | None = None
@@ -29322,7 +29322,7 @@ class SlowConvTranspose2DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.weight_: Saved | None = None
 
@@ -29526,7 +29526,7 @@ class SlowConvTranspose3DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.weight_: Saved | None = None
 
@@ -29727,7 +29727,7 @@ class SlowConv2DBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.weight_: Saved | None = None
 
@@ -29821,7 +29821,7 @@ class SlowConv2DBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.self_: Saved | None = None
         self.weight_: Saved | None = None
@@ -29927,7 +29927,7 @@ class ConvDepthwise2DBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.weight_: Saved | None = None
 
@@ -30045,7 +30045,7 @@ class ConvDepthwise3DBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.weight_: Saved | None = None
 
@@ -30162,7 +30162,7 @@ class SlowConv3DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.weight_: Saved | None = None
 
@@ -30347,7 +30347,7 @@ class SlowConvDilated2DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.weight_: Saved | None = None
 
@@ -30541,7 +30541,7 @@ class SlowConvDilated3DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.weight_: Saved | None = None
 
@@ -30738,7 +30738,7 @@ class ConvolutionBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.input_: Saved | None = None
         self.weight_: Saved | None = None
 
@@ -30960,7 +30960,7 @@ class ConvolutionOverrideableBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.input_: Saved | None = None
         self.weight_: Saved | None = None
 
@@ -31085,7 +31085,7 @@ class ConvolutionBackwardOverrideableBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.input_: Saved | None = None
         self.weight_: Saved | None = None
@@ -31214,7 +31214,7 @@ class NnpackSpatialConvolutionBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.input_: Saved | None = None
         self.weight_: Saved | None = None
 
@@ -31400,7 +31400,7 @@ class MaxPool2DWithIndicesBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result1_: Saved | None = None
 
@@ -31558,7 +31558,7 @@ class MaxPool3DWithIndicesBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result1_: Saved | None = None
 
@@ -31711,7 +31711,7 @@ class MaxPool2DWithIndicesBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -31763,7 +31763,7 @@ class MaxPool3DWithIndicesBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -31820,7 +31820,7 @@ class AvgPool2DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -31987,7 +31987,7 @@ class AvgPool3DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -32324,7 +32324,7 @@ class AdaptiveAvgPool2DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -32409,7 +32409,7 @@ class AdaptiveAvgPool3DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -32598,7 +32598,7 @@ class AdaptiveMaxPool2DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result1_: Saved | None = None
 
@@ -32702,7 +32702,7 @@ class AdaptiveMaxPool3DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result1_: Saved | None = None
 
@@ -32806,7 +32806,7 @@ class AdaptiveMaxPool2DBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -32858,7 +32858,7 @@ class AdaptiveMaxPool3DBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -32906,7 +32906,7 @@ class MaxUnpool2DBackward0(Node):
     __slots__ = ("indices_",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -32950,7 +32950,7 @@ class MaxUnpool3DBackward0(Node):
     __slots__ = ("indices_",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -32999,7 +32999,7 @@ class FractionalMaxPool2DBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result1_: Saved | None = None
 
@@ -33072,7 +33072,7 @@ class FractionalMaxPool2DBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -33125,7 +33125,7 @@ class FractionalMaxPool3DBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result1_: Saved | None = None
 
@@ -33198,7 +33198,7 @@ class FractionalMaxPool3DBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -35375,7 +35375,7 @@ class GridSampler2DBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grid_: Saved | None = None
         self.input_: Saved | None = None
 
@@ -35470,7 +35470,7 @@ class GridSampler3DBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grid_: Saved | None = None
         self.input_: Saved | None = None
 
@@ -35566,7 +35566,7 @@ class GridSampler2DBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.grid_: Saved | None = None
         self.input_: Saved | None = None
@@ -35673,7 +35673,7 @@ class GridSampler3DBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.grad_output_: Saved | None = None
         self.grid_: Saved | None = None
         self.input_: Saved | None = None
@@ -35781,7 +35781,7 @@ class ThnnFusedLstmCellBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.cx_: Saved | None = None
         self.hidden_bias_: Saved | None = None
         self.hidden_gates_: Saved | None = None
@@ -35926,7 +35926,7 @@ class ThnnFusedGruCellBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.hidden_bias_: Saved | None = None
         self.hidden_gates_: Saved | None = None
         self.hx_: Saved | None = None
@@ -36049,7 +36049,7 @@ class ErfcBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -36145,7 +36145,7 @@ class XlogyBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -36206,7 +36206,7 @@ class XlogyBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -36298,7 +36298,7 @@ class XlogyBackward2(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -36357,7 +36357,7 @@ class MvlgammaBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -36408,7 +36408,7 @@ class LogitBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -36464,7 +36464,7 @@ class SincBackward0(Node):
     __slots__ = ("self_",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -36507,7 +36507,7 @@ class LgammaBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -36588,7 +36588,7 @@ class DigammaBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -36672,7 +36672,7 @@ class PolygammaBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -36767,7 +36767,7 @@ class PolygammaBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -36859,7 +36859,7 @@ class ErfinvBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -36952,7 +36952,7 @@ class I0Backward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -37036,7 +37036,7 @@ class IgammaBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -37097,7 +37097,7 @@ class IgammacBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -37155,7 +37155,7 @@ class SpecialEntrBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -37237,7 +37237,7 @@ class SpecialNdtriBackward0(Node):
     __slots__ = ("result_",)
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -37287,7 +37287,7 @@ class SpecialLogNdtrBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -37396,7 +37396,7 @@ class SpecialErfcxBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -37505,7 +37505,7 @@ class SpecialXlog1PyBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -37568,7 +37568,7 @@ class SpecialXlog1PyBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -37662,7 +37662,7 @@ class SpecialXlog1PyBackward2(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -37722,7 +37722,7 @@ class SpecialZetaBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
         self.self_: Saved | None = None
 
@@ -37780,7 +37780,7 @@ class SpecialZetaBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.other_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -37860,7 +37860,7 @@ class SpecialI0EBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -37968,7 +37968,7 @@ class SpecialI1Backward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
@@ -38022,7 +38022,7 @@ class SpecialI1EBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
         self.self_: Saved | None = None
         self.result_: Saved | None = None
 
