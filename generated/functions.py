@@ -17,6 +17,7 @@ from gradgen.graph import (
     Saved,
     flatten_grad_inputs,
     index_ranges,
+    task_state,
     unpack_saved,
 )
 from gradgen.helpers import (
@@ -981,9 +982,14 @@ class PermuteBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return permute_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dims,
         )
 
@@ -1050,9 +1056,14 @@ class ExpandBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return expand_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_sym_sizes,
         )
 
@@ -1119,9 +1130,14 @@ class SumToSizeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return sum_to_size_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_sym_sizes,
         )
 
@@ -1188,9 +1204,14 @@ class ViewBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return view_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_sym_sizes,
         )
 
@@ -1257,9 +1278,14 @@ class SqueezeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return squeeze_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_sym_sizes,
         )
 
@@ -1333,9 +1359,14 @@ class SqueezeBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return squeeze_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.self_sym_sizes,
         )
@@ -1411,9 +1442,14 @@ class UnsqueezeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return unsqueeze_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
         )
 
@@ -1479,9 +1515,14 @@ class TransposeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return transpose_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim0,
             self.dim1,
         )
@@ -1553,9 +1594,14 @@ class TBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return t_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -1619,9 +1665,14 @@ class SelectBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return select_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.index,
             self.self_sym_sizes,
@@ -1722,9 +1773,14 @@ class SliceBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return slice_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.end,
             self.self_sym_sizes,
@@ -2241,9 +2297,14 @@ class FlipBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return flip_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dims,
         )
 
@@ -2313,9 +2374,14 @@ class RollBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return roll_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dims,
             self.shifts,
         )
@@ -2440,9 +2506,14 @@ class UnsafeViewBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return unsafe_view_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_sym_sizes,
         )
 
@@ -2509,9 +2580,14 @@ class ConstantPadNdBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return constant_pad_nd_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.pad,
         )
 
@@ -2649,9 +2725,14 @@ class DiagonalBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return diagonal_backward_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim1,
             self.dim2,
             self.offset,
@@ -2801,9 +2882,14 @@ class DiagEmbedBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return diag_embed_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim1,
             self.dim2,
             self.offset,
@@ -2882,9 +2968,14 @@ class AliasBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return alias_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -3226,9 +3317,14 @@ class NarrowCopyBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return narrow_copy_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.length,
             self.self_sym_sizes,
@@ -3436,9 +3532,14 @@ class LiftBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return lift_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -3492,9 +3593,14 @@ class LiftFreshBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return lift_fresh_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -3608,9 +3714,14 @@ class Rot90Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return rot90_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dims,
             self.k,
         )
@@ -3771,9 +3882,14 @@ class AddBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return add_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             self.other_scalar_type,
             self.self_scalar_type,
@@ -3872,9 +3988,14 @@ class SubBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return sub_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             self.other_scalar_type,
             self.self_scalar_type,
@@ -3983,13 +4104,22 @@ class MulBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = saved_array(self.other_, self)
-        saved_self = saved_array(self.self_, self)
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return mul_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_other,
             self.other_scalar_type,
             saved_self,
@@ -4103,12 +4233,19 @@ class PowBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return pow_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.exponent,
             saved_self,
         )
@@ -4186,9 +4323,14 @@ class NegBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return neg_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -4242,9 +4384,14 @@ class ConjBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return conj_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -4298,9 +4445,14 @@ class RealBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return real_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -4354,9 +4506,14 @@ class CloneBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return clone_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -4449,12 +4606,19 @@ class ExpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = saved_array(self.result_, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return exp_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_result,
         )
 
@@ -4530,12 +4694,19 @@ class Exp2Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = saved_array(self.result_, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return exp2_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_result,
         )
 
@@ -4615,12 +4786,19 @@ class LogBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return log_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -4696,12 +4874,19 @@ class Log2Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return log2_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -4781,12 +4966,19 @@ class Log10Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return log10_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -4866,12 +5058,19 @@ class Log1PBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return log1_p_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -4945,12 +5144,19 @@ class Expm1Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = saved_array(self.result_, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return expm1_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_result,
         )
 
@@ -5028,12 +5234,19 @@ class SqrtBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = saved_array(self.result_, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return sqrt_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_result,
         )
 
@@ -5111,12 +5324,19 @@ class RsqrtBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = saved_array(self.result_, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return rsqrt_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_result,
         )
 
@@ -5196,12 +5416,19 @@ class ReciprocalBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = saved_array(self.result_, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return reciprocal_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_result,
         )
 
@@ -5279,12 +5506,19 @@ class AbsBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return abs_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -5407,9 +5641,14 @@ class SignBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return sign_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -5470,12 +5709,19 @@ class SinBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return sin_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -5553,12 +5799,19 @@ class CosBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return cos_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -5636,12 +5889,19 @@ class TanBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = saved_array(self.result_, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return tan_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_result,
         )
 
@@ -5719,12 +5979,19 @@ class AsinBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return asin_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -5809,12 +6076,19 @@ class AcosBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return acos_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -5901,12 +6175,19 @@ class AtanBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return atan_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -5984,12 +6265,19 @@ class SinhBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return sinh_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -6067,12 +6355,19 @@ class CoshBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return cosh_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -6150,12 +6445,19 @@ class TanhBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = saved_array(self.result_, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return tanh_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_result,
         )
 
@@ -6231,12 +6533,19 @@ class SigmoidBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = saved_array(self.result_, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return sigmoid_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_result,
         )
 
@@ -6312,12 +6621,19 @@ class ErfBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return erf_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -6398,9 +6714,14 @@ class FloorBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return floor_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -6454,9 +6775,14 @@ class CeilBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return ceil_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -6510,9 +6836,14 @@ class RoundBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return round_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -6566,9 +6897,14 @@ class RoundBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return round_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -6622,9 +6958,14 @@ class TruncBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return trunc_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -6735,13 +7076,22 @@ class SigmoidBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_grad_output = saved_array(self.grad_output_, self)
-        saved_output = saved_array(self.output_, self)
+        saved_grad_output = self.grad_output_
+        if saved_grad_output is not None:
+            saved_grad_output = saved_array(saved_grad_output, self)
+        saved_output = self.output_
+        if saved_output is not None:
+            saved_output = saved_array(saved_output, self)
         if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return sigmoid_backward_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_grad_output,
             saved_output,
         )
@@ -6853,13 +7203,22 @@ class TanhBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_grad_output = saved_array(self.grad_output_, self)
-        saved_output = saved_array(self.output_, self)
+        saved_grad_output = self.grad_output_
+        if saved_grad_output is not None:
+            saved_grad_output = saved_array(saved_grad_output, self)
+        saved_output = self.output_
+        if saved_output is not None:
+            saved_output = saved_array(saved_output, self)
         if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return tanh_backward_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_grad_output,
             saved_output,
         )
@@ -7096,9 +7455,14 @@ class AddBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return add_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_scalar_type,
         )
 
@@ -7163,9 +7527,14 @@ class SubBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return sub_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_scalar_type,
         )
 
@@ -7235,9 +7604,14 @@ class MulBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return mul_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.other,
             self.self_scalar_type,
         )
@@ -7331,13 +7705,22 @@ class DivBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = saved_array(self.other_, self)
-        saved_self = saved_array(self.self_, self)
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return div_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_other,
             saved_self,
             self.self_scalar_type,
@@ -7441,9 +7824,14 @@ class DivBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return div_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.other,
             self.self_scalar_type,
         )
@@ -7538,13 +7926,22 @@ class DivBackward2(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = saved_array(self.other_, self)
-        saved_self = saved_array(self.self_, self)
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return div_backward2_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_other,
             self.rounding_mode,
             saved_self,
@@ -7663,9 +8060,14 @@ class RsubBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return rsub_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             self.other_scalar_type,
             self.self_scalar_type,
@@ -7760,9 +8162,14 @@ class RsubBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return rsub_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             self.self_scalar_type,
         )
@@ -7854,13 +8261,22 @@ class MaximumBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = saved_array(self.other_, self)
-        saved_self = saved_array(self.self_, self)
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return maximum_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_other,
             saved_self,
         )
@@ -7979,13 +8395,22 @@ class MinimumBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = saved_array(self.other_, self)
-        saved_self = saved_array(self.self_, self)
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return minimum_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_other,
             saved_self,
         )
@@ -8104,13 +8529,22 @@ class FmaxBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = saved_array(self.other_, self)
-        saved_self = saved_array(self.self_, self)
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return fmax_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_other,
             saved_self,
         )
@@ -8229,13 +8663,22 @@ class FminBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = saved_array(self.other_, self)
-        saved_self = saved_array(self.self_, self)
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return fmin_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_other,
             saved_self,
         )
@@ -8513,18 +8956,29 @@ class HypotBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = saved_array(self.other_, self)
-        saved_self = saved_array(self.self_, self)
-        saved_result = saved_array(self.result_, self)
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
         if (
             saved_other is NOT_PLAIN
             or saved_self is NOT_PLAIN
             or saved_result is NOT_PLAIN
         ):
             return None
+        edges = self._next_edges
         return hypot_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_other,
             saved_self,
             saved_result,
@@ -8625,12 +9079,19 @@ class WhereBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_condition = saved_array(self.condition_, self)
+        saved_condition = self.condition_
+        if saved_condition is not None:
+            saved_condition = saved_array(saved_condition, self)
         if saved_condition is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return where_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_condition,
         )
 
@@ -8721,14 +9182,29 @@ class ClampBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_max = saved_array(self.max_, self)
-        saved_min = saved_array(self.min_, self)
-        saved_self = saved_array(self.self_, self)
+        saved_max = self.max_
+        if saved_max is not None:
+            saved_max = saved_array(saved_max, self)
+        saved_min = self.min_
+        if saved_min is not None:
+            saved_min = saved_array(saved_min, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_max is NOT_PLAIN or saved_min is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return clamp_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_max,
             saved_min,
             saved_self,
@@ -8854,12 +9330,19 @@ class ClampBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return clamp_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.max,
             self.min,
             saved_self,
@@ -9054,9 +9537,14 @@ class FmodBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return fmod_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -9125,13 +9613,22 @@ class FmodBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = saved_array(self.other_, self)
-        saved_self = saved_array(self.self_, self)
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return fmod_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_other,
             saved_self,
         )
@@ -9217,9 +9714,14 @@ class RemainderBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return remainder_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -9288,13 +9790,22 @@ class RemainderBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = saved_array(self.other_, self)
-        saved_self = saved_array(self.self_, self)
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return remainder_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_other,
             saved_self,
         )
@@ -9415,9 +9926,14 @@ class ZeroBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return zero_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -9471,9 +9987,14 @@ class FillBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return fill_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -9528,9 +10049,14 @@ class FillBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return fill_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -9588,9 +10114,14 @@ class FillBackward2(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return fill_backward2_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -9645,9 +10176,14 @@ class FillBackward3(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return fill_backward3_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -9708,9 +10244,14 @@ class LerpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return lerp_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.weight,
         )
 
@@ -9802,18 +10343,33 @@ class LerpBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_end = saved_array(self.end_, self)
-        saved_self = saved_array(self.self_, self)
-        saved_weight = saved_array(self.weight_, self)
+        saved_end = self.end_
+        if saved_end is not None:
+            saved_end = saved_array(saved_end, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
         if (
             saved_end is NOT_PLAIN
             or saved_self is NOT_PLAIN
             or saved_weight is NOT_PLAIN
         ):
             return None
+        edges = self._next_edges
         return lerp_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_end,
             saved_self,
             saved_weight,
@@ -9944,13 +10500,26 @@ class AddcmulBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_tensor1 = saved_array(self.tensor1_, self)
-        saved_tensor2 = saved_array(self.tensor2_, self)
+        saved_tensor1 = self.tensor1_
+        if saved_tensor1 is not None:
+            saved_tensor1 = saved_array(saved_tensor1, self)
+        saved_tensor2 = self.tensor2_
+        if saved_tensor2 is not None:
+            saved_tensor2 = saved_array(saved_tensor2, self)
         if saved_tensor1 is NOT_PLAIN or saved_tensor2 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return addcmul_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_scalar_type,
             saved_tensor1,
             self.tensor1_scalar_type,
@@ -10104,13 +10673,26 @@ class AddcdivBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_tensor1 = saved_array(self.tensor1_, self)
-        saved_tensor2 = saved_array(self.tensor2_, self)
+        saved_tensor1 = self.tensor1_
+        if saved_tensor1 is not None:
+            saved_tensor1 = saved_array(saved_tensor1, self)
+        saved_tensor2 = self.tensor2_
+        if saved_tensor2 is not None:
+            saved_tensor2 = saved_array(saved_tensor2, self)
         if saved_tensor1 is NOT_PLAIN or saved_tensor2 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return addcdiv_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_scalar_type,
             saved_tensor1,
             self.tensor1_scalar_type,
@@ -10371,12 +10953,19 @@ class AsinhBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return asinh_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -10484,12 +11073,19 @@ class AtanhBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return atanh_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -10766,9 +11362,14 @@ class FracBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return frac_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -10829,12 +11430,19 @@ class FrexpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_exponent = saved_array(self.exponent_, self)
+        saved_exponent = self.exponent_
+        if saved_exponent is not None:
+            saved_exponent = saved_array(saved_exponent, self)
         if saved_exponent is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return frexp_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_exponent,
         )
 
@@ -10918,13 +11526,22 @@ class LdexpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = saved_array(self.other_, self)
-        saved_result = saved_array(self.result_, self)
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
         if saved_other is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return ldexp_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_other,
             saved_result,
         )
@@ -11032,13 +11649,22 @@ class NextafterBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = saved_array(self.other_, self)
-        saved_self = saved_array(self.self_, self)
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return nextafter_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_other,
             self.other_info,
             saved_self,
@@ -11140,13 +11766,22 @@ class Logaddexp2Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = saved_array(self.other_, self)
-        saved_self = saved_array(self.self_, self)
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return logaddexp2_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_other,
             saved_self,
         )
@@ -11249,13 +11884,22 @@ class ClampMinBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_min = saved_array(self.min_, self)
-        saved_self = saved_array(self.self_, self)
+        saved_min = self.min_
+        if saved_min is not None:
+            saved_min = saved_array(saved_min, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_min is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return clamp_min_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_min,
             saved_self,
         )
@@ -11354,13 +11998,22 @@ class ClampMaxBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_max = saved_array(self.max_, self)
-        saved_self = saved_array(self.self_, self)
+        saved_max = self.max_
+        if saved_max is not None:
+            saved_max = saved_array(saved_max, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_max is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return clamp_max_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_max,
             saved_self,
         )
@@ -11459,13 +12112,22 @@ class LogaddexpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = saved_array(self.other_, self)
-        saved_self = saved_array(self.self_, self)
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return logaddexp_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_other,
             saved_self,
         )
@@ -11563,9 +12225,14 @@ class PoissonBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return poisson_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_info,
         )
 
@@ -11624,9 +12291,14 @@ class BernoulliBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return bernoulli_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -11682,9 +12354,14 @@ class SumBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return sum_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_sym_sizes,
         )
 
@@ -11759,9 +12436,14 @@ class SumBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return sum_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
@@ -11853,9 +12535,14 @@ class MeanBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return mean_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_sym_numel,
             self.self_sym_sizes,
         )
@@ -11944,9 +12631,14 @@ class MeanBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return mean_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.keepdim,
             self.self_sym_numel,
@@ -12186,12 +12878,19 @@ class MaxBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = saved_array(self.indices_, self)
+        saved_indices = self.indices_
+        if saved_indices is not None:
+            saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return max_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
@@ -12365,12 +13064,19 @@ class MinBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = saved_array(self.indices_, self)
+        saved_indices = self.indices_
+        if saved_indices is not None:
+            saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return min_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
@@ -12698,13 +13404,22 @@ class LogsumexpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_result = saved_array(self.result_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
         if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return logsumexp_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.keepdim,
             saved_self,
@@ -12957,9 +13672,14 @@ class CumsumBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return cumsum_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.self_scalar_type,
         )
@@ -13116,12 +13836,19 @@ class SortBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = saved_array(self.indices_, self)
+        saved_indices = self.indices_
+        if saved_indices is not None:
+            saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return sort_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.self_sym_sizes,
             saved_indices,
@@ -13229,12 +13956,19 @@ class SortBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = saved_array(self.indices_, self)
+        saved_indices = self.indices_
+        if saved_indices is not None:
+            saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return sort_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.self_sym_sizes,
             saved_indices,
@@ -13342,12 +14076,19 @@ class TopkBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = saved_array(self.indices_, self)
+        saved_indices = self.indices_
+        if saved_indices is not None:
+            saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return topk_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.self_sym_sizes,
             saved_indices,
@@ -13647,12 +14388,19 @@ class KthvalueBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = saved_array(self.indices_, self)
+        saved_indices = self.indices_
+        if saved_indices is not None:
+            saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return kthvalue_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
@@ -13826,12 +14574,19 @@ class MedianBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = saved_array(self.indices_, self)
+        saved_indices = self.indices_
+        if saved_indices is not None:
+            saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return median_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
@@ -14005,12 +14760,19 @@ class NanmedianBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = saved_array(self.indices_, self)
+        saved_indices = self.indices_
+        if saved_indices is not None:
+            saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return nanmedian_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
@@ -14128,12 +14890,19 @@ class ModeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = saved_array(self.indices_, self)
+        saved_indices = self.indices_
+        if saved_indices is not None:
+            saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return mode_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
@@ -14844,13 +15613,22 @@ class IndexAddBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_index = saved_array(self.index_, self)
-        saved_source = saved_array(self.source_, self)
+        saved_index = self.index_
+        if saved_index is not None:
+            saved_index = saved_array(saved_index, self)
+        saved_source = self.source_
+        if saved_source is not None:
+            saved_source = saved_array(saved_source, self)
         if saved_index is NOT_PLAIN or saved_source is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return index_add_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             self.dim,
             saved_index,
@@ -15058,12 +15836,19 @@ class ScatterBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_index = saved_array(self.index_, self)
+        saved_index = self.index_
+        if saved_index is not None:
+            saved_index = saved_array(saved_index, self)
         if saved_index is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return scatter_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             saved_index,
         )
@@ -15155,12 +15940,19 @@ class ScatterBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_index = saved_array(self.index_, self)
+        saved_index = self.index_
+        if saved_index is not None:
+            saved_index = saved_array(saved_index, self)
         if saved_index is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return scatter_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             saved_index,
         )
@@ -15249,12 +16041,19 @@ class ScatterAddBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_index = saved_array(self.index_, self)
+        saved_index = self.index_
+        if saved_index is not None:
+            saved_index = saved_array(saved_index, self)
         if saved_index is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return scatter_add_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             saved_index,
         )
@@ -15339,12 +16138,19 @@ class MaskedFillBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mask = saved_array(self.mask_, self)
+        saved_mask = self.mask_
+        if saved_mask is not None:
+            saved_mask = saved_array(saved_mask, self)
         if saved_mask is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return masked_fill_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_mask,
         )
 
@@ -15419,12 +16225,19 @@ class MaskedFillBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mask = saved_array(self.mask_, self)
+        saved_mask = self.mask_
+        if saved_mask is not None:
+            saved_mask = saved_array(saved_mask, self)
         if saved_mask is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return masked_fill_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_mask,
         )
 
@@ -16689,13 +17502,22 @@ class MmBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mat2 = saved_array(self.mat2_, self)
-        saved_self = saved_array(self.self_, self)
+        saved_mat2 = self.mat2_
+        if saved_mat2 is not None:
+            saved_mat2 = saved_array(saved_mat2, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_mat2 is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return mm_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_mat2,
             self.mat2_sym_sizes,
             self.mat2_sym_strides,
@@ -16838,13 +17660,22 @@ class BmmBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mat2 = saved_array(self.mat2_, self)
-        saved_self = saved_array(self.self_, self)
+        saved_mat2 = self.mat2_
+        if saved_mat2 is not None:
+            saved_mat2 = saved_array(saved_mat2, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_mat2 is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return bmm_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_mat2,
             saved_self,
         )
@@ -16951,13 +17782,22 @@ class DotBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_tensor = saved_array(self.tensor_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_tensor = self.tensor_
+        if saved_tensor is not None:
+            saved_tensor = saved_array(saved_tensor, self)
         if saved_self is NOT_PLAIN or saved_tensor is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return dot_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
             saved_tensor,
         )
@@ -17056,13 +17896,22 @@ class VdotBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = saved_array(self.other_, self)
-        saved_self = saved_array(self.self_, self)
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return vdot_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_other,
             saved_self,
         )
@@ -17235,13 +18084,26 @@ class AddmmBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mat1 = saved_array(self.mat1_, self)
-        saved_mat2 = saved_array(self.mat2_, self)
+        saved_mat1 = self.mat1_
+        if saved_mat1 is not None:
+            saved_mat1 = saved_array(saved_mat1, self)
+        saved_mat2 = self.mat2_
+        if saved_mat2 is not None:
+            saved_mat2 = saved_array(saved_mat2, self)
         if saved_mat1 is NOT_PLAIN or saved_mat2 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return addmm_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             self.beta,
             saved_mat1,
@@ -17617,9 +18479,14 @@ class TrilBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return tril_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.diagonal,
         )
 
@@ -17682,9 +18549,14 @@ class TriuBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return triu_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.diagonal,
         )
 
@@ -19406,13 +20278,26 @@ class AddrBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_vec1 = saved_array(self.vec1_, self)
-        saved_vec2 = saved_array(self.vec2_, self)
+        saved_vec1 = self.vec1_
+        if saved_vec1 is not None:
+            saved_vec1 = saved_array(saved_vec1, self)
+        saved_vec2 = self.vec2_
+        if saved_vec2 is not None:
+            saved_vec2 = saved_array(saved_vec2, self)
         if saved_vec1 is NOT_PLAIN or saved_vec2 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return addr_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             self.beta,
             saved_vec1,
@@ -19564,13 +20449,26 @@ class AddbmmBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_batch1 = saved_array(self.batch1_, self)
-        saved_batch2 = saved_array(self.batch2_, self)
+        saved_batch1 = self.batch1_
+        if saved_batch1 is not None:
+            saved_batch1 = saved_array(saved_batch1, self)
+        saved_batch2 = self.batch2_
+        if saved_batch2 is not None:
+            saved_batch2 = saved_array(saved_batch2, self)
         if saved_batch1 is NOT_PLAIN or saved_batch2 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return addbmm_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             saved_batch1,
             self.batch1_sym_sizes,
@@ -19758,13 +20656,26 @@ class BaddbmmBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_batch1 = saved_array(self.batch1_, self)
-        saved_batch2 = saved_array(self.batch2_, self)
+        saved_batch1 = self.batch1_
+        if saved_batch1 is not None:
+            saved_batch1 = saved_array(saved_batch1, self)
+        saved_batch2 = self.batch2_
+        if saved_batch2 is not None:
+            saved_batch2 = saved_array(saved_batch2, self)
         if saved_batch1 is NOT_PLAIN or saved_batch2 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return baddbmm_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             saved_batch1,
             saved_batch2,
@@ -20649,12 +21560,19 @@ class ReluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = saved_array(self.result_, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return relu_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_result,
         )
 
@@ -20737,12 +21655,19 @@ class GeluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return gelu_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.approximate,
             saved_self,
         )
@@ -20831,12 +21756,19 @@ class SiluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return silu_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -20932,12 +21864,19 @@ class ThresholdBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return threshold_backward_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
             self.threshold,
         )
@@ -21108,12 +22047,19 @@ class SoftmaxBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = saved_array(self.result_, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return softmax_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.self_scalar_type,
             saved_result,
@@ -21299,12 +22245,19 @@ class LogSoftmaxBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = saved_array(self.result_, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return log_softmax_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.self_scalar_type,
             saved_result,
@@ -21410,13 +22363,22 @@ class LogSoftmaxBackwardDataBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_grad_output = saved_array(self.grad_output_, self)
-        saved_output = saved_array(self.output_, self)
+        saved_grad_output = self.grad_output_
+        if saved_grad_output is not None:
+            saved_grad_output = saved_array(saved_grad_output, self)
+        saved_output = self.output_
+        if saved_output is not None:
+            saved_output = saved_array(saved_output, self)
         if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return log_softmax_backward_data_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             saved_grad_output,
             saved_output,
@@ -21553,12 +22515,19 @@ class LeakyReluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return leaky_relu_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.negative_slope,
             saved_self,
         )
@@ -21653,12 +22622,19 @@ class LeakyReluBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return leaky_relu_backward_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.negative_slope,
             saved_self,
         )
@@ -21762,12 +22738,19 @@ class EluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return elu_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             self.input_scale,
             self.scale,
@@ -21973,12 +22956,19 @@ class SoftplusBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return softplus_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.beta,
             saved_self,
             self.threshold,
@@ -22156,13 +23146,22 @@ class LogSigmoidBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_buffer = saved_array(self.buffer_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_buffer = self.buffer_
+        if saved_buffer is not None:
+            saved_buffer = saved_array(saved_buffer, self)
         if saved_self is NOT_PLAIN or saved_buffer is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return log_sigmoid_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
             saved_buffer,
         )
@@ -22332,12 +23331,19 @@ class HardtanhBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return hardtanh_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.max_val,
             self.min_val,
             saved_self,
@@ -22442,12 +23448,19 @@ class HardtanhBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return hardtanh_backward_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.max_val,
             self.min_val,
             saved_self,
@@ -22602,12 +23615,19 @@ class CeluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return celu_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             saved_self,
         )
@@ -22701,12 +23721,19 @@ class GluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return glu_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             saved_self,
         )
@@ -22866,12 +23893,19 @@ class HardshrinkBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return hardshrink_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.lambd,
             saved_self,
         )
@@ -22962,12 +23996,19 @@ class HardshrinkBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return hardshrink_backward_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.lambd,
             saved_self,
         )
@@ -23061,12 +24102,19 @@ class SoftshrinkBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return softshrink_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.lambd,
             saved_self,
         )
@@ -23157,12 +24205,19 @@ class SoftshrinkBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return softshrink_backward_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.lambd,
             saved_self,
         )
@@ -23251,12 +24306,19 @@ class HardsigmoidBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return hardsigmoid_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -23333,12 +24395,19 @@ class HardsigmoidBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return hardsigmoid_backward_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -23418,12 +24487,19 @@ class HardswishBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return hardswish_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -23572,12 +24648,19 @@ class ThresholdBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return threshold_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
             self.threshold,
         )
@@ -23832,13 +24915,22 @@ class PreluKernelBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_weight = saved_array(self.weight_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return prelu_kernel_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
             saved_weight,
         )
@@ -24215,13 +25307,22 @@ class MseLossBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_target = saved_array(self.target_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_target = self.target_
+        if saved_target is not None:
+            saved_target = saved_array(saved_target, self)
         if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return mse_loss_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.reduction,
             saved_self,
             saved_target,
@@ -24445,10 +25546,18 @@ class NllLossBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_target = saved_array(self.target_, self)
-        saved_weight = saved_array(self.weight_, self)
-        saved_total_weight = saved_array(self.total_weight_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_target = self.target_
+        if saved_target is not None:
+            saved_target = saved_array(saved_target, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        saved_total_weight = self.total_weight_
+        if saved_total_weight is not None:
+            saved_total_weight = saved_array(saved_total_weight, self)
         if (
             saved_self is NOT_PLAIN
             or saved_target is NOT_PLAIN
@@ -24456,9 +25565,14 @@ class NllLossBackward0(Node):
             or saved_total_weight is NOT_PLAIN
         ):
             return None
+        edges = self._next_edges
         return nll_loss_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.ignore_index,
             self.reduction,
             saved_self,
@@ -24685,10 +25799,18 @@ class NllLoss2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_target = saved_array(self.target_, self)
-        saved_weight = saved_array(self.weight_, self)
-        saved_total_weight = saved_array(self.total_weight_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_target = self.target_
+        if saved_target is not None:
+            saved_target = saved_array(saved_target, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        saved_total_weight = self.total_weight_
+        if saved_total_weight is not None:
+            saved_total_weight = saved_array(saved_total_weight, self)
         if (
             saved_self is NOT_PLAIN
             or saved_target is NOT_PLAIN
@@ -24696,9 +25818,14 @@ class NllLoss2DBackward0(Node):
             or saved_total_weight is NOT_PLAIN
         ):
             return None
+        edges = self._next_edges
         return nll_loss2_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.ignore_index,
             self.reduction,
             saved_self,
@@ -25101,13 +26228,22 @@ class SmoothL1LossBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_target = saved_array(self.target_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_target = self.target_
+        if saved_target is not None:
+            saved_target = saved_array(saved_target, self)
         if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return smooth_l1_loss_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.beta,
             self.reduction,
             saved_self,
@@ -25338,13 +26474,22 @@ class HuberLossBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_target = saved_array(self.target_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_target = self.target_
+        if saved_target is not None:
+            saved_target = saved_array(saved_target, self)
         if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return huber_loss_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.delta,
             self.reduction,
             saved_self,
@@ -26217,12 +27362,24 @@ class NativeBatchNormBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = saved_array(self.input_, self)
-        saved_running_mean = saved_array(self.running_mean_, self)
-        saved_running_var = saved_array(self.running_var_, self)
-        saved_weight = saved_array(self.weight_, self)
-        saved_result1 = saved_array(self.result1_, self)
-        saved_result2 = saved_array(self.result2_, self)
+        saved_input = self.input_
+        if saved_input is not None:
+            saved_input = saved_array(saved_input, self)
+        saved_running_mean = self.running_mean_
+        if saved_running_mean is not None:
+            saved_running_mean = saved_array(saved_running_mean, self)
+        saved_running_var = self.running_var_
+        if saved_running_var is not None:
+            saved_running_var = saved_array(saved_running_var, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        saved_result1 = self.result1_
+        if saved_result1 is not None:
+            saved_result1 = saved_array(saved_result1, self)
+        saved_result2 = self.result2_
+        if saved_result2 is not None:
+            saved_result2 = saved_array(saved_result2, self)
         if (
             saved_input is NOT_PLAIN
             or saved_running_mean is NOT_PLAIN
@@ -26232,9 +27389,18 @@ class NativeBatchNormBackward0(Node):
             or saved_result2 is NOT_PLAIN
         ):
             return None
+        edges = self._next_edges
         return native_batch_norm_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.eps,
             saved_input,
             saved_running_mean,
@@ -26754,11 +27920,21 @@ class NativeLayerNormBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_bias = saved_array(self.bias_, self)
-        saved_input = saved_array(self.input_, self)
-        saved_weight = saved_array(self.weight_, self)
-        saved_result1 = saved_array(self.result1_, self)
-        saved_result2 = saved_array(self.result2_, self)
+        saved_bias = self.bias_
+        if saved_bias is not None:
+            saved_bias = saved_array(saved_bias, self)
+        saved_input = self.input_
+        if saved_input is not None:
+            saved_input = saved_array(saved_input, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        saved_result1 = self.result1_
+        if saved_result1 is not None:
+            saved_result1 = saved_array(saved_result1, self)
+        saved_result2 = self.result2_
+        if saved_result2 is not None:
+            saved_result2 = saved_array(saved_result2, self)
         if (
             saved_bias is NOT_PLAIN
             or saved_input is NOT_PLAIN
@@ -26767,9 +27943,18 @@ class NativeLayerNormBackward0(Node):
             or saved_result2 is NOT_PLAIN
         ):
             return None
+        edges = self._next_edges
         return native_layer_norm_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_bias,
             saved_input,
             self.normalized_shape,
@@ -27101,12 +28286,24 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = saved_array(self.input_, self)
-        saved_running_mean = saved_array(self.running_mean_, self)
-        saved_running_var = saved_array(self.running_var_, self)
-        saved_weight = saved_array(self.weight_, self)
-        saved_result1 = saved_array(self.result1_, self)
-        saved_result2 = saved_array(self.result2_, self)
+        saved_input = self.input_
+        if saved_input is not None:
+            saved_input = saved_array(saved_input, self)
+        saved_running_mean = self.running_mean_
+        if saved_running_mean is not None:
+            saved_running_mean = saved_array(saved_running_mean, self)
+        saved_running_var = self.running_var_
+        if saved_running_var is not None:
+            saved_running_var = saved_array(saved_running_var, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        saved_result1 = self.result1_
+        if saved_result1 is not None:
+            saved_result1 = saved_array(saved_result1, self)
+        saved_result2 = self.result2_
+        if saved_result2 is not None:
+            saved_result2 = saved_array(saved_result2, self)
         if (
             saved_input is NOT_PLAIN
             or saved_running_mean is NOT_PLAIN
@@ -27116,9 +28313,18 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
             or saved_result2 is NOT_PLAIN
         ):
             return None
+        edges = self._next_edges
         return native_batch_norm_legit_no_training_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.eps,
             saved_input,
             saved_running_mean,
@@ -27325,10 +28531,18 @@ class NativeBatchNormLegitBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = saved_array(self.input_, self)
-        saved_weight = saved_array(self.weight_, self)
-        saved_result1 = saved_array(self.result1_, self)
-        saved_result2 = saved_array(self.result2_, self)
+        saved_input = self.input_
+        if saved_input is not None:
+            saved_input = saved_array(saved_input, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        saved_result1 = self.result1_
+        if saved_result1 is not None:
+            saved_result1 = saved_array(saved_result1, self)
+        saved_result2 = self.result2_
+        if saved_result2 is not None:
+            saved_result2 = saved_array(saved_result2, self)
         if (
             saved_input is NOT_PLAIN
             or saved_weight is NOT_PLAIN
@@ -27336,9 +28550,18 @@ class NativeBatchNormLegitBackward0(Node):
             or saved_result2 is NOT_PLAIN
         ):
             return None
+        edges = self._next_edges
         return native_batch_norm_legit_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.eps,
             saved_input,
             self.training,
@@ -28080,13 +29303,26 @@ class ConvolutionBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = saved_array(self.input_, self)
-        saved_weight = saved_array(self.weight_, self)
+        saved_input = self.input_
+        if saved_input is not None:
+            saved_input = saved_array(saved_input, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
         if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return convolution_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.bias_sym_sizes,
             self.dilation,
             self.groups,
@@ -28413,12 +29649,19 @@ class ReflectionPad1DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return reflection_pad1_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.padding,
             saved_self,
         )
@@ -28552,12 +29795,19 @@ class ReflectionPad2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return reflection_pad2_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.padding,
             saved_self,
         )
@@ -28691,12 +29941,19 @@ class ReflectionPad3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return reflection_pad3_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.padding,
             saved_self,
         )
@@ -28830,12 +30087,19 @@ class ReplicationPad1DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return replication_pad1_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.padding,
             saved_self,
         )
@@ -28971,12 +30235,19 @@ class ReplicationPad2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return replication_pad2_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.padding,
             saved_self,
         )
@@ -29112,12 +30383,19 @@ class ReplicationPad3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return replication_pad3_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.padding,
             saved_self,
         )
@@ -29358,13 +30636,26 @@ class SlowConvTranspose2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_weight = saved_array(self.weight_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return slow_conv_transpose2_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.bias_sym_sizes,
             self.dilation,
             self.output_padding,
@@ -29562,13 +30853,26 @@ class SlowConvTranspose3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_weight = saved_array(self.weight_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return slow_conv_transpose3_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.bias_sym_sizes,
             self.dilation,
             self.output_padding,
@@ -30194,13 +31498,26 @@ class SlowConv3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_weight = saved_array(self.weight_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return slow_conv3_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.bias_sym_sizes,
             self.padding,
             saved_self,
@@ -30381,13 +31698,26 @@ class SlowConvDilated2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_weight = saved_array(self.weight_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return slow_conv_dilated2_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.bias_sym_sizes,
             self.dilation,
             self.padding,
@@ -30575,13 +31905,26 @@ class SlowConvDilated3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_weight = saved_array(self.weight_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return slow_conv_dilated3_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.bias_sym_sizes,
             self.dilation,
             self.padding,
@@ -30778,13 +32121,26 @@ class ConvolutionBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = saved_array(self.input_, self)
-        saved_weight = saved_array(self.weight_, self)
+        saved_input = self.input_
+        if saved_input is not None:
+            saved_input = saved_array(saved_input, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
         if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return convolution_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.bias_sym_sizes,
             self.dilation,
             self.groups,
@@ -31246,13 +32602,26 @@ class NnpackSpatialConvolutionBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = saved_array(self.input_, self)
-        saved_weight = saved_array(self.weight_, self)
+        saved_input = self.input_
+        if saved_input is not None:
+            saved_input = saved_array(saved_input, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
         if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return nnpack_spatial_convolution_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.bias_sym_sizes,
             saved_input,
             self.padding,
@@ -31436,13 +32805,22 @@ class MaxPool2DWithIndicesBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_result1 = saved_array(self.result1_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_result1 = self.result1_
+        if saved_result1 is not None:
+            saved_result1 = saved_array(saved_result1, self)
         if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return max_pool2_d_with_indices_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.ceil_mode,
             self.dilation,
             self.kernel_size,
@@ -31594,13 +32972,22 @@ class MaxPool3DWithIndicesBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_result1 = saved_array(self.result1_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_result1 = self.result1_
+        if saved_result1 is not None:
+            saved_result1 = saved_array(saved_result1, self)
         if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return max_pool3_d_with_indices_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.ceil_mode,
             self.dilation,
             self.kernel_size,
@@ -31854,12 +33241,19 @@ class AvgPool2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return avg_pool2_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.ceil_mode,
             self.count_include_pad,
             self.divisor_override,
@@ -32021,12 +33415,19 @@ class AvgPool3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return avg_pool3_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.ceil_mode,
             self.count_include_pad,
             self.divisor_override,
@@ -32346,12 +33747,19 @@ class AdaptiveAvgPool2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return adaptive_avg_pool2_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -32431,12 +33839,19 @@ class AdaptiveAvgPool3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return adaptive_avg_pool3_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -32624,13 +34039,22 @@ class AdaptiveMaxPool2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_result1 = saved_array(self.result1_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_result1 = self.result1_
+        if saved_result1 is not None:
+            saved_result1 = saved_array(saved_result1, self)
         if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return adaptive_max_pool2_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
             saved_result1,
         )
@@ -32728,13 +34152,22 @@ class AdaptiveMaxPool3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_result1 = saved_array(self.result1_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_result1 = self.result1_
+        if saved_result1 is not None:
+            saved_result1 = saved_array(saved_result1, self)
         if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return adaptive_max_pool3_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
             saved_result1,
         )
@@ -34889,9 +36322,14 @@ class PixelShuffleBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return pixel_shuffle_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.upscale_factor,
         )
 
@@ -34960,9 +36398,14 @@ class PixelUnshuffleBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return pixel_unshuffle_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.downscale_factor,
         )
 
@@ -35031,9 +36474,14 @@ class ChannelShuffleBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return channel_shuffle_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.groups,
         )
 
@@ -35116,9 +36564,14 @@ class Im2ColBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return im2_col_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dilation,
             self.kernel_size,
             self.padding,
@@ -35244,9 +36697,14 @@ class Col2ImBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return col2_im_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dilation,
             self.kernel_size,
             self.padding,
@@ -36071,12 +37529,19 @@ class ErfcBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return erfc_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -36230,12 +37695,19 @@ class XlogyBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = saved_array(self.other_, self)
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
         if saved_other is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return xlogy_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_other,
             self.self,
         )
@@ -36529,12 +38001,19 @@ class LgammaBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return lgamma_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -36610,12 +38089,19 @@ class DigammaBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return digamma_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -36696,12 +38182,19 @@ class PolygammaBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return polygamma_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.n,
             saved_self,
         )
@@ -36791,12 +38284,19 @@ class PolygammaBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return polygamma_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.n,
             saved_self,
         )
@@ -36881,12 +38381,19 @@ class ErfinvBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return erfinv_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -36974,12 +38481,19 @@ class I0Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return i0_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -37177,12 +38691,19 @@ class SpecialEntrBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return special_entr_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
         )
 
@@ -37313,13 +38834,22 @@ class SpecialLogNdtrBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_result = saved_array(self.result_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
         if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return special_log_ndtr_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
             saved_result,
         )
@@ -37422,13 +38952,22 @@ class SpecialErfcxBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_result = saved_array(self.result_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
         if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return special_erfcx_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
             saved_result,
         )
@@ -37592,12 +39131,19 @@ class SpecialXlog1PyBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = saved_array(self.other_, self)
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
         if saved_other is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return special_xlog1_py_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_other,
             self.self,
         )
@@ -37886,13 +39432,22 @@ class SpecialI0EBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = saved_array(self.self_, self)
-        saved_result = saved_array(self.result_, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
         if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return special_i0_e_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             saved_self,
             saved_result,
         )

@@ -358,10 +358,15 @@ def maybe_multiply(tensor: np.ndarray, scalar: Any) -> np.ndarray:
 def mul_tensor_backward(
     grad: np.ndarray, other: np.ndarray, self_type: dtype
 ) -> np.ndarray | None:
-    if (_same_dtype(grad, other) and grad.dtype.kind != "c") or _float_and_number(
-        grad, other
-    ):
-        return grad * other  # real: conj and handle_r_to_c change nothing
+    # _same_dtype (not complex) or _float_and_number, inline: every mul node runs it.
+    if grad.__class__ in _FLOAT_ARRAYS:
+        kind = grad.dtype.kind
+        if (other.__class__ in _REAL_NUMBERS and kind == "f") or (
+            other.__class__ in _FLOAT_ARRAYS
+            and grad.dtype is other.dtype
+            and kind != "c"
+        ):
+            return grad * other  # real: conj and handle_r_to_c change nothing
     return handle_r_to_c(self_type, mul(grad, conj(other)))
 
 
