@@ -577,8 +577,17 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
     else:
         _as_tensors(root_buffer)
     heappop, heappush = heapq.heappop, heapq.heappush
-    while ready:
-        _, _, node, inputs = heappop(ready)
+    # The one node that became ready while no other was (a chain's next link): run
+    # next without going through the heap.
+    following: tuple[Node, InputBuffer] | None = None
+    while True:
+        if following is not None:
+            node, inputs = following
+            following = None
+        elif ready:
+            _, _, node, inputs = heappop(ready)
+        else:
+            break
         convert = mixed
         if type(node) is AccumulateGrad:
             if (
@@ -668,14 +677,24 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                     next_buffer[input_nr] = gradient
                 else:
                     buffer_add(next_buffer, input_nr, gradient)
-            dependencies[function] = remaining
             if remaining == 0:
-                heappush(
-                    ready, (-function._sequence_number, pushes, function, next_buffer)
-                )
-                pushes += 1
+                # (its count stays: no edge leads into it again, in_graph reads it)
+                if following is None:
+                    following = (function, next_buffer)
+                else:
+                    heappush(
+                        ready,
+                        (-function._sequence_number, pushes, function, next_buffer),
+                    )
+                    pushes += 1
             else:
+                dependencies[function] = remaining
                 not_ready[function] = next_buffer
+        if following is not None and ready:
+            function, next_buffer = following
+            following = None
+            heappush(ready, (-function._sequence_number, pushes, function, next_buffer))
+            pushes += 1
         # Drop this node's references to the gradients it passed on: a gradient that
         # only its buffer holds can be taken over (not copied) where it arrives.
         outputs = produced = gradient = next_buffer = data = None  # type: ignore
