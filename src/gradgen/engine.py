@@ -574,6 +574,14 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
     mixed = False
     if arrays:
         mixed = not _as_arrays(root_buffer)
+        for slot, value in enumerate(root_buffer):
+            if (
+                value.__class__ is _NDARRAY
+                and not value.ndim
+                and value.dtype.type in _SCALARS
+            ):
+                # A 0-d seed as a numpy scalar: 0-d arithmetic on it costs a tenth.
+                root_buffer[slot] = value[()]
     else:
         _as_tensors(root_buffer)
     heappop, heappush = heapq.heappop, heapq.heappush
