@@ -524,13 +524,12 @@ def _run_task(
         raise RuntimeError("could not compute gradients for some functions")
 
 
-def execute_root(
-    root: Node, input_nr: int, root_grad: np.ndarray, keep_graph: bool
-) -> bool:
-    """`execute` of one root (input `input_nr` of `root`) and one gradient array, no
-    graph recorded, gradients accumulated into the leaves: `backward()`'s common case
-    without the general checks. False (nothing run) when the array does not match
-    that input's shape and dtype: `execute` must run (and raise) instead."""
+def execute_root(root: Node, input_nr: int, root_grad: Any, keep_graph: bool) -> bool:
+    """`execute` of one root (input `input_nr` of `root`) and one gradient array (or
+    numpy scalar, for a 0-d root), no graph recorded, gradients accumulated into the
+    leaves: `backward()`'s common case without the general checks. False (nothing
+    run) when the array does not match that input's shape and dtype: `execute` must
+    run (and raise) instead."""
     metadata = root._input_metadata
     expected_shape, expected_dtype = metadata[input_nr]
     if root_grad.shape != expected_shape or (
@@ -559,15 +558,18 @@ def _arrays_may_flow(create_graph: bool) -> bool:
 
 def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
     # Heap entries: (-sequence_nr, tie-breaker, node, buffer). Later nodes pop first.
-    ready: list[tuple[int, int, Node, InputBuffer]] = [
-        (-root._sequence_number, 0, root, root_buffer)
-    ]
-    pushes = 1
+    ready: list[tuple[int, int, Node, InputBuffer]] = []
+    pushes = 0
     dependencies = task.dependencies
     not_ready = task.not_ready
     exec_info = task.exec_info
     keep_graph = task.keep_graph
-    arrays = _arrays_may_flow(_GRAD_MODE.enabled)
+    arrays = (  # _arrays_may_flow, inline
+        not _GRAD_MODE.enabled
+        and not dispatch.forward_ad_levels.open
+        and dispatch._detour is None
+        and ARRAY_FORMS.enabled
+    )
     # With arrays flowing, a plain Tensor is handed on as its array, so the buffers
     # hold bare arrays (and None) only, until `mixed`: something else went in (a
     # Tensor subclass), and every node's buffer is converted (_as_arrays) first.
@@ -585,9 +587,9 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
     else:
         _as_tensors(root_buffer)
     heappop, heappush = heapq.heappop, heapq.heappush
-    # The one node that became ready while no other was (a chain's next link): run
-    # next without going through the heap.
-    following: tuple[Node, InputBuffer] | None = None
+    # The one node that became ready while no other was (a chain's next link, the
+    # root): run next without going through the heap.
+    following: tuple[Node, InputBuffer] | None = (root, root_buffer)
     while True:
         if following is not None:
             node, inputs = following

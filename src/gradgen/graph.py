@@ -317,7 +317,7 @@ class AccumulateGrad(Node):
     __slots__ = ("variable", "_mutex")
 
     def __init__(self, variable: Tensor) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per leaf and graph
         self._sequence_number = MAX_SEQUENCE_NR
         self.variable = variable
         # Made when a gradient first arrives (most accumulators of a forward that is
