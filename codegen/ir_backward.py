@@ -137,17 +137,14 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
     )
     tensor_arguments: list[tuple[str, str]] = []
     array_arguments: list[str] = []
-    direct_arguments: list[str] = []
     for attribute in saved:
         parameter = python_identifier(attribute.local)
         if attribute.kind is SavedKind.VALUE:
             tensor_arguments.append((parameter, f"self.{attribute.name}"))
             array_arguments.append(f"self.{attribute.name}")
-            direct_arguments.append(f"self.{attribute.name}")
         else:
             tensor_arguments.append((parameter, f"saved_{parameter}"))
             array_arguments.append(f"array_of(saved_{parameter})")
-            direct_arguments.append(f"saved_{parameter}")
     parameters = [
         "grads: Sequence[np.ndarray | None]",
         "needs_input_grad: tuple[bool, ...]",
@@ -160,7 +157,6 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
     if any(d.formula.uses_retain_variables for d in info.derivatives):
         tensor_arguments.append(("retain_variables", "self.retain_variables"))
         array_arguments.append("self.retain_variables")
-        direct_arguments.append("self.retain_variables")
         parameters.append("retain_variables: bool")
     return ArrayFormIR(
         function_name=f"{info.op[0].lower()}{_snake(info.op[1:])}_arrays",
@@ -172,7 +168,8 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
         saved_arrays=saved_arrays,
         needs_input_grad=_needs_input_grad(len(info.args_with_derivatives)),
         not_plain=" or ".join(f"{local} is NOT_PLAIN" for local, _ in saved_arrays),
-        direct_arguments=tuple(direct_arguments),
+        # apply_arrays passes what apply passes the tensor form, positionally.
+        direct_arguments=tuple(expression for _, expression in tensor_arguments),
         formulas=formulas,
     )
 

@@ -49,11 +49,11 @@ _GRAD_MODE = grad_mode._state
 # What a 0-d array form's arithmetic returns: numpy scalars, handed on as they are
 # (each is a 0-d gradient of its dtype; numpy's scalar arithmetic does what its 0-d
 # array arithmetic does, in the same dtype, at a fraction of the cost).
-_SCALARS = frozenset(
+_SCALARS: frozenset[Any] = frozenset(
     {np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128}
 )
 # ndarray and the numpy scalars: what a buffer holds while arrays flow.
-_ARRAYS = frozenset({np.ndarray}) | _SCALARS
+_ARRAYS: frozenset[Any] = frozenset({np.ndarray}) | _SCALARS
 
 
 class _ArrayForms:
@@ -101,8 +101,8 @@ def _array_buffer_add(
 ) -> None:
     """buffer_add where a gradient is a bare array (no graph recorded): in place into
     the array already there when nothing else sees it, else into a new array."""
-    old_array = old if old.__class__ in _ARRAYS else old._data
-    new_array = gradient if gradient.__class__ in _ARRAYS else gradient._data
+    old_array: Any = old if old.__class__ in _ARRAYS else old._data
+    new_array: Any = gradient if gradient.__class__ in _ARRAYS else gradient._data
     if old.__class__ not in _ARRAYS and old.__class__ is not Tensor:
         # a subclass (vmap's BatchedTensor)
         slots[position] = old + Tensor(np.asarray(new_array))
@@ -647,7 +647,7 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
         for index, (function, input_nr) in enumerate(edges):
             if function is None:
                 continue
-            gradient = outputs[index]
+            gradient: Any = outputs[index]
             if gradient is not None:
                 # The common case inline: an array (or a plain Tensor's) of the
                 # input's shape and dtype; anything else through _checked.

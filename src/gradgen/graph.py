@@ -25,7 +25,7 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, final
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, cast, final
 
 import numpy as np
 
@@ -589,11 +589,17 @@ class SavedVariable:
 # SavedVariableList; `RELEASED` once the node ran without retain_graph.
 Saved: TypeAlias = "Tensor | tuple[Tensor, int] | SavedVariable | SavedVariableList"
 
+
 # A released slot: unpacking it is the backward-twice error.
-RELEASED = SavedVariable.__new__(SavedVariable)
-RELEASED._data = None
-RELEASED._saved_version = 0
-RELEASED._output = None
+def _saved_plain(tensor: Tensor | None, version: int) -> SavedVariable:
+    """A SavedVariable of an input as SavedVariable(tensor, False) keeps it, made
+    without the save (no hooks, no version read)."""
+    saved = SavedVariable.__new__(SavedVariable)
+    saved._data, saved._saved_version, saved._output = tensor, version, None
+    return saved
+
+
+RELEASED = _saved_plain(None, 0)
 
 
 def unpack_saved(saved: Saved | None, saved_for: Node) -> Any:
@@ -604,10 +610,10 @@ def unpack_saved(saved: Saved | None, saved_for: Node) -> Any:
     cls = saved.__class__
     if cls is SavedVariable or cls is SavedVariableList:
         return saved.unpack(saved_for)  # type: ignore[union-attr]
+    tensor: Any = saved
+    version = 0
     if cls is tuple:
-        tensor, version = saved  # type: ignore[misc]
-    else:
-        tensor, version = saved, 0
+        tensor, version = cast("tuple[Tensor, int]", saved)
     counter = tensor._version_counter
     if counter is not None and counter.version != version:
         raise RuntimeError(plain_version_error(tensor, version))
@@ -616,9 +622,7 @@ def unpack_saved(saved: Saved | None, saved_for: Node) -> Any:
 
 def plain_version_error(tensor: Tensor, version: int) -> str:
     """The in-place modification error of an input saved plain at `version`."""
-    saved = SavedVariable.__new__(SavedVariable)
-    saved._data, saved._saved_version, saved._output = tensor, version, None
-    return saved._version_error(tensor, None)
+    return _saved_plain(tensor, version)._version_error(tensor, None)
 
 
 def _legacy_type_name(tensor: Tensor) -> str:

@@ -108,7 +108,9 @@ def _same_dtype(self: Any, other: Any) -> bool:
 _REAL_NUMBERS = (int, float)
 # ndarrays and the numpy scalars a 0-d array's arithmetic returns (which the engine
 # hands on as they are: 0-d gradients without a 0-d array made for each).
-_FLOAT_ARRAYS = frozenset({np.ndarray, np.float16, np.float32, np.float64})
+_FLOAT_ARRAYS: frozenset[Any] = frozenset(
+    {np.ndarray, np.float16, np.float32, np.float64}
+)
 
 
 def _float_and_number(self: Any, other: Any) -> bool:
@@ -366,7 +368,8 @@ def mul_tensor_backward(
             and grad.dtype is other.dtype
             and kind != "c"
         ):
-            return grad * other  # real: conj and handle_r_to_c change nothing
+            product: np.ndarray = grad * other  # real: conj, handle_r_to_c: nothing
+            return product
     return handle_r_to_c(self_type, mul(grad, conj(other)))
 
 
