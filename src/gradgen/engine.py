@@ -570,11 +570,13 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
         and dispatch._detour is None
         and ARRAY_FORMS.enabled
     )
-    # With arrays flowing, a plain Tensor is handed on as its array, so the buffers
-    # hold bare arrays (and None) only, until `mixed`: something else went in (a
-    # Tensor subclass), and every node's buffer is converted (_as_arrays) first.
+    # With arrays flowing, a plain Tensor is handed on as its array to a node with an
+    # array form (or a leaf's sink), so their buffers hold bare arrays, numpy scalars
+    # and None only, until `mixed`: something else went in (a Tensor subclass), and
+    # every node's buffer is converted (_as_arrays) first. A node that runs its tensor
+    # form keeps the Tensors it is given.
     mixed = False
-    if arrays:
+    if arrays and (root._has_array_form or type(root) is AccumulateGrad):
         mixed = not _as_arrays(root_buffer)
         for slot, value in enumerate(root_buffer):
             if (
@@ -584,7 +586,7 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
             ):
                 # A 0-d seed as a numpy scalar: 0-d arithmetic on it costs a tenth.
                 root_buffer[slot] = value[()]
-    else:
+    elif not arrays:
         _as_tensors(root_buffer)
     heappop, heappush = heapq.heappop, heapq.heappush
     # The one node that became ready while no other was (a chain's next link, the
@@ -673,8 +675,11 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                 if arrays:
                     if data is None:
                         mixed = True  # a Tensor subclass goes on as it is
-                    else:
+                    elif cls is not Tensor or (
+                        function._has_array_form or type(function) is AccumulateGrad
+                    ):
                         gradient = data
+                    # (a Tensor for a node that runs its tensor form stays one)
             remaining = dependencies[function] - 1
             next_buffer = not_ready.pop(function, None)
             if next_buffer is None:
