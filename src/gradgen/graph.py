@@ -11,10 +11,12 @@ Invariants:
 - A leaf that requires grad owns an `AccumulateGrad` only weakly; the graph's edges
   hold it strongly. AccumulateGrad holds its leaf strongly. It is the only writer of
   a leaf's `.grad`.
-- `SavedVariable` keeps what a backward formula needs. An output of the very node that
-  saves it is stored without its grad_fn (a new Tensor over the same data and version
-  counter), so node -> saved -> tensor -> node never forms a cycle; unpack rebuilds it.
-  Saved tensors are released after the node ran unless the graph is retained.
+- A saved input is kept plain (`SavedVariable.input`: the tensor, or `(tensor,
+  version)`) unless saved-tensor hooks are open; `SavedVariable` keeps the rest. An
+  output of the very node that saves it is stored without its grad_fn (a new Tensor
+  over the same data and version counter), so node -> saved -> tensor -> node never
+  forms a cycle; unpack rebuilds it. Saved tensors are released (`RELEASED`) after the
+  node ran unless the graph is retained.
 """
 
 from __future__ import annotations
