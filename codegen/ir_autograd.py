@@ -79,11 +79,12 @@ def _saved_value(
     kind = attribute.kind
     if kind is SavedKind.TENSOR and inplace and attribute.source == "self":
         # The formula means self before the kernel overwrote it (original_self).
-        return "SavedVariable(self.clone(), False)", False
+        return "SavedVariable.input(self.clone())", False
     if kind is SavedKind.TENSOR and _is_optional(function, attribute.source):
-        return f"None if {source} is None else SavedVariable({source}, False)", False
+        return f"None if {source} is None else SavedVariable.input({source})", False
     if kind is SavedKind.TENSOR:
-        return f"SavedVariable({source}, False)", False
+        # An input is kept plain (no SavedVariable object) unless hooks are open.
+        return f"SavedVariable.input({source})", False
     if kind is SavedKind.TENSOR_LIST:
         return f"SavedVariableList({source})", False
     if kind is SavedKind.OUTPUT:

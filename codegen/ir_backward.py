@@ -131,6 +131,10 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
         (f"saved_{python_identifier(a.local)}", _saved_getter_expression(a))
         for a in tensors
     )
+    # apply_arrays reads each saved tensor's array in one step (saved_array).
+    saved_arrays = tuple(
+        (f"saved_{python_identifier(a.local)}", f"self.{a.name}") for a in tensors
+    )
     tensor_arguments: list[tuple[str, str]] = []
     array_arguments: list[str] = []
     for attribute in saved:
@@ -161,7 +165,25 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
         unpacked_tuple=_tuple_display([local for local, _ in unpacked]),
         tensor_arguments=tuple(tensor_arguments),
         array_arguments=tuple(array_arguments),
+        saved_arrays=saved_arrays,
+        needs_input_grad=_needs_input_grad(len(info.args_with_derivatives)),
+        not_plain=" or ".join(f"{local} is NOT_PLAIN" for local, _ in saved_arrays),
+        # apply_arrays passes what apply passes the tensor form, positionally.
+        direct_arguments=tuple(expression for _, expression in tensor_arguments),
         formulas=formulas,
+    )
+
+
+def _needs_input_grad(inputs: int) -> str:
+    """apply_arrays' `task_needs_input_grad()`: for up to three inputs, and no exec
+    info (the common case), read off the edges without the call."""
+    if inputs > 3:
+        return "self.task_needs_input_grad()"
+    edges = ", ".join(f"edges[{i}][0] is not None" for i in range(inputs))
+    comma = "," if inputs == 1 else ""
+    return (
+        f"({edges}{comma}) if task_state.exec_info is None "
+        "else self.task_needs_input_grad()"
     )
 
 

@@ -173,6 +173,13 @@ class ArrayFormIR:
     unpacked_tuple: str  # the locals as a tuple display, "(saved_self,)"
     tensor_arguments: tuple[tuple[str, str], ...]  # (parameter, expression)
     array_arguments: tuple[str, ...]  # positional, after grads and needs_input_grad
+    # apply_arrays: (local, slot) per saved tensor (read through saved_array), the
+    # test that one of them is no plain Tensor ("" for none), and the positional
+    # arguments.
+    saved_arrays: tuple[tuple[str, str], ...]  # (local, the node's slot)
+    needs_input_grad: str  # the expression apply_arrays passes for it
+    not_plain: str
+    direct_arguments: tuple[str, ...]
     formulas: tuple[FormulaIR, ...]
 
 

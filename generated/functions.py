@@ -12,11 +12,12 @@ import numpy as np
 
 from gradgen.dtypes import dtype
 from gradgen.graph import (
+    RELEASED,
     Node,
-    SavedVariable,
-    SavedVariableList,
+    Saved,
     flatten_grad_inputs,
     index_ranges,
+    task_state,
     unpack_saved,
 )
 from gradgen.helpers import (
@@ -204,11 +205,12 @@ from gradgen.helpers import (
 )
 from gradgen.helpers import arrays
 from gradgen.helpers.arrays import (
+    NOT_PLAIN,
     array_form_allowed,
     array_of,
     arrays_of,
     as_grad_array,
-    plain_tensors,
+    saved_array,
     tensors_of,
 )
 from gradgen.tensor import Number, Tensor
@@ -980,9 +982,14 @@ class PermuteBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return permute_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dims,
         )
 
@@ -1049,9 +1056,14 @@ class ExpandBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return expand_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_sym_sizes,
         )
 
@@ -1118,9 +1130,14 @@ class SumToSizeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return sum_to_size_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_sym_sizes,
         )
 
@@ -1187,9 +1204,14 @@ class ViewBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return view_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_sym_sizes,
         )
 
@@ -1256,9 +1278,14 @@ class SqueezeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return squeeze_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_sym_sizes,
         )
 
@@ -1332,9 +1359,14 @@ class SqueezeBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return squeeze_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.self_sym_sizes,
         )
@@ -1410,9 +1442,14 @@ class UnsqueezeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return unsqueeze_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
         )
 
@@ -1478,9 +1515,14 @@ class TransposeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return transpose_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim0,
             self.dim1,
         )
@@ -1552,9 +1594,14 @@ class TBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return t_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -1618,9 +1665,14 @@ class SelectBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return select_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.index,
             self.self_sym_sizes,
@@ -1721,9 +1773,14 @@ class SliceBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return slice_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.end,
             self.self_sym_sizes,
@@ -2240,9 +2297,14 @@ class FlipBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return flip_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dims,
         )
 
@@ -2312,9 +2374,14 @@ class RollBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return roll_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dims,
             self.shifts,
         )
@@ -2439,9 +2506,14 @@ class UnsafeViewBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return unsafe_view_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_sym_sizes,
         )
 
@@ -2508,9 +2580,14 @@ class ConstantPadNdBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return constant_pad_nd_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.pad,
         )
 
@@ -2648,9 +2725,14 @@ class DiagonalBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return diagonal_backward_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim1,
             self.dim2,
             self.offset,
@@ -2800,9 +2882,14 @@ class DiagEmbedBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return diag_embed_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim1,
             self.dim2,
             self.offset,
@@ -2881,9 +2968,14 @@ class AliasBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return alias_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -2926,8 +3018,8 @@ class AsStridedBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return as_strided_backward0_apply(
@@ -2941,7 +3033,7 @@ class AsStridedBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -2999,9 +3091,9 @@ class AsStridedScatterBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.src_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.src_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return as_strided_scatter_backward0_apply(
@@ -3016,9 +3108,9 @@ class AsStridedScatterBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.src_ is not None:
-            self.src_.reset_data()
+            self.src_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -3225,9 +3317,14 @@ class NarrowCopyBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return narrow_copy_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.length,
             self.self_sym_sizes,
@@ -3435,9 +3532,14 @@ class LiftBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return lift_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -3491,9 +3593,14 @@ class LiftFreshBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return lift_fresh_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -3607,9 +3714,14 @@ class Rot90Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return rot90_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dims,
             self.k,
         )
@@ -3693,8 +3805,8 @@ class PolarBackward0(Node):
     __slots__ = ("result_",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return polar_backward0_apply(
@@ -3705,7 +3817,7 @@ class PolarBackward0(Node):
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -3770,9 +3882,14 @@ class AddBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return add_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             self.other_scalar_type,
             self.self_scalar_type,
@@ -3871,9 +3988,14 @@ class SubBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return sub_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             self.other_scalar_type,
             self.self_scalar_type,
@@ -3952,9 +4074,9 @@ class MulBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -3982,24 +4104,33 @@ class MulBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return mul_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_other),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_other,
             self.other_scalar_type,
-            array_of(saved_self),
+            saved_self,
             self.self_scalar_type,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -4078,8 +4209,8 @@ class PowBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -4102,19 +4233,26 @@ class PowBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return pow_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.exponent,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_exponent(self) -> Number:
@@ -4185,9 +4323,14 @@ class NegBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return neg_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -4241,9 +4384,14 @@ class ConjBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return conj_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -4297,9 +4445,14 @@ class RealBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return real_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -4353,9 +4506,14 @@ class CloneBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return clone_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -4426,8 +4584,8 @@ class ExpBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -4448,18 +4606,25 @@ class ExpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
+        if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return exp_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_result),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -4507,8 +4672,8 @@ class Exp2Backward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -4529,18 +4694,25 @@ class Exp2Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
+        if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return exp2_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_result),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -4592,8 +4764,8 @@ class LogBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -4614,18 +4786,25 @@ class LogBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return log_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -4673,8 +4852,8 @@ class Log2Backward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -4695,18 +4874,25 @@ class Log2Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return log2_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -4758,8 +4944,8 @@ class Log10Backward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -4780,18 +4966,25 @@ class Log10Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return log10_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -4843,8 +5036,8 @@ class Log1PBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -4865,18 +5058,25 @@ class Log1PBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return log1_p_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -4922,8 +5122,8 @@ class Expm1Backward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -4944,18 +5144,25 @@ class Expm1Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
+        if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return expm1_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_result),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -5005,8 +5212,8 @@ class SqrtBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -5027,18 +5234,25 @@ class SqrtBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
+        if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return sqrt_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_result),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -5088,8 +5302,8 @@ class RsqrtBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -5110,18 +5324,25 @@ class RsqrtBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
+        if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return rsqrt_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_result),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -5173,8 +5394,8 @@ class ReciprocalBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -5195,18 +5416,25 @@ class ReciprocalBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
+        if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return reciprocal_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_result),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -5256,8 +5484,8 @@ class AbsBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -5278,18 +5506,25 @@ class AbsBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return abs_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -5339,9 +5574,9 @@ class SgnBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return sgn_backward0_apply(
@@ -5353,9 +5588,9 @@ class SgnBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -5406,9 +5641,14 @@ class SignBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return sign_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -5447,8 +5687,8 @@ class SinBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -5469,18 +5709,25 @@ class SinBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return sin_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -5530,8 +5777,8 @@ class CosBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -5552,18 +5799,25 @@ class CosBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return cos_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -5613,8 +5867,8 @@ class TanBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -5635,18 +5889,25 @@ class TanBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
+        if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return tan_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_result),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -5696,8 +5957,8 @@ class AsinBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -5718,18 +5979,25 @@ class AsinBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return asin_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -5786,8 +6054,8 @@ class AcosBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -5808,18 +6076,25 @@ class AcosBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return acos_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -5878,8 +6153,8 @@ class AtanBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -5900,18 +6175,25 @@ class AtanBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return atan_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -5961,8 +6243,8 @@ class SinhBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -5983,18 +6265,25 @@ class SinhBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return sinh_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -6044,8 +6333,8 @@ class CoshBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -6066,18 +6355,25 @@ class CoshBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return cosh_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -6127,8 +6423,8 @@ class TanhBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -6149,18 +6445,25 @@ class TanhBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
+        if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return tanh_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_result),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -6208,8 +6511,8 @@ class SigmoidBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -6230,18 +6533,25 @@ class SigmoidBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
+        if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return sigmoid_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_result),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -6289,8 +6599,8 @@ class ErfBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -6311,18 +6621,25 @@ class ErfBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return erf_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -6397,9 +6714,14 @@ class FloorBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return floor_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -6453,9 +6775,14 @@ class CeilBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return ceil_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -6509,9 +6836,14 @@ class RoundBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return round_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -6565,9 +6897,14 @@ class RoundBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return round_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -6621,9 +6958,14 @@ class TruncBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return trunc_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -6661,8 +7003,8 @@ class AngleBackward0(Node):
     __slots__ = ("self_",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return angle_backward0_apply(
@@ -6673,7 +7015,7 @@ class AngleBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -6708,9 +7050,9 @@ class SigmoidBackwardBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.output_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.output_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_grad_output = unpack_saved(self.grad_output_, self)
@@ -6734,22 +7076,31 @@ class SigmoidBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_grad_output = unpack_saved(self.grad_output_, self)
-        saved_output = unpack_saved(self.output_, self)
-        if not plain_tensors((saved_grad_output, saved_output)):
+        saved_grad_output = self.grad_output_
+        if saved_grad_output is not None:
+            saved_grad_output = saved_array(saved_grad_output, self)
+        saved_output = self.output_
+        if saved_output is not None:
+            saved_output = saved_array(saved_output, self)
+        if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return sigmoid_backward_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_grad_output),
-            array_of(saved_output),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_grad_output,
+            saved_output,
         )
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.output_ is not None:
-            self.output_.reset_data()
+            self.output_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -6826,9 +7177,9 @@ class TanhBackwardBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.output_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.output_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_grad_output = unpack_saved(self.grad_output_, self)
@@ -6852,22 +7203,31 @@ class TanhBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_grad_output = unpack_saved(self.grad_output_, self)
-        saved_output = unpack_saved(self.output_, self)
-        if not plain_tensors((saved_grad_output, saved_output)):
+        saved_grad_output = self.grad_output_
+        if saved_grad_output is not None:
+            saved_grad_output = saved_array(saved_grad_output, self)
+        saved_output = self.output_
+        if saved_output is not None:
+            saved_output = saved_array(saved_output, self)
+        if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return tanh_backward_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_grad_output),
-            array_of(saved_output),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_grad_output,
+            saved_output,
         )
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.output_ is not None:
-            self.output_.reset_data()
+            self.output_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -6944,10 +7304,10 @@ class PowBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.exponent_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.exponent_: Saved | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return pow_backward1_apply(
@@ -6960,11 +7320,11 @@ class PowBackward1(Node):
 
     def release_variables(self) -> None:
         if self.exponent_ is not None:
-            self.exponent_.reset_data()
+            self.exponent_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_exponent(self) -> Tensor | None:
@@ -7016,9 +7376,9 @@ class PowBackward2(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.exponent_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.exponent_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return pow_backward2_apply(
@@ -7031,9 +7391,9 @@ class PowBackward2(Node):
 
     def release_variables(self) -> None:
         if self.exponent_ is not None:
-            self.exponent_.reset_data()
+            self.exponent_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_exponent(self) -> Tensor | None:
@@ -7095,9 +7455,14 @@ class AddBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return add_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_scalar_type,
         )
 
@@ -7162,9 +7527,14 @@ class SubBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return sub_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_scalar_type,
         )
 
@@ -7234,9 +7604,14 @@ class MulBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return mul_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.other,
             self.self_scalar_type,
         )
@@ -7302,9 +7677,9 @@ class DivBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -7330,23 +7705,32 @@ class DivBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return div_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_other,
+            saved_self,
             self.self_scalar_type,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -7440,9 +7824,14 @@ class DivBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return div_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.other,
             self.self_scalar_type,
         )
@@ -7507,9 +7896,9 @@ class DivBackward2(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -7537,24 +7926,33 @@ class DivBackward2(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return div_backward2_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_other),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_other,
             self.rounding_mode,
-            array_of(saved_self),
+            saved_self,
             self.self_scalar_type,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -7662,9 +8060,14 @@ class RsubBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return rsub_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             self.other_scalar_type,
             self.self_scalar_type,
@@ -7759,9 +8162,14 @@ class RsubBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return rsub_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             self.self_scalar_type,
         )
@@ -7827,9 +8235,9 @@ class MaximumBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -7853,22 +8261,31 @@ class MaximumBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return maximum_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_other,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -7952,9 +8369,9 @@ class MinimumBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -7978,22 +8395,31 @@ class MinimumBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return minimum_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_other,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -8077,9 +8503,9 @@ class FmaxBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -8103,22 +8529,31 @@ class FmaxBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return fmax_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_other,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -8202,9 +8637,9 @@ class FminBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -8228,22 +8663,31 @@ class FminBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return fmin_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_other,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -8325,9 +8769,9 @@ class Atan2Backward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return atan2_backward0_apply(
@@ -8339,9 +8783,9 @@ class Atan2Backward0(Node):
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -8384,8 +8828,8 @@ class FakeQuantizePerTensorAffineCachemaskBackward0(Node):
     __slots__ = ("mask_",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self.mask_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return fake_quantize_per_tensor_affine_cachemask_backward0_apply(
@@ -8396,7 +8840,7 @@ class FakeQuantizePerTensorAffineCachemaskBackward0(Node):
 
     def release_variables(self) -> None:
         if self.mask_ is not None:
-            self.mask_.reset_data()
+            self.mask_ = RELEASED
 
     @property
     def _saved_mask(self) -> Tensor | None:
@@ -8430,8 +8874,8 @@ class FakeQuantizePerChannelAffineCachemaskBackward0(Node):
     __slots__ = ("mask_",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self.mask_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return fake_quantize_per_channel_affine_cachemask_backward0_apply(
@@ -8442,7 +8886,7 @@ class FakeQuantizePerChannelAffineCachemaskBackward0(Node):
 
     def release_variables(self) -> None:
         if self.mask_ is not None:
-            self.mask_.reset_data()
+            self.mask_ = RELEASED
 
     @property
     def _saved_mask(self) -> Tensor | None:
@@ -8482,10 +8926,10 @@ class HypotBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -8512,26 +8956,41 @@ class HypotBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_other, saved_self, saved_result)):
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
+        if (
+            saved_other is NOT_PLAIN
+            or saved_self is NOT_PLAIN
+            or saved_result is NOT_PLAIN
+        ):
             return None
+        edges = self._next_edges
         return hypot_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
-            array_of(saved_result),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_other,
+            saved_self,
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -8598,8 +9057,8 @@ class WhereBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.condition_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.condition_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_condition = unpack_saved(self.condition_, self)
@@ -8620,18 +9079,25 @@ class WhereBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_condition = unpack_saved(self.condition_, self)
-        if not plain_tensors((saved_condition,)):
+        saved_condition = self.condition_
+        if saved_condition is not None:
+            saved_condition = saved_array(saved_condition, self)
+        if saved_condition is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return where_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_condition),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_condition,
         )
 
     def release_variables(self) -> None:
         if self.condition_ is not None:
-            self.condition_.reset_data()
+            self.condition_ = RELEASED
 
     @property
     def _saved_condition(self) -> Tensor | None:
@@ -8686,10 +9152,10 @@ class ClampBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.max_: SavedVariable | SavedVariableList | None = None
-        self.min_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.max_: Saved | None = None
+        self.min_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_max = unpack_saved(self.max_, self)
@@ -8716,26 +9182,41 @@ class ClampBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_max = unpack_saved(self.max_, self)
-        saved_min = unpack_saved(self.min_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_max, saved_min, saved_self)):
+        saved_max = self.max_
+        if saved_max is not None:
+            saved_max = saved_array(saved_max, self)
+        saved_min = self.min_
+        if saved_min is not None:
+            saved_min = saved_array(saved_min, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_max is NOT_PLAIN or saved_min is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return clamp_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_max),
-            array_of(saved_min),
-            array_of(saved_self),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_max,
+            saved_min,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.max_ is not None:
-            self.max_.reset_data()
+            self.max_ = RELEASED
         if self.min_ is not None:
-            self.min_.reset_data()
+            self.min_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_max(self) -> Tensor | None:
@@ -8823,8 +9304,8 @@ class ClampBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -8849,20 +9330,27 @@ class ClampBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return clamp_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.max,
             self.min,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_max(self) -> Number | None:
@@ -8926,8 +9414,8 @@ class ClampMinBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return clamp_min_backward0_apply(
@@ -8939,7 +9427,7 @@ class ClampMinBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_min(self) -> Number:
@@ -8981,8 +9469,8 @@ class ClampMaxBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return clamp_max_backward0_apply(
@@ -8994,7 +9482,7 @@ class ClampMaxBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_max(self) -> Number:
@@ -9049,9 +9537,14 @@ class FmodBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return fmod_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -9094,9 +9587,9 @@ class FmodBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -9120,22 +9613,31 @@ class FmodBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return fmod_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_other,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -9212,9 +9714,14 @@ class RemainderBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return remainder_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -9257,9 +9764,9 @@ class RemainderBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -9283,22 +9790,31 @@ class RemainderBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return remainder_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_other,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -9410,9 +9926,14 @@ class ZeroBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return zero_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -9466,9 +9987,14 @@ class FillBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return fill_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -9523,9 +10049,14 @@ class FillBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return fill_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -9583,9 +10114,14 @@ class FillBackward2(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return fill_backward2_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -9640,9 +10176,14 @@ class FillBackward3(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return fill_backward3_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -9703,9 +10244,14 @@ class LerpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return lerp_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.weight,
         )
 
@@ -9767,10 +10313,10 @@ class LerpBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.end_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.end_: Saved | None = None
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_end = unpack_saved(self.end_, self)
@@ -9797,26 +10343,45 @@ class LerpBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_end = unpack_saved(self.end_, self)
-        saved_self = unpack_saved(self.self_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_end, saved_self, saved_weight)):
+        saved_end = self.end_
+        if saved_end is not None:
+            saved_end = saved_array(saved_end, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        if (
+            saved_end is NOT_PLAIN
+            or saved_self is NOT_PLAIN
+            or saved_weight is NOT_PLAIN
+        ):
             return None
+        edges = self._next_edges
         return lerp_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_end),
-            array_of(saved_self),
-            array_of(saved_weight),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_end,
+            saved_self,
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.end_ is not None:
-            self.end_.reset_data()
+            self.end_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_end(self) -> Tensor | None:
@@ -9901,9 +10466,9 @@ class AddcmulBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.tensor1_: SavedVariable | SavedVariableList | None = None
-        self.tensor2_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.tensor1_: Saved | None = None
+        self.tensor2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_tensor1 = unpack_saved(self.tensor1_, self)
@@ -9935,26 +10500,39 @@ class AddcmulBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_tensor1 = unpack_saved(self.tensor1_, self)
-        saved_tensor2 = unpack_saved(self.tensor2_, self)
-        if not plain_tensors((saved_tensor1, saved_tensor2)):
+        saved_tensor1 = self.tensor1_
+        if saved_tensor1 is not None:
+            saved_tensor1 = saved_array(saved_tensor1, self)
+        saved_tensor2 = self.tensor2_
+        if saved_tensor2 is not None:
+            saved_tensor2 = saved_array(saved_tensor2, self)
+        if saved_tensor1 is NOT_PLAIN or saved_tensor2 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return addcmul_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_scalar_type,
-            array_of(saved_tensor1),
+            saved_tensor1,
             self.tensor1_scalar_type,
-            array_of(saved_tensor2),
+            saved_tensor2,
             self.tensor2_scalar_type,
             self.value,
         )
 
     def release_variables(self) -> None:
         if self.tensor1_ is not None:
-            self.tensor1_.reset_data()
+            self.tensor1_ = RELEASED
         if self.tensor2_ is not None:
-            self.tensor2_.reset_data()
+            self.tensor2_ = RELEASED
 
     @property
     def _saved_tensor1(self) -> Tensor | None:
@@ -10061,9 +10639,9 @@ class AddcdivBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.tensor1_: SavedVariable | SavedVariableList | None = None
-        self.tensor2_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.tensor1_: Saved | None = None
+        self.tensor2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_tensor1 = unpack_saved(self.tensor1_, self)
@@ -10095,26 +10673,39 @@ class AddcdivBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_tensor1 = unpack_saved(self.tensor1_, self)
-        saved_tensor2 = unpack_saved(self.tensor2_, self)
-        if not plain_tensors((saved_tensor1, saved_tensor2)):
+        saved_tensor1 = self.tensor1_
+        if saved_tensor1 is not None:
+            saved_tensor1 = saved_array(saved_tensor1, self)
+        saved_tensor2 = self.tensor2_
+        if saved_tensor2 is not None:
+            saved_tensor2 = saved_array(saved_tensor2, self)
+        if saved_tensor1 is NOT_PLAIN or saved_tensor2 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return addcdiv_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_scalar_type,
-            array_of(saved_tensor1),
+            saved_tensor1,
             self.tensor1_scalar_type,
-            array_of(saved_tensor2),
+            saved_tensor2,
             self.tensor2_scalar_type,
             self.value,
         )
 
     def release_variables(self) -> None:
         if self.tensor1_ is not None:
-            self.tensor1_.reset_data()
+            self.tensor1_ = RELEASED
         if self.tensor2_ is not None:
-            self.tensor2_.reset_data()
+            self.tensor2_ = RELEASED
 
     @property
     def _saved_tensor1(self) -> Tensor | None:
@@ -10221,8 +10812,8 @@ class NanToNumBackward0(Node):
     __slots__ = ("self_",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return nan_to_num_backward0_apply(
@@ -10233,7 +10824,7 @@ class NanToNumBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -10263,8 +10854,8 @@ class AcoshBackward0(Node):
     __slots__ = ("self_",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return acosh_backward0_apply(
@@ -10275,7 +10866,7 @@ class AcoshBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -10340,8 +10931,8 @@ class AsinhBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -10362,18 +10953,25 @@ class AsinhBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return asinh_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -10453,8 +11051,8 @@ class AtanhBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -10475,18 +11073,25 @@ class AtanhBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return atanh_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -10624,9 +11229,9 @@ class CopysignBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return copysign_backward0_apply(
@@ -10639,9 +11244,9 @@ class CopysignBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -10686,9 +11291,9 @@ class CopysignBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return copysign_backward1_apply(
@@ -10700,9 +11305,9 @@ class CopysignBackward1(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -10757,9 +11362,14 @@ class FracBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return frac_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -10798,8 +11408,8 @@ class FrexpBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.exponent_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.exponent_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_exponent = unpack_saved(self.exponent_, self)
@@ -10820,18 +11430,25 @@ class FrexpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_exponent = unpack_saved(self.exponent_, self)
-        if not plain_tensors((saved_exponent,)):
+        saved_exponent = self.exponent_
+        if saved_exponent is not None:
+            saved_exponent = saved_array(saved_exponent, self)
+        if saved_exponent is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return frexp_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_exponent),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_exponent,
         )
 
     def release_variables(self) -> None:
         if self.exponent_ is not None:
-            self.exponent_.reset_data()
+            self.exponent_ = RELEASED
 
     @property
     def _saved_exponent(self) -> Tensor | None:
@@ -10883,9 +11500,9 @@ class LdexpBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -10909,22 +11526,31 @@ class LdexpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_other, saved_result)):
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
+        if saved_other is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return ldexp_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_result),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_other,
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -10995,9 +11621,9 @@ class NextafterBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -11023,23 +11649,32 @@ class NextafterBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return nextafter_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_other),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_other,
             self.other_info,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -11105,9 +11740,9 @@ class Logaddexp2Backward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -11131,22 +11766,31 @@ class Logaddexp2Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return logaddexp2_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_other,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -11214,9 +11858,9 @@ class ClampMinBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.min_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.min_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_min = unpack_saved(self.min_, self)
@@ -11240,22 +11884,31 @@ class ClampMinBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_min = unpack_saved(self.min_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_min, saved_self)):
+        saved_min = self.min_
+        if saved_min is not None:
+            saved_min = saved_array(saved_min, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_min is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return clamp_min_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_min),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_min,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.min_ is not None:
-            self.min_.reset_data()
+            self.min_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_min(self) -> Tensor | None:
@@ -11319,9 +11972,9 @@ class ClampMaxBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.max_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.max_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_max = unpack_saved(self.max_, self)
@@ -11345,22 +11998,31 @@ class ClampMaxBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_max = unpack_saved(self.max_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_max, saved_self)):
+        saved_max = self.max_
+        if saved_max is not None:
+            saved_max = saved_array(saved_max, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_max is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return clamp_max_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_max),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_max,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.max_ is not None:
-            self.max_.reset_data()
+            self.max_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_max(self) -> Tensor | None:
@@ -11424,9 +12086,9 @@ class LogaddexpBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -11450,22 +12112,31 @@ class LogaddexpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return logaddexp_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_other,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -11554,9 +12225,14 @@ class PoissonBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return poisson_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_info,
         )
 
@@ -11615,9 +12291,14 @@ class BernoulliBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return bernoulli_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
         )
 
 
@@ -11673,9 +12354,14 @@ class SumBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return sum_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_sym_sizes,
         )
 
@@ -11750,9 +12436,14 @@ class SumBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return sum_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
@@ -11844,9 +12535,14 @@ class MeanBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return mean_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.self_sym_numel,
             self.self_sym_sizes,
         )
@@ -11935,9 +12631,14 @@ class MeanBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return mean_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.keepdim,
             self.self_sym_numel,
@@ -12016,9 +12717,9 @@ class ProdBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return prod_backward0_apply(
@@ -12030,9 +12731,9 @@ class ProdBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -12076,9 +12777,9 @@ class ProdBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return prod_backward1_apply(
@@ -12092,9 +12793,9 @@ class ProdBackward1(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -12149,8 +12850,8 @@ class MaxBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_indices = unpack_saved(self.indices_, self)
@@ -12177,21 +12878,28 @@ class MaxBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = unpack_saved(self.indices_, self)
-        if not plain_tensors((saved_indices,)):
+        saved_indices = self.indices_
+        if saved_indices is not None:
+            saved_indices = saved_array(saved_indices, self)
+        if saved_indices is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return max_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
-            array_of(saved_indices),
+            saved_indices,
         )
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -12269,9 +12977,9 @@ class MaxBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return max_backward1_apply(
@@ -12283,9 +12991,9 @@ class MaxBackward1(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -12328,8 +13036,8 @@ class MinBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_indices = unpack_saved(self.indices_, self)
@@ -12356,21 +13064,28 @@ class MinBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = unpack_saved(self.indices_, self)
-        if not plain_tensors((saved_indices,)):
+        saved_indices = self.indices_
+        if saved_indices is not None:
+            saved_indices = saved_array(saved_indices, self)
+        if saved_indices is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return min_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
-            array_of(saved_indices),
+            saved_indices,
         )
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -12448,9 +13163,9 @@ class MinBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return min_backward1_apply(
@@ -12462,9 +13177,9 @@ class MinBackward1(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -12506,9 +13221,9 @@ class AmaxBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return amax_backward0_apply(
@@ -12522,9 +13237,9 @@ class AmaxBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> Sequence[int]:
@@ -12582,9 +13297,9 @@ class AminBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return amin_backward0_apply(
@@ -12598,9 +13313,9 @@ class AminBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> Sequence[int]:
@@ -12659,9 +13374,9 @@ class LogsumexpBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -12689,24 +13404,33 @@ class LogsumexpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_self, saved_result)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
+        if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return logsumexp_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.keepdim,
-            array_of(saved_self),
-            array_of(saved_result),
+            saved_self,
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> Sequence[int]:
@@ -12782,8 +13506,8 @@ class VarBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return var_backward0_apply(
@@ -12797,7 +13521,7 @@ class VarBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_correction(self) -> Number | None:
@@ -12852,9 +13576,9 @@ class StdBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return std_backward0_apply(
@@ -12869,9 +13593,9 @@ class StdBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_correction(self) -> Number | None:
@@ -12948,9 +13672,14 @@ class CumsumBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return cumsum_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.self_scalar_type,
         )
@@ -13013,9 +13742,9 @@ class CumprodBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return cumprod_backward0_apply(
@@ -13029,9 +13758,9 @@ class CumprodBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -13081,8 +13810,8 @@ class SortBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_indices = unpack_saved(self.indices_, self)
@@ -13107,20 +13836,27 @@ class SortBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = unpack_saved(self.indices_, self)
-        if not plain_tensors((saved_indices,)):
+        saved_indices = self.indices_
+        if saved_indices is not None:
+            saved_indices = saved_array(saved_indices, self)
+        if saved_indices is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return sort_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.self_sym_sizes,
-            array_of(saved_indices),
+            saved_indices,
         )
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -13194,8 +13930,8 @@ class SortBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_indices = unpack_saved(self.indices_, self)
@@ -13220,20 +13956,27 @@ class SortBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = unpack_saved(self.indices_, self)
-        if not plain_tensors((saved_indices,)):
+        saved_indices = self.indices_
+        if saved_indices is not None:
+            saved_indices = saved_array(saved_indices, self)
+        if saved_indices is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return sort_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.self_sym_sizes,
-            array_of(saved_indices),
+            saved_indices,
         )
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -13307,8 +14050,8 @@ class TopkBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_indices = unpack_saved(self.indices_, self)
@@ -13333,20 +14076,27 @@ class TopkBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = unpack_saved(self.indices_, self)
-        if not plain_tensors((saved_indices,)):
+        saved_indices = self.indices_
+        if saved_indices is not None:
+            saved_indices = saved_array(saved_indices, self)
+        if saved_indices is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return topk_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.self_sym_sizes,
-            array_of(saved_indices),
+            saved_indices,
         )
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -13419,9 +14169,9 @@ class LogcumsumexpBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return logcumsumexp_backward0_apply(
@@ -13434,9 +14184,9 @@ class LogcumsumexpBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -13482,9 +14232,9 @@ class CummaxBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return cummax_backward0_apply(
@@ -13497,9 +14247,9 @@ class CummaxBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -13545,9 +14295,9 @@ class CumminBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return cummin_backward0_apply(
@@ -13560,9 +14310,9 @@ class CumminBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -13610,8 +14360,8 @@ class KthvalueBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_indices = unpack_saved(self.indices_, self)
@@ -13638,21 +14388,28 @@ class KthvalueBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = unpack_saved(self.indices_, self)
-        if not plain_tensors((saved_indices,)):
+        saved_indices = self.indices_
+        if saved_indices is not None:
+            saved_indices = saved_array(saved_indices, self)
+        if saved_indices is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return kthvalue_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
-            array_of(saved_indices),
+            saved_indices,
         )
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -13730,9 +14487,9 @@ class MedianBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return median_backward0_apply(
@@ -13744,9 +14501,9 @@ class MedianBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -13789,8 +14546,8 @@ class MedianBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_indices = unpack_saved(self.indices_, self)
@@ -13817,21 +14574,28 @@ class MedianBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = unpack_saved(self.indices_, self)
-        if not plain_tensors((saved_indices,)):
+        saved_indices = self.indices_
+        if saved_indices is not None:
+            saved_indices = saved_array(saved_indices, self)
+        if saved_indices is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return median_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
-            array_of(saved_indices),
+            saved_indices,
         )
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -13909,9 +14673,9 @@ class NanmedianBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return nanmedian_backward0_apply(
@@ -13923,9 +14687,9 @@ class NanmedianBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -13968,8 +14732,8 @@ class NanmedianBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_indices = unpack_saved(self.indices_, self)
@@ -13996,21 +14760,28 @@ class NanmedianBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = unpack_saved(self.indices_, self)
-        if not plain_tensors((saved_indices,)):
+        saved_indices = self.indices_
+        if saved_indices is not None:
+            saved_indices = saved_array(saved_indices, self)
+        if saved_indices is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return nanmedian_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
-            array_of(saved_indices),
+            saved_indices,
         )
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -14091,8 +14862,8 @@ class ModeBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_indices = unpack_saved(self.indices_, self)
@@ -14119,21 +14890,28 @@ class ModeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = unpack_saved(self.indices_, self)
-        if not plain_tensors((saved_indices,)):
+        saved_indices = self.indices_
+        if saved_indices is not None:
+            saved_indices = saved_array(saved_indices, self)
+        if saved_indices is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return mode_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.keepdim,
             self.self_sym_sizes,
-            array_of(saved_indices),
+            saved_indices,
         )
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -14214,10 +14992,10 @@ class AminmaxBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.max_: SavedVariable | SavedVariableList | None = None
-        self.min_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.max_: Saved | None = None
+        self.min_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return aminmax_backward0_apply(
@@ -14232,11 +15010,11 @@ class AminmaxBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.max_ is not None:
-            self.max_.reset_data()
+            self.max_ = RELEASED
         if self.min_ is not None:
-            self.min_.reset_data()
+            self.min_ = RELEASED
 
     @property
     def _saved_dim(self) -> int | None:
@@ -14294,8 +15072,8 @@ class NansumBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return nansum_backward0_apply(
@@ -14309,7 +15087,7 @@ class NansumBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_dim(self) -> Sequence[int] | None:
@@ -14360,9 +15138,9 @@ class StdMeanBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result0_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result0_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return std_mean_backward0_apply(
@@ -14377,9 +15155,9 @@ class StdMeanBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result0_ is not None:
-            self.result0_.reset_data()
+            self.result0_ = RELEASED
 
     @property
     def _saved_correction(self) -> Number | None:
@@ -14439,8 +15217,8 @@ class VarMeanBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return var_mean_backward0_apply(
@@ -14454,7 +15232,7 @@ class VarMeanBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_correction(self) -> Number | None:
@@ -14640,11 +15418,11 @@ class SegmentReduceBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.data_: SavedVariable | SavedVariableList | None = None
-        self.lengths_: SavedVariable | SavedVariableList | None = None
-        self.offsets_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.data_: Saved | None = None
+        self.lengths_: Saved | None = None
+        self.offsets_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return segment_reduce_backward0_apply(
@@ -14661,13 +15439,13 @@ class SegmentReduceBackward0(Node):
 
     def release_variables(self) -> None:
         if self.data_ is not None:
-            self.data_.reset_data()
+            self.data_ = RELEASED
         if self.lengths_ is not None:
-            self.lengths_.reset_data()
+            self.lengths_ = RELEASED
         if self.offsets_ is not None:
-            self.offsets_.reset_data()
+            self.offsets_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_axis(self) -> int:
@@ -14737,8 +15515,8 @@ class IndexSelectBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.index_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return index_select_backward0_apply(
@@ -14751,7 +15529,7 @@ class IndexSelectBackward0(Node):
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -14803,9 +15581,9 @@ class IndexAddBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
-        self.source_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.index_: Saved | None = None
+        self.source_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_index = unpack_saved(self.index_, self)
@@ -14835,25 +15613,34 @@ class IndexAddBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_index = unpack_saved(self.index_, self)
-        saved_source = unpack_saved(self.source_, self)
-        if not plain_tensors((saved_index, saved_source)):
+        saved_index = self.index_
+        if saved_index is not None:
+            saved_index = saved_array(saved_index, self)
+        saved_source = self.source_
+        if saved_source is not None:
+            saved_source = saved_array(saved_source, self)
+        if saved_index is NOT_PLAIN or saved_source is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return index_add_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             self.dim,
-            array_of(saved_index),
-            array_of(saved_source),
+            saved_index,
+            saved_source,
             self.source_dim,
         )
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
         if self.source_ is not None:
-            self.source_.reset_data()
+            self.source_ = RELEASED
 
     @property
     def _saved_alpha(self) -> Number:
@@ -14953,9 +15740,9 @@ class GatherBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.index_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return gather_backward0_apply(
@@ -14969,9 +15756,9 @@ class GatherBackward0(Node):
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -15025,8 +15812,8 @@ class ScatterBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.index_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_index = unpack_saved(self.index_, self)
@@ -15049,19 +15836,26 @@ class ScatterBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_index = unpack_saved(self.index_, self)
-        if not plain_tensors((saved_index,)):
+        saved_index = self.index_
+        if saved_index is not None:
+            saved_index = saved_array(saved_index, self)
+        if saved_index is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return scatter_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
-            array_of(saved_index),
+            saved_index,
         )
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -15122,8 +15916,8 @@ class ScatterBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.index_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_index = unpack_saved(self.index_, self)
@@ -15146,19 +15940,26 @@ class ScatterBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_index = unpack_saved(self.index_, self)
-        if not plain_tensors((saved_index,)):
+        saved_index = self.index_
+        if saved_index is not None:
+            saved_index = saved_array(saved_index, self)
+        if saved_index is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return scatter_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
-            array_of(saved_index),
+            saved_index,
         )
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -15216,8 +16017,8 @@ class ScatterAddBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.index_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_index = unpack_saved(self.index_, self)
@@ -15240,19 +16041,26 @@ class ScatterAddBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_index = unpack_saved(self.index_, self)
-        if not plain_tensors((saved_index,)):
+        saved_index = self.index_
+        if saved_index is not None:
+            saved_index = saved_array(saved_index, self)
+        if saved_index is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return scatter_add_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
-            array_of(saved_index),
+            saved_index,
         )
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -15308,8 +16116,8 @@ class MaskedFillBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.mask_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_mask = unpack_saved(self.mask_, self)
@@ -15330,18 +16138,25 @@ class MaskedFillBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mask = unpack_saved(self.mask_, self)
-        if not plain_tensors((saved_mask,)):
+        saved_mask = self.mask_
+        if saved_mask is not None:
+            saved_mask = saved_array(saved_mask, self)
+        if saved_mask is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return masked_fill_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_mask),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_mask,
         )
 
     def release_variables(self) -> None:
         if self.mask_ is not None:
-            self.mask_.reset_data()
+            self.mask_ = RELEASED
 
     @property
     def _saved_mask(self) -> Tensor | None:
@@ -15388,8 +16203,8 @@ class MaskedFillBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.mask_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_mask = unpack_saved(self.mask_, self)
@@ -15410,18 +16225,25 @@ class MaskedFillBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mask = unpack_saved(self.mask_, self)
-        if not plain_tensors((saved_mask,)):
+        saved_mask = self.mask_
+        if saved_mask is not None:
+            saved_mask = saved_array(saved_mask, self)
+        if saved_mask is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return masked_fill_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_mask),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_mask,
         )
 
     def release_variables(self) -> None:
         if self.mask_ is not None:
-            self.mask_.reset_data()
+            self.mask_ = RELEASED
 
     @property
     def _saved_mask(self) -> Tensor | None:
@@ -15475,8 +16297,8 @@ class IndexBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return index_backward0_apply(
@@ -15488,7 +16310,7 @@ class IndexBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> list[Tensor]:
@@ -15528,8 +16350,8 @@ class IndexPutBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return index_put_backward0_apply(
@@ -15542,7 +16364,7 @@ class IndexPutBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_accumulate(self) -> bool:
@@ -15596,11 +16418,11 @@ class ScatterReduceBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.src_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.index_: Saved | None = None
+        self.self_: Saved | None = None
+        self.src_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return scatter_reduce_backward0_apply(
@@ -15617,13 +16439,13 @@ class ScatterReduceBackward0(Node):
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.src_ is not None:
-            self.src_.reset_data()
+            self.src_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -15699,9 +16521,9 @@ class IndexCopyBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
-        self.source_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.index_: Saved | None = None
+        self.source_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return index_copy_backward0_apply(
@@ -15715,9 +16537,9 @@ class IndexCopyBackward0(Node):
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
         if self.source_ is not None:
-            self.source_.reset_data()
+            self.source_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -15775,8 +16597,8 @@ class IndexFillBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.index_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return index_fill_backward0_apply(
@@ -15788,7 +16610,7 @@ class IndexFillBackward0(Node):
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -15827,8 +16649,8 @@ class IndexFillBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.index_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return index_fill_backward1_apply(
@@ -15840,7 +16662,7 @@ class IndexFillBackward1(Node):
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -15883,8 +16705,8 @@ class MaskedScatterBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.mask_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return masked_scatter_backward0_apply(
@@ -15896,7 +16718,7 @@ class MaskedScatterBackward0(Node):
 
     def release_variables(self) -> None:
         if self.mask_ is not None:
-            self.mask_.reset_data()
+            self.mask_ = RELEASED
 
     @property
     def _saved_mask(self) -> Tensor | None:
@@ -15940,9 +16762,9 @@ class MaskedSelectBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.mask_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.mask_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return masked_select_backward0_apply(
@@ -15954,9 +16776,9 @@ class MaskedSelectBackward0(Node):
 
     def release_variables(self) -> None:
         if self.mask_ is not None:
-            self.mask_.reset_data()
+            self.mask_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_mask(self) -> Tensor | None:
@@ -15996,9 +16818,9 @@ class TakeBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.index_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return take_backward0_apply(
@@ -16010,9 +16832,9 @@ class TakeBackward0(Node):
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_index(self) -> Tensor | None:
@@ -16053,9 +16875,9 @@ class PutBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
-        self.source_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.index_: Saved | None = None
+        self.source_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return put_backward0_apply(
@@ -16069,9 +16891,9 @@ class PutBackward0(Node):
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
         if self.source_ is not None:
-            self.source_.reset_data()
+            self.source_ = RELEASED
 
     @property
     def _saved_accumulate(self) -> bool:
@@ -16128,11 +16950,11 @@ class IndexReduceBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.index_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.source_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.index_: Saved | None = None
+        self.self_: Saved | None = None
+        self.source_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return index_reduce_backward0_apply(
@@ -16149,13 +16971,13 @@ class IndexReduceBackward0(Node):
 
     def release_variables(self) -> None:
         if self.index_ is not None:
-            self.index_.reset_data()
+            self.index_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.source_ is not None:
-            self.source_.reset_data()
+            self.source_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -16228,8 +17050,8 @@ class MaskedScatterBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.mask_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return masked_scatter_backward_backward0_apply(
@@ -16241,7 +17063,7 @@ class MaskedScatterBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.mask_ is not None:
-            self.mask_.reset_data()
+            self.mask_ = RELEASED
 
     @property
     def _saved_mask(self) -> Tensor | None:
@@ -16459,8 +17281,8 @@ class UnsafeIndexBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return unsafe_index_backward0_apply(
@@ -16472,7 +17294,7 @@ class UnsafeIndexBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> list[Tensor]:
@@ -16512,8 +17334,8 @@ class UnsafeIndexPutBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return unsafe_index_put_backward0_apply(
@@ -16526,7 +17348,7 @@ class UnsafeIndexPutBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_accumulate(self) -> bool:
@@ -16577,8 +17399,8 @@ class IndexPutImplBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return index_put_impl_backward0_apply(
@@ -16591,7 +17413,7 @@ class IndexPutImplBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_accumulate(self) -> bool:
@@ -16646,9 +17468,9 @@ class MmBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.mat2_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.mat2_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_mat2 = unpack_saved(self.mat2_, self)
@@ -16680,26 +17502,35 @@ class MmBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mat2 = unpack_saved(self.mat2_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_mat2, saved_self)):
+        saved_mat2 = self.mat2_
+        if saved_mat2 is not None:
+            saved_mat2 = saved_array(saved_mat2, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_mat2 is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return mm_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_mat2),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_mat2,
             self.mat2_sym_sizes,
             self.mat2_sym_strides,
-            array_of(saved_self),
+            saved_self,
             self.self_sym_sizes,
             self.self_sym_strides,
         )
 
     def release_variables(self) -> None:
         if self.mat2_ is not None:
-            self.mat2_.reset_data()
+            self.mat2_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_mat2(self) -> Tensor | None:
@@ -16803,9 +17634,9 @@ class BmmBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.mat2_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.mat2_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_mat2 = unpack_saved(self.mat2_, self)
@@ -16829,22 +17660,31 @@ class BmmBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mat2 = unpack_saved(self.mat2_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_mat2, saved_self)):
+        saved_mat2 = self.mat2_
+        if saved_mat2 is not None:
+            saved_mat2 = saved_array(saved_mat2, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_mat2 is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return bmm_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_mat2),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_mat2,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.mat2_ is not None:
-            self.mat2_.reset_data()
+            self.mat2_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_mat2(self) -> Tensor | None:
@@ -16916,9 +17756,9 @@ class DotBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.tensor_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.tensor_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -16942,22 +17782,31 @@ class DotBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_tensor = unpack_saved(self.tensor_, self)
-        if not plain_tensors((saved_self, saved_tensor)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_tensor = self.tensor_
+        if saved_tensor is not None:
+            saved_tensor = saved_array(saved_tensor, self)
+        if saved_self is NOT_PLAIN or saved_tensor is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return dot_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
-            array_of(saved_tensor),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
+            saved_tensor,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.tensor_ is not None:
-            self.tensor_.reset_data()
+            self.tensor_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -17021,9 +17870,9 @@ class VdotBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -17047,22 +17896,31 @@ class VdotBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_other, saved_self)):
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return vdot_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_other),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_other,
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -17123,9 +17981,9 @@ class MvBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.vec_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.vec_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return mv_backward0_apply(
@@ -17137,9 +17995,9 @@ class MvBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.vec_ is not None:
-            self.vec_.reset_data()
+            self.vec_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -17188,9 +18046,9 @@ class AddmmBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.mat1_: SavedVariable | SavedVariableList | None = None
-        self.mat2_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.mat1_: Saved | None = None
+        self.mat2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_mat1 = unpack_saved(self.mat1_, self)
@@ -17226,28 +18084,41 @@ class AddmmBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mat1 = unpack_saved(self.mat1_, self)
-        saved_mat2 = unpack_saved(self.mat2_, self)
-        if not plain_tensors((saved_mat1, saved_mat2)):
+        saved_mat1 = self.mat1_
+        if saved_mat1 is not None:
+            saved_mat1 = saved_array(saved_mat1, self)
+        saved_mat2 = self.mat2_
+        if saved_mat2 is not None:
+            saved_mat2 = saved_array(saved_mat2, self)
+        if saved_mat1 is NOT_PLAIN or saved_mat2 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return addmm_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             self.beta,
-            array_of(saved_mat1),
+            saved_mat1,
             self.mat1_sym_sizes,
             self.mat1_sym_strides,
-            array_of(saved_mat2),
+            saved_mat2,
             self.mat2_sym_sizes,
             self.mat2_sym_strides,
         )
 
     def release_variables(self) -> None:
         if self.mat1_ is not None:
-            self.mat1_.reset_data()
+            self.mat1_ = RELEASED
         if self.mat2_ is not None:
-            self.mat2_.reset_data()
+            self.mat2_ = RELEASED
 
     @property
     def _saved_alpha(self) -> Number:
@@ -17378,10 +18249,10 @@ class CdistBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.x1_: SavedVariable | SavedVariableList | None = None
-        self.x2_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.x1_: Saved | None = None
+        self.x2_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return cdist_backward0_apply(
@@ -17395,11 +18266,11 @@ class CdistBackward0(Node):
 
     def release_variables(self) -> None:
         if self.x1_ is not None:
-            self.x1_.reset_data()
+            self.x1_ = RELEASED
         if self.x2_ is not None:
-            self.x2_.reset_data()
+            self.x2_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_p(self) -> float:
@@ -17499,9 +18370,9 @@ class PdistBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return pdist_backward0_apply(
@@ -17514,9 +18385,9 @@ class PdistBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_p(self) -> float:
@@ -17608,9 +18479,14 @@ class TrilBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return tril_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.diagonal,
         )
 
@@ -17673,9 +18549,14 @@ class TriuBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return triu_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.diagonal,
         )
 
@@ -17762,9 +18643,9 @@ class LinalgVectorNormBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_vector_norm_backward0_apply(
@@ -17779,9 +18660,9 @@ class LinalgVectorNormBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> Sequence[int] | None:
@@ -17841,10 +18722,10 @@ class DistBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return dist_backward0_apply(
@@ -17858,11 +18739,11 @@ class DistBackward0(Node):
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -17913,8 +18794,8 @@ class LinalgInvExBackward0(Node):
     __slots__ = ("inverse_",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self.inverse_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.inverse_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_inv_ex_backward0_apply(
@@ -17925,7 +18806,7 @@ class LinalgInvExBackward0(Node):
 
     def release_variables(self) -> None:
         if self.inverse_ is not None:
-            self.inverse_.reset_data()
+            self.inverse_ = RELEASED
 
     @property
     def _saved_inverse(self) -> Tensor | None:
@@ -17967,11 +18848,11 @@ class LinalgDetBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.A_: SavedVariable | SavedVariableList | None = None
-        self.LU_: SavedVariable | SavedVariableList | None = None
-        self.pivots_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.A_: Saved | None = None
+        self.LU_: Saved | None = None
+        self.pivots_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_det_backward0_apply(
@@ -17985,13 +18866,13 @@ class LinalgDetBackward0(Node):
 
     def release_variables(self) -> None:
         if self.A_ is not None:
-            self.A_.reset_data()
+            self.A_ = RELEASED
         if self.LU_ is not None:
-            self.LU_.reset_data()
+            self.LU_ = RELEASED
         if self.pivots_ is not None:
-            self.pivots_.reset_data()
+            self.pivots_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_A(self) -> Tensor | None:
@@ -18045,11 +18926,11 @@ class LinalgSlogdetBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.A_: SavedVariable | SavedVariableList | None = None
-        self.LU_: SavedVariable | SavedVariableList | None = None
-        self.pivots_: SavedVariable | SavedVariableList | None = None
-        self.sign_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.A_: Saved | None = None
+        self.LU_: Saved | None = None
+        self.pivots_: Saved | None = None
+        self.sign_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_slogdet_backward0_apply(
@@ -18063,13 +18944,13 @@ class LinalgSlogdetBackward0(Node):
 
     def release_variables(self) -> None:
         if self.A_ is not None:
-            self.A_.reset_data()
+            self.A_ = RELEASED
         if self.LU_ is not None:
-            self.LU_.reset_data()
+            self.LU_ = RELEASED
         if self.pivots_ is not None:
-            self.pivots_.reset_data()
+            self.pivots_ = RELEASED
         if self.sign_ is not None:
-            self.sign_.reset_data()
+            self.sign_ = RELEASED
 
     @property
     def _saved_A(self) -> Tensor | None:
@@ -18123,11 +19004,11 @@ class LinalgSolveExBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.A_: SavedVariable | SavedVariableList | None = None
-        self.LU_: SavedVariable | SavedVariableList | None = None
-        self.pivots_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.A_: Saved | None = None
+        self.LU_: Saved | None = None
+        self.pivots_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_solve_ex_backward0_apply(
@@ -18142,13 +19023,13 @@ class LinalgSolveExBackward0(Node):
 
     def release_variables(self) -> None:
         if self.A_ is not None:
-            self.A_.reset_data()
+            self.A_ = RELEASED
         if self.LU_ is not None:
-            self.LU_.reset_data()
+            self.LU_ = RELEASED
         if self.pivots_ is not None:
-            self.pivots_.reset_data()
+            self.pivots_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_A(self) -> Tensor | None:
@@ -18211,8 +19092,8 @@ class LinalgCholeskyExBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.L_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.L_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_cholesky_ex_backward0_apply(
@@ -18224,7 +19105,7 @@ class LinalgCholeskyExBackward0(Node):
 
     def release_variables(self) -> None:
         if self.L_ is not None:
-            self.L_.reset_data()
+            self.L_ = RELEASED
 
     @property
     def _saved_upper(self) -> bool:
@@ -18263,9 +19144,9 @@ class LinalgQrBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.Q_: SavedVariable | SavedVariableList | None = None
-        self.R_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.Q_: Saved | None = None
+        self.R_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_qr_backward0_apply(
@@ -18278,9 +19159,9 @@ class LinalgQrBackward0(Node):
 
     def release_variables(self) -> None:
         if self.Q_ is not None:
-            self.Q_.reset_data()
+            self.Q_ = RELEASED
         if self.R_ is not None:
-            self.R_.reset_data()
+            self.R_ = RELEASED
 
     @property
     def _saved_mode(self) -> str:
@@ -18329,10 +19210,10 @@ class LinalgSvdBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.S_: SavedVariable | SavedVariableList | None = None
-        self.U_: SavedVariable | SavedVariableList | None = None
-        self.Vh_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.S_: Saved | None = None
+        self.U_: Saved | None = None
+        self.Vh_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_svd_backward0_apply(
@@ -18347,11 +19228,11 @@ class LinalgSvdBackward0(Node):
 
     def release_variables(self) -> None:
         if self.S_ is not None:
-            self.S_.reset_data()
+            self.S_ = RELEASED
         if self.U_ is not None:
-            self.U_.reset_data()
+            self.U_ = RELEASED
         if self.Vh_ is not None:
-            self.Vh_.reset_data()
+            self.Vh_ = RELEASED
 
     @property
     def _saved_A_sym_sizes(self) -> tuple[int, ...]:
@@ -18462,9 +19343,9 @@ class LinalgEighBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.eigenvalues_: SavedVariable | SavedVariableList | None = None
-        self.eigenvectors_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.eigenvalues_: Saved | None = None
+        self.eigenvectors_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_eigh_backward0_apply(
@@ -18476,9 +19357,9 @@ class LinalgEighBackward0(Node):
 
     def release_variables(self) -> None:
         if self.eigenvalues_ is not None:
-            self.eigenvalues_.reset_data()
+            self.eigenvalues_ = RELEASED
         if self.eigenvectors_ is not None:
-            self.eigenvectors_.reset_data()
+            self.eigenvectors_ = RELEASED
 
     @property
     def _saved_eigenvalues(self) -> Tensor | None:
@@ -18520,9 +19401,9 @@ class LinalgEigBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.eigenvalues_: SavedVariable | SavedVariableList | None = None
-        self.eigenvectors_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.eigenvalues_: Saved | None = None
+        self.eigenvectors_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_eig_backward0_apply(
@@ -18535,9 +19416,9 @@ class LinalgEigBackward0(Node):
 
     def release_variables(self) -> None:
         if self.eigenvalues_ is not None:
-            self.eigenvalues_.reset_data()
+            self.eigenvalues_ = RELEASED
         if self.eigenvectors_ is not None:
-            self.eigenvectors_.reset_data()
+            self.eigenvectors_ = RELEASED
 
     @property
     def _saved_eigenvalues(self) -> Tensor | None:
@@ -18587,9 +19468,9 @@ class LinalgSolveTriangularBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_solve_triangular_backward0_apply(
@@ -18604,9 +19485,9 @@ class LinalgSolveTriangularBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_left(self) -> bool:
@@ -18671,9 +19552,9 @@ class LinalgCrossBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_cross_backward0_apply(
@@ -18686,9 +19567,9 @@ class LinalgCrossBackward0(Node):
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -18734,8 +19615,8 @@ class LinalgMatrixExpBackward0(Node):
     __slots__ = ("self_",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_matrix_exp_backward0_apply(
@@ -18746,7 +19627,7 @@ class LinalgMatrixExpBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -18783,9 +19664,9 @@ class LinalgPinvBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_pinv_backward0_apply(
@@ -18797,9 +19678,9 @@ class LinalgPinvBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -18838,10 +19719,10 @@ class LinalgLstsqBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.b_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.solution_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.b_: Saved | None = None
+        self.self_: Saved | None = None
+        self.solution_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_lstsq_backward0_apply(
@@ -18854,11 +19735,11 @@ class LinalgLstsqBackward0(Node):
 
     def release_variables(self) -> None:
         if self.b_ is not None:
-            self.b_.reset_data()
+            self.b_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.solution_ is not None:
-            self.solution_.reset_data()
+            self.solution_ = RELEASED
 
     @property
     def _saved_b(self) -> Tensor | None:
@@ -18911,9 +19792,9 @@ class LinalgLuFactorExBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.LU_: SavedVariable | SavedVariableList | None = None
-        self.pivots_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.LU_: Saved | None = None
+        self.pivots_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_lu_factor_ex_backward0_apply(
@@ -18926,9 +19807,9 @@ class LinalgLuFactorExBackward0(Node):
 
     def release_variables(self) -> None:
         if self.LU_ is not None:
-            self.LU_.reset_data()
+            self.LU_ = RELEASED
         if self.pivots_ is not None:
-            self.pivots_.reset_data()
+            self.pivots_ = RELEASED
 
     @property
     def _saved_pivot(self) -> bool:
@@ -18975,10 +19856,10 @@ class LinalgLuBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.L_: SavedVariable | SavedVariableList | None = None
-        self.P_: SavedVariable | SavedVariableList | None = None
-        self.U_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.L_: Saved | None = None
+        self.P_: Saved | None = None
+        self.U_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_lu_backward0_apply(
@@ -18992,11 +19873,11 @@ class LinalgLuBackward0(Node):
 
     def release_variables(self) -> None:
         if self.L_ is not None:
-            self.L_.reset_data()
+            self.L_ = RELEASED
         if self.P_ is not None:
-            self.P_.reset_data()
+            self.P_ = RELEASED
         if self.U_ is not None:
-            self.U_.reset_data()
+            self.U_ = RELEASED
 
     @property
     def _saved_pivot(self) -> bool:
@@ -19051,10 +19932,10 @@ class LinalgLuSolveBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.LU_: SavedVariable | SavedVariableList | None = None
-        self.pivots_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.LU_: Saved | None = None
+        self.pivots_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_lu_solve_backward0_apply(
@@ -19069,11 +19950,11 @@ class LinalgLuSolveBackward0(Node):
 
     def release_variables(self) -> None:
         if self.LU_ is not None:
-            self.LU_.reset_data()
+            self.LU_ = RELEASED
         if self.pivots_ is not None:
-            self.pivots_.reset_data()
+            self.pivots_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_LU(self) -> Tensor | None:
@@ -19137,9 +20018,9 @@ class NormBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return norm_backward0_apply(
@@ -19152,9 +20033,9 @@ class NormBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_p(self) -> Number:
@@ -19202,9 +20083,9 @@ class NormBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return norm_backward1_apply(
@@ -19219,9 +20100,9 @@ class NormBackward1(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> Sequence[int]:
@@ -19282,9 +20163,9 @@ class AddmvBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.mat_: SavedVariable | SavedVariableList | None = None
-        self.vec_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.mat_: Saved | None = None
+        self.vec_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return addmv_backward0_apply(
@@ -19298,9 +20179,9 @@ class AddmvBackward0(Node):
 
     def release_variables(self) -> None:
         if self.mat_ is not None:
-            self.mat_.reset_data()
+            self.mat_ = RELEASED
         if self.vec_ is not None:
-            self.vec_.reset_data()
+            self.vec_ = RELEASED
 
     @property
     def _saved_alpha(self) -> Number:
@@ -19367,9 +20248,9 @@ class AddrBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.vec1_: SavedVariable | SavedVariableList | None = None
-        self.vec2_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.vec1_: Saved | None = None
+        self.vec2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_vec1 = unpack_saved(self.vec1_, self)
@@ -19397,24 +20278,37 @@ class AddrBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_vec1 = unpack_saved(self.vec1_, self)
-        saved_vec2 = unpack_saved(self.vec2_, self)
-        if not plain_tensors((saved_vec1, saved_vec2)):
+        saved_vec1 = self.vec1_
+        if saved_vec1 is not None:
+            saved_vec1 = saved_array(saved_vec1, self)
+        saved_vec2 = self.vec2_
+        if saved_vec2 is not None:
+            saved_vec2 = saved_array(saved_vec2, self)
+        if saved_vec1 is NOT_PLAIN or saved_vec2 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return addr_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             self.beta,
-            array_of(saved_vec1),
-            array_of(saved_vec2),
+            saved_vec1,
+            saved_vec2,
         )
 
     def release_variables(self) -> None:
         if self.vec1_ is not None:
-            self.vec1_.reset_data()
+            self.vec1_ = RELEASED
         if self.vec2_ is not None:
-            self.vec2_.reset_data()
+            self.vec2_ = RELEASED
 
     @property
     def _saved_alpha(self) -> Number:
@@ -19521,9 +20415,9 @@ class AddbmmBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.batch1_: SavedVariable | SavedVariableList | None = None
-        self.batch2_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.batch1_: Saved | None = None
+        self.batch2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_batch1 = unpack_saved(self.batch1_, self)
@@ -19555,26 +20449,39 @@ class AddbmmBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_batch1 = unpack_saved(self.batch1_, self)
-        saved_batch2 = unpack_saved(self.batch2_, self)
-        if not plain_tensors((saved_batch1, saved_batch2)):
+        saved_batch1 = self.batch1_
+        if saved_batch1 is not None:
+            saved_batch1 = saved_array(saved_batch1, self)
+        saved_batch2 = self.batch2_
+        if saved_batch2 is not None:
+            saved_batch2 = saved_array(saved_batch2, self)
+        if saved_batch1 is NOT_PLAIN or saved_batch2 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return addbmm_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
-            array_of(saved_batch1),
+            saved_batch1,
             self.batch1_sym_sizes,
-            array_of(saved_batch2),
+            saved_batch2,
             self.batch2_sym_sizes,
             self.beta,
         )
 
     def release_variables(self) -> None:
         if self.batch1_ is not None:
-            self.batch1_.reset_data()
+            self.batch1_ = RELEASED
         if self.batch2_ is not None:
-            self.batch2_.reset_data()
+            self.batch2_ = RELEASED
 
     @property
     def _saved_alpha(self) -> Number:
@@ -19719,9 +20626,9 @@ class BaddbmmBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.batch1_: SavedVariable | SavedVariableList | None = None
-        self.batch2_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.batch1_: Saved | None = None
+        self.batch2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_batch1 = unpack_saved(self.batch1_, self)
@@ -19749,24 +20656,37 @@ class BaddbmmBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_batch1 = unpack_saved(self.batch1_, self)
-        saved_batch2 = unpack_saved(self.batch2_, self)
-        if not plain_tensors((saved_batch1, saved_batch2)):
+        saved_batch1 = self.batch1_
+        if saved_batch1 is not None:
+            saved_batch1 = saved_array(saved_batch1, self)
+        saved_batch2 = self.batch2_
+        if saved_batch2 is not None:
+            saved_batch2 = saved_array(saved_batch2, self)
+        if saved_batch1 is NOT_PLAIN or saved_batch2 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return baddbmm_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
-            array_of(saved_batch1),
-            array_of(saved_batch2),
+            saved_batch1,
+            saved_batch2,
             self.beta,
         )
 
     def release_variables(self) -> None:
         if self.batch1_ is not None:
-            self.batch1_.reset_data()
+            self.batch1_ = RELEASED
         if self.batch2_ is not None:
-            self.batch2_.reset_data()
+            self.batch2_ = RELEASED
 
     @property
     def _saved_alpha(self) -> Number:
@@ -19869,9 +20789,9 @@ class NormBackward2(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return norm_backward2_apply(
@@ -19884,9 +20804,9 @@ class NormBackward2(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_p(self) -> Number | None:
@@ -19936,9 +20856,9 @@ class NormBackward3(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return norm_backward3_apply(
@@ -19953,9 +20873,9 @@ class NormBackward3(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> Sequence[int]:
@@ -20014,8 +20934,8 @@ class RenormBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return renorm_backward0_apply(
@@ -20029,7 +20949,7 @@ class RenormBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -20079,8 +20999,8 @@ class CholeskyBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return cholesky_backward0_apply(
@@ -20092,7 +21012,7 @@ class CholeskyBackward0(Node):
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_upper(self) -> bool:
@@ -20133,10 +21053,10 @@ class LinalgHouseholderProductBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.tau_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.input_: Saved | None = None
+        self.tau_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return linalg_householder_product_backward0_apply(
@@ -20149,11 +21069,11 @@ class LinalgHouseholderProductBackward0(Node):
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.tau_ is not None:
-            self.tau_.reset_data()
+            self.tau_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_input(self) -> Tensor | None:
@@ -20205,9 +21125,9 @@ class CholeskyInverseBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return cholesky_inverse_backward0_apply(
@@ -20220,9 +21140,9 @@ class CholeskyInverseBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -20271,10 +21191,10 @@ class CholeskySolveBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.input2_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.input2_: Saved | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return cholesky_solve_backward0_apply(
@@ -20288,11 +21208,11 @@ class CholeskySolveBackward0(Node):
 
     def release_variables(self) -> None:
         if self.input2_ is not None:
-            self.input2_.reset_data()
+            self.input2_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_input2(self) -> Tensor | None:
@@ -20354,10 +21274,10 @@ class TriangularSolveBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.A_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.solution_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.A_: Saved | None = None
+        self.self_: Saved | None = None
+        self.solution_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return triangular_solve_backward0_apply(
@@ -20373,11 +21293,11 @@ class TriangularSolveBackward0(Node):
 
     def release_variables(self) -> None:
         if self.A_ is not None:
-            self.A_.reset_data()
+            self.A_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.solution_ is not None:
-            self.solution_.reset_data()
+            self.solution_ = RELEASED
 
     @property
     def _saved_A(self) -> Tensor | None:
@@ -20521,11 +21441,11 @@ class OrmqrBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.input2_: SavedVariable | SavedVariableList | None = None
-        self.input3_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.input2_: Saved | None = None
+        self.input3_: Saved | None = None
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return ormqr_backward0_apply(
@@ -20541,13 +21461,13 @@ class OrmqrBackward0(Node):
 
     def release_variables(self) -> None:
         if self.input2_ is not None:
-            self.input2_.reset_data()
+            self.input2_ = RELEASED
         if self.input3_ is not None:
-            self.input3_.reset_data()
+            self.input3_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_input2(self) -> Tensor | None:
@@ -20618,8 +21538,8 @@ class ReluBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -20640,18 +21560,25 @@ class ReluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
+        if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return relu_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_result),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -20704,8 +21631,8 @@ class GeluBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -20728,19 +21655,26 @@ class GeluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return gelu_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.approximate,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_approximate(self) -> str:
@@ -20800,8 +21734,8 @@ class SiluBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -20822,18 +21756,25 @@ class SiluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return silu_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -20899,8 +21840,8 @@ class ThresholdBackwardBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -20923,19 +21864,26 @@ class ThresholdBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return threshold_backward_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
             self.threshold,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -21001,9 +21949,9 @@ class GeluBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return gelu_backward_backward0_apply(
@@ -21016,9 +21964,9 @@ class GeluBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_approximate(self) -> str:
@@ -21073,8 +22021,8 @@ class SoftmaxBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -21099,20 +22047,27 @@ class SoftmaxBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
+        if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return softmax_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.self_scalar_type,
-            array_of(saved_result),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -21180,9 +22135,9 @@ class SoftmaxBackwardDataBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.output_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.output_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return softmax_backward_data_backward0_apply(
@@ -21197,9 +22152,9 @@ class SoftmaxBackwardDataBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.output_ is not None:
-            self.output_.reset_data()
+            self.output_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -21264,8 +22219,8 @@ class LogSoftmaxBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_result = unpack_saved(self.result_, self)
@@ -21290,20 +22245,27 @@ class LogSoftmaxBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_result,)):
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
+        if saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return log_softmax_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
             self.self_scalar_type,
-            array_of(saved_result),
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -21371,9 +22333,9 @@ class LogSoftmaxBackwardDataBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.output_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.output_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_grad_output = unpack_saved(self.grad_output_, self)
@@ -21401,24 +22363,33 @@ class LogSoftmaxBackwardDataBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_grad_output = unpack_saved(self.grad_output_, self)
-        saved_output = unpack_saved(self.output_, self)
-        if not plain_tensors((saved_grad_output, saved_output)):
+        saved_grad_output = self.grad_output_
+        if saved_grad_output is not None:
+            saved_grad_output = saved_array(saved_grad_output, self)
+        saved_output = self.output_
+        if saved_output is not None:
+            saved_output = saved_array(saved_output, self)
+        if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return log_softmax_backward_data_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
-            array_of(saved_grad_output),
-            array_of(saved_output),
+            saved_grad_output,
+            saved_output,
             self.output_scalar_type,
         )
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.output_ is not None:
-            self.output_.reset_data()
+            self.output_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -21520,8 +22491,8 @@ class LeakyReluBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -21544,19 +22515,26 @@ class LeakyReluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return leaky_relu_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.negative_slope,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_negative_slope(self) -> Number:
@@ -21620,8 +22598,8 @@ class LeakyReluBackwardBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -21644,19 +22622,26 @@ class LeakyReluBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return leaky_relu_backward_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.negative_slope,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_negative_slope(self) -> Number:
@@ -21725,8 +22710,8 @@ class EluBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -21753,21 +22738,28 @@ class EluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return elu_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
             self.input_scale,
             self.scale,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_alpha(self) -> Number:
@@ -21846,9 +22838,9 @@ class EluBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_or_result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.self_or_result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return elu_backward_backward0_apply(
@@ -21864,9 +22856,9 @@ class EluBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_or_result_ is not None:
-            self.self_or_result_.reset_data()
+            self.self_or_result_ = RELEASED
 
     @property
     def _saved_alpha(self) -> Number:
@@ -21938,8 +22930,8 @@ class SoftplusBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -21964,20 +22956,27 @@ class SoftplusBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return softplus_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.beta,
-            array_of(saved_self),
+            saved_self,
             self.threshold,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_beta(self) -> Number:
@@ -22046,9 +23045,9 @@ class SoftplusBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return softplus_backward_backward0_apply(
@@ -22062,9 +23061,9 @@ class SoftplusBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_beta(self) -> Number:
@@ -22121,9 +23120,9 @@ class LogSigmoidBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.buffer_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.buffer_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -22147,22 +23146,31 @@ class LogSigmoidBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_buffer = unpack_saved(self.buffer_, self)
-        if not plain_tensors((saved_self, saved_buffer)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_buffer = self.buffer_
+        if saved_buffer is not None:
+            saved_buffer = saved_array(saved_buffer, self)
+        if saved_self is NOT_PLAIN or saved_buffer is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return log_sigmoid_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
-            array_of(saved_buffer),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
+            saved_buffer,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.buffer_ is not None:
-            self.buffer_.reset_data()
+            self.buffer_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -22224,10 +23232,10 @@ class LogSigmoidBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.buffer_: SavedVariable | SavedVariableList | None = None
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.buffer_: Saved | None = None
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return log_sigmoid_backward_backward0_apply(
@@ -22240,11 +23248,11 @@ class LogSigmoidBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.buffer_ is not None:
-            self.buffer_.reset_data()
+            self.buffer_ = RELEASED
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_buffer(self) -> Tensor | None:
@@ -22297,8 +23305,8 @@ class HardtanhBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -22323,20 +23331,27 @@ class HardtanhBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return hardtanh_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.max_val,
             self.min_val,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_max_val(self) -> Number:
@@ -22407,8 +23422,8 @@ class HardtanhBackwardBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -22433,20 +23448,27 @@ class HardtanhBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return hardtanh_backward_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.max_val,
             self.min_val,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_max_val(self) -> Number:
@@ -22515,8 +23537,8 @@ class MishBackward0(Node):
     __slots__ = ("self_",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return mish_backward0_apply(
@@ -22527,7 +23549,7 @@ class MishBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -22569,8 +23591,8 @@ class CeluBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -22593,19 +23615,26 @@ class CeluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return celu_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.alpha,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_alpha(self) -> Number:
@@ -22668,8 +23697,8 @@ class GluBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -22692,19 +23721,26 @@ class GluBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return glu_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dim,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -22762,9 +23798,9 @@ class GluBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return glu_backward_backward0_apply(
@@ -22777,9 +23813,9 @@ class GluBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_dim(self) -> int:
@@ -22833,8 +23869,8 @@ class HardshrinkBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -22857,19 +23893,26 @@ class HardshrinkBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return hardshrink_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.lambd,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_lambd(self) -> Number:
@@ -22929,8 +23972,8 @@ class HardshrinkBackwardBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -22953,19 +23996,26 @@ class HardshrinkBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return hardshrink_backward_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.lambd,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_lambd(self) -> Number:
@@ -23028,8 +24078,8 @@ class SoftshrinkBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -23052,19 +24102,26 @@ class SoftshrinkBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return softshrink_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.lambd,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_lambd(self) -> Number:
@@ -23124,8 +24181,8 @@ class SoftshrinkBackwardBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -23148,19 +24205,26 @@ class SoftshrinkBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return softshrink_backward_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.lambd,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_lambd(self) -> Number:
@@ -23220,8 +24284,8 @@ class HardsigmoidBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -23242,18 +24306,25 @@ class HardsigmoidBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return hardsigmoid_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -23302,8 +24373,8 @@ class HardsigmoidBackwardBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -23324,18 +24395,25 @@ class HardsigmoidBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return hardsigmoid_backward_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -23387,8 +24465,8 @@ class HardswishBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -23409,18 +24487,25 @@ class HardswishBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return hardswish_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -23472,9 +24557,9 @@ class HardswishBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return hardswish_backward_backward0_apply(
@@ -23487,9 +24572,9 @@ class HardswishBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -23539,8 +24624,8 @@ class ThresholdBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -23563,19 +24648,26 @@ class ThresholdBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return threshold_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
             self.threshold,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -23638,9 +24730,9 @@ class RreluWithNoiseBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.noise_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.noise_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return rrelu_with_noise_backward0_apply(
@@ -23655,9 +24747,9 @@ class RreluWithNoiseBackward0(Node):
 
     def release_variables(self) -> None:
         if self.noise_ is not None:
-            self.noise_.reset_data()
+            self.noise_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_lower(self) -> Number:
@@ -23718,9 +24810,9 @@ class RreluWithNoiseBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.noise_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.noise_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return rrelu_with_noise_backward_backward0_apply(
@@ -23735,9 +24827,9 @@ class RreluWithNoiseBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.noise_ is not None:
-            self.noise_.reset_data()
+            self.noise_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_lower(self) -> Number:
@@ -23797,9 +24889,9 @@ class PreluKernelBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -23823,22 +24915,31 @@ class PreluKernelBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_self, saved_weight)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return prelu_kernel_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
-            array_of(saved_weight),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -23923,10 +25024,10 @@ class PreluKernelBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return prelu_kernel_backward_backward0_apply(
@@ -23943,11 +25044,11 @@ class PreluKernelBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -24026,8 +25127,8 @@ class NativeDropoutBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.result1_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return native_dropout_backward0_apply(
@@ -24040,7 +25141,7 @@ class NativeDropoutBackward0(Node):
 
     def release_variables(self) -> None:
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
 
     @property
     def _saved_p(self) -> float:
@@ -24109,9 +25210,9 @@ class NativeDropoutBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.mask_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.mask_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return native_dropout_backward_backward0_apply(
@@ -24124,9 +25225,9 @@ class NativeDropoutBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.mask_ is not None:
-            self.mask_.reset_data()
+            self.mask_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -24178,9 +25279,9 @@ class MseLossBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -24206,23 +25307,32 @@ class MseLossBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_target = unpack_saved(self.target_, self)
-        if not plain_tensors((saved_self, saved_target)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_target = self.target_
+        if saved_target is not None:
+            saved_target = saved_array(saved_target, self)
+        if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return mse_loss_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.reduction,
-            array_of(saved_self),
-            array_of(saved_target),
+            saved_self,
+            saved_target,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
 
     @property
     def _saved_reduction(self) -> int:
@@ -24306,10 +25416,10 @@ class MseLossBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return mse_loss_backward_backward0_apply(
@@ -24323,11 +25433,11 @@ class MseLossBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -24396,11 +25506,11 @@ class NllLossBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.total_weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
+        self.weight_: Saved | None = None
+        self.total_weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -24436,34 +25546,50 @@ class NllLossBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_target = unpack_saved(self.target_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        saved_total_weight = unpack_saved(self.total_weight_, self)
-        if not plain_tensors(
-            (saved_self, saved_target, saved_weight, saved_total_weight)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_target = self.target_
+        if saved_target is not None:
+            saved_target = saved_array(saved_target, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        saved_total_weight = self.total_weight_
+        if saved_total_weight is not None:
+            saved_total_weight = saved_array(saved_total_weight, self)
+        if (
+            saved_self is NOT_PLAIN
+            or saved_target is NOT_PLAIN
+            or saved_weight is NOT_PLAIN
+            or saved_total_weight is NOT_PLAIN
         ):
             return None
+        edges = self._next_edges
         return nll_loss_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.ignore_index,
             self.reduction,
-            array_of(saved_self),
-            array_of(saved_target),
-            array_of(saved_weight),
-            array_of(saved_total_weight),
+            saved_self,
+            saved_target,
+            saved_weight,
+            saved_total_weight,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
         if self.total_weight_ is not None:
-            self.total_weight_.reset_data()
+            self.total_weight_ = RELEASED
 
     @property
     def _saved_ignore_index(self) -> int:
@@ -24556,9 +25682,9 @@ class NllLossBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.target_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return nll_loss_backward_backward0_apply(
@@ -24572,9 +25698,9 @@ class NllLossBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_ignore_index(self) -> int:
@@ -24633,11 +25759,11 @@ class NllLoss2DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.total_weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
+        self.weight_: Saved | None = None
+        self.total_weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -24673,34 +25799,50 @@ class NllLoss2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_target = unpack_saved(self.target_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        saved_total_weight = unpack_saved(self.total_weight_, self)
-        if not plain_tensors(
-            (saved_self, saved_target, saved_weight, saved_total_weight)
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_target = self.target_
+        if saved_target is not None:
+            saved_target = saved_array(saved_target, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        saved_total_weight = self.total_weight_
+        if saved_total_weight is not None:
+            saved_total_weight = saved_array(saved_total_weight, self)
+        if (
+            saved_self is NOT_PLAIN
+            or saved_target is NOT_PLAIN
+            or saved_weight is NOT_PLAIN
+            or saved_total_weight is NOT_PLAIN
         ):
             return None
+        edges = self._next_edges
         return nll_loss2_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.ignore_index,
             self.reduction,
-            array_of(saved_self),
-            array_of(saved_target),
-            array_of(saved_weight),
-            array_of(saved_total_weight),
+            saved_self,
+            saved_target,
+            saved_weight,
+            saved_total_weight,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
         if self.total_weight_ is not None:
-            self.total_weight_.reset_data()
+            self.total_weight_ = RELEASED
 
     @property
     def _saved_ignore_index(self) -> int:
@@ -24793,9 +25935,9 @@ class NllLoss2DBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.target_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return nll_loss2_d_backward_backward0_apply(
@@ -24809,9 +25951,9 @@ class NllLoss2DBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_ignore_index(self) -> int:
@@ -24868,10 +26010,10 @@ class BinaryCrossEntropyBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return binary_cross_entropy_backward0_apply(
@@ -24885,11 +26027,11 @@ class BinaryCrossEntropyBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_reduction(self) -> int:
@@ -24952,11 +26094,11 @@ class BinaryCrossEntropyBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return binary_cross_entropy_backward_backward0_apply(
@@ -24971,13 +26113,13 @@ class BinaryCrossEntropyBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -25056,9 +26198,9 @@ class SmoothL1LossBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -25086,24 +26228,33 @@ class SmoothL1LossBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_target = unpack_saved(self.target_, self)
-        if not plain_tensors((saved_self, saved_target)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_target = self.target_
+        if saved_target is not None:
+            saved_target = saved_array(saved_target, self)
+        if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return smooth_l1_loss_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.beta,
             self.reduction,
-            array_of(saved_self),
-            array_of(saved_target),
+            saved_self,
+            saved_target,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
 
     @property
     def _saved_beta(self) -> float:
@@ -25194,10 +26345,10 @@ class SmoothL1LossBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return smooth_l1_loss_backward_backward0_apply(
@@ -25212,11 +26363,11 @@ class SmoothL1LossBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
 
     @property
     def _saved_beta(self) -> float:
@@ -25293,9 +26444,9 @@ class HuberLossBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -25323,24 +26474,33 @@ class HuberLossBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_target = unpack_saved(self.target_, self)
-        if not plain_tensors((saved_self, saved_target)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_target = self.target_
+        if saved_target is not None:
+            saved_target = saved_array(saved_target, self)
+        if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return huber_loss_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None, edges[1][0] is not None)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.delta,
             self.reduction,
-            array_of(saved_self),
-            array_of(saved_target),
+            saved_self,
+            saved_target,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
 
     @property
     def _saved_delta(self) -> float:
@@ -25431,10 +26591,10 @@ class HuberLossBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return huber_loss_backward_backward0_apply(
@@ -25449,11 +26609,11 @@ class HuberLossBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
 
     @property
     def _saved_delta(self) -> float:
@@ -25532,11 +26692,11 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.pos_weight_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.pos_weight_: Saved | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return binary_cross_entropy_with_logits_backward0_apply(
@@ -25551,13 +26711,13 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 
     def release_variables(self) -> None:
         if self.pos_weight_ is not None:
-            self.pos_weight_.reset_data()
+            self.pos_weight_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_pos_weight(self) -> Tensor | None:
@@ -25625,9 +26785,9 @@ class SoftMarginLossBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return soft_margin_loss_backward0_apply(
@@ -25640,9 +26800,9 @@ class SoftMarginLossBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
 
     @property
     def _saved_reduction(self) -> int:
@@ -25692,10 +26852,10 @@ class SoftMarginLossBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return soft_margin_loss_backward_backward0_apply(
@@ -25709,11 +26869,11 @@ class SoftMarginLossBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -25779,10 +26939,10 @@ class MultiMarginLossBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return multi_margin_loss_backward0_apply(
@@ -25798,11 +26958,11 @@ class MultiMarginLossBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_margin(self) -> Number:
@@ -25870,11 +27030,11 @@ class MultiMarginLossBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return multi_margin_loss_backward_backward0_apply(
@@ -25891,13 +27051,13 @@ class MultiMarginLossBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -25976,10 +27136,10 @@ class MultilabelMarginLossBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.is_target_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
+        self.is_target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return multilabel_margin_loss_backward0_apply(
@@ -25993,11 +27153,11 @@ class MultilabelMarginLossBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
         if self.is_target_ is not None:
-            self.is_target_.reset_data()
+            self.is_target_ = RELEASED
 
     @property
     def _saved_reduction(self) -> int:
@@ -26053,11 +27213,11 @@ class MultilabelMarginLossBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.is_target_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.is_target_: Saved | None = None
+        self.self_: Saved | None = None
+        self.target_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return multilabel_margin_loss_backward_backward0_apply(
@@ -26072,13 +27232,13 @@ class MultilabelMarginLossBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.is_target_ is not None:
-            self.is_target_.reset_data()
+            self.is_target_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.target_ is not None:
-            self.target_.reset_data()
+            self.target_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -26146,13 +27306,13 @@ class NativeBatchNormBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.running_mean_: SavedVariable | SavedVariableList | None = None
-        self.running_var_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
-        self.result2_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.input_: Saved | None = None
+        self.running_mean_: Saved | None = None
+        self.running_var_: Saved | None = None
+        self.weight_: Saved | None = None
+        self.result1_: Saved | None = None
+        self.result2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_input = unpack_saved(self.input_, self)
@@ -26202,49 +27362,68 @@ class NativeBatchNormBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = unpack_saved(self.input_, self)
-        saved_running_mean = unpack_saved(self.running_mean_, self)
-        saved_running_var = unpack_saved(self.running_var_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        saved_result1 = unpack_saved(self.result1_, self)
-        saved_result2 = unpack_saved(self.result2_, self)
-        if not plain_tensors(
-            (
-                saved_input,
-                saved_running_mean,
-                saved_running_var,
-                saved_weight,
-                saved_result1,
-                saved_result2,
-            )
+        saved_input = self.input_
+        if saved_input is not None:
+            saved_input = saved_array(saved_input, self)
+        saved_running_mean = self.running_mean_
+        if saved_running_mean is not None:
+            saved_running_mean = saved_array(saved_running_mean, self)
+        saved_running_var = self.running_var_
+        if saved_running_var is not None:
+            saved_running_var = saved_array(saved_running_var, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        saved_result1 = self.result1_
+        if saved_result1 is not None:
+            saved_result1 = saved_array(saved_result1, self)
+        saved_result2 = self.result2_
+        if saved_result2 is not None:
+            saved_result2 = saved_array(saved_result2, self)
+        if (
+            saved_input is NOT_PLAIN
+            or saved_running_mean is NOT_PLAIN
+            or saved_running_var is NOT_PLAIN
+            or saved_weight is NOT_PLAIN
+            or saved_result1 is NOT_PLAIN
+            or saved_result2 is NOT_PLAIN
         ):
             return None
+        edges = self._next_edges
         return native_batch_norm_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.eps,
-            array_of(saved_input),
-            array_of(saved_running_mean),
-            array_of(saved_running_var),
+            saved_input,
+            saved_running_mean,
+            saved_running_var,
             self.training,
-            array_of(saved_weight),
-            array_of(saved_result1),
-            array_of(saved_result2),
+            saved_weight,
+            saved_result1,
+            saved_result2,
         )
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.running_mean_ is not None:
-            self.running_mean_.reset_data()
+            self.running_mean_ = RELEASED
         if self.running_var_ is not None:
-            self.running_var_.reset_data()
+            self.running_var_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
         if self.result2_ is not None:
-            self.result2_.reset_data()
+            self.result2_ = RELEASED
 
     @property
     def _saved_eps(self) -> float:
@@ -26399,14 +27578,14 @@ class NativeBatchNormBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_out_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.running_mean_: SavedVariable | SavedVariableList | None = None
-        self.running_var_: SavedVariable | SavedVariableList | None = None
-        self.save_invstd_: SavedVariable | SavedVariableList | None = None
-        self.save_mean_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_out_: Saved | None = None
+        self.input_: Saved | None = None
+        self.running_mean_: Saved | None = None
+        self.running_var_: Saved | None = None
+        self.save_invstd_: Saved | None = None
+        self.save_mean_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return native_batch_norm_backward_backward0_apply(
@@ -26425,19 +27604,19 @@ class NativeBatchNormBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_out_ is not None:
-            self.grad_out_.reset_data()
+            self.grad_out_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.running_mean_ is not None:
-            self.running_mean_.reset_data()
+            self.running_mean_ = RELEASED
         if self.running_var_ is not None:
-            self.running_var_.reset_data()
+            self.running_var_ = RELEASED
         if self.save_invstd_ is not None:
-            self.save_invstd_.reset_data()
+            self.save_invstd_ = RELEASED
         if self.save_mean_ is not None:
-            self.save_mean_.reset_data()
+            self.save_mean_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_eps(self) -> float:
@@ -26547,11 +27726,11 @@ class NativeGroupNormBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
-        self.result2_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
+        self.result1_: Saved | None = None
+        self.result2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return native_group_norm_backward0_apply(
@@ -26570,13 +27749,13 @@ class NativeGroupNormBackward0(Node):
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
         if self.result2_ is not None:
-            self.result2_.reset_data()
+            self.result2_ = RELEASED
 
     @property
     def _saved_C(self) -> int:
@@ -26699,12 +27878,12 @@ class NativeLayerNormBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.bias_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
-        self.result2_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.bias_: Saved | None = None
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
+        self.result1_: Saved | None = None
+        self.result2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_bias = unpack_saved(self.bias_, self)
@@ -26741,37 +27920,60 @@ class NativeLayerNormBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_bias = unpack_saved(self.bias_, self)
-        saved_input = unpack_saved(self.input_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        saved_result1 = unpack_saved(self.result1_, self)
-        saved_result2 = unpack_saved(self.result2_, self)
-        if not plain_tensors(
-            (saved_bias, saved_input, saved_weight, saved_result1, saved_result2)
+        saved_bias = self.bias_
+        if saved_bias is not None:
+            saved_bias = saved_array(saved_bias, self)
+        saved_input = self.input_
+        if saved_input is not None:
+            saved_input = saved_array(saved_input, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        saved_result1 = self.result1_
+        if saved_result1 is not None:
+            saved_result1 = saved_array(saved_result1, self)
+        saved_result2 = self.result2_
+        if saved_result2 is not None:
+            saved_result2 = saved_array(saved_result2, self)
+        if (
+            saved_bias is NOT_PLAIN
+            or saved_input is NOT_PLAIN
+            or saved_weight is NOT_PLAIN
+            or saved_result1 is NOT_PLAIN
+            or saved_result2 is NOT_PLAIN
         ):
             return None
+        edges = self._next_edges
         return native_layer_norm_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_bias),
-            array_of(saved_input),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_bias,
+            saved_input,
             self.normalized_shape,
-            array_of(saved_weight),
-            array_of(saved_result1),
-            array_of(saved_result2),
+            saved_weight,
+            saved_result1,
+            saved_result2,
         )
 
     def release_variables(self) -> None:
         if self.bias_ is not None:
-            self.bias_.reset_data()
+            self.bias_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
         if self.result2_ is not None:
-            self.result2_.reset_data()
+            self.result2_ = RELEASED
 
     @property
     def _saved_bias(self) -> Tensor | None:
@@ -26908,12 +28110,12 @@ class NativeLayerNormBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_out_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.mean_: SavedVariable | SavedVariableList | None = None
-        self.rstd_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_out_: Saved | None = None
+        self.input_: Saved | None = None
+        self.mean_: Saved | None = None
+        self.rstd_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return native_layer_norm_backward_backward0_apply(
@@ -26929,15 +28131,15 @@ class NativeLayerNormBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_out_ is not None:
-            self.grad_out_.reset_data()
+            self.grad_out_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.mean_ is not None:
-            self.mean_.reset_data()
+            self.mean_ = RELEASED
         if self.rstd_ is not None:
-            self.rstd_.reset_data()
+            self.rstd_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_grad_out(self) -> Tensor | None:
@@ -27030,13 +28232,13 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.running_mean_: SavedVariable | SavedVariableList | None = None
-        self.running_var_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
-        self.result2_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.input_: Saved | None = None
+        self.running_mean_: Saved | None = None
+        self.running_var_: Saved | None = None
+        self.weight_: Saved | None = None
+        self.result1_: Saved | None = None
+        self.result2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_input = unpack_saved(self.input_, self)
@@ -27084,48 +28286,67 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = unpack_saved(self.input_, self)
-        saved_running_mean = unpack_saved(self.running_mean_, self)
-        saved_running_var = unpack_saved(self.running_var_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        saved_result1 = unpack_saved(self.result1_, self)
-        saved_result2 = unpack_saved(self.result2_, self)
-        if not plain_tensors(
-            (
-                saved_input,
-                saved_running_mean,
-                saved_running_var,
-                saved_weight,
-                saved_result1,
-                saved_result2,
-            )
+        saved_input = self.input_
+        if saved_input is not None:
+            saved_input = saved_array(saved_input, self)
+        saved_running_mean = self.running_mean_
+        if saved_running_mean is not None:
+            saved_running_mean = saved_array(saved_running_mean, self)
+        saved_running_var = self.running_var_
+        if saved_running_var is not None:
+            saved_running_var = saved_array(saved_running_var, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        saved_result1 = self.result1_
+        if saved_result1 is not None:
+            saved_result1 = saved_array(saved_result1, self)
+        saved_result2 = self.result2_
+        if saved_result2 is not None:
+            saved_result2 = saved_array(saved_result2, self)
+        if (
+            saved_input is NOT_PLAIN
+            or saved_running_mean is NOT_PLAIN
+            or saved_running_var is NOT_PLAIN
+            or saved_weight is NOT_PLAIN
+            or saved_result1 is NOT_PLAIN
+            or saved_result2 is NOT_PLAIN
         ):
             return None
+        edges = self._next_edges
         return native_batch_norm_legit_no_training_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.eps,
-            array_of(saved_input),
-            array_of(saved_running_mean),
-            array_of(saved_running_var),
-            array_of(saved_weight),
-            array_of(saved_result1),
-            array_of(saved_result2),
+            saved_input,
+            saved_running_mean,
+            saved_running_var,
+            saved_weight,
+            saved_result1,
+            saved_result2,
         )
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.running_mean_ is not None:
-            self.running_mean_.reset_data()
+            self.running_mean_ = RELEASED
         if self.running_var_ is not None:
-            self.running_var_.reset_data()
+            self.running_var_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
         if self.result2_ is not None:
-            self.result2_.reset_data()
+            self.result2_ = RELEASED
 
     @property
     def _saved_eps(self) -> float:
@@ -27270,11 +28491,11 @@ class NativeBatchNormLegitBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
-        self.result2_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
+        self.result1_: Saved | None = None
+        self.result2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_input = unpack_saved(self.input_, self)
@@ -27310,32 +28531,54 @@ class NativeBatchNormLegitBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = unpack_saved(self.input_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        saved_result1 = unpack_saved(self.result1_, self)
-        saved_result2 = unpack_saved(self.result2_, self)
-        if not plain_tensors((saved_input, saved_weight, saved_result1, saved_result2)):
+        saved_input = self.input_
+        if saved_input is not None:
+            saved_input = saved_array(saved_input, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        saved_result1 = self.result1_
+        if saved_result1 is not None:
+            saved_result1 = saved_array(saved_result1, self)
+        saved_result2 = self.result2_
+        if saved_result2 is not None:
+            saved_result2 = saved_array(saved_result2, self)
+        if (
+            saved_input is NOT_PLAIN
+            or saved_weight is NOT_PLAIN
+            or saved_result1 is NOT_PLAIN
+            or saved_result2 is NOT_PLAIN
+        ):
             return None
+        edges = self._next_edges
         return native_batch_norm_legit_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.eps,
-            array_of(saved_input),
+            saved_input,
             self.training,
-            array_of(saved_weight),
-            array_of(saved_result1),
-            array_of(saved_result2),
+            saved_weight,
+            saved_result1,
+            saved_result2,
         )
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
         if self.result2_ is not None:
-            self.result2_.reset_data()
+            self.result2_ = RELEASED
 
     @property
     def _saved_eps(self) -> float:
@@ -27476,14 +28719,14 @@ class BatchNormNoUpdateBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.running_mean_: SavedVariable | SavedVariableList | None = None
-        self.running_var_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
-        self.result2_: SavedVariable | SavedVariableList | None = None
-        self.result3_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.input_: Saved | None = None
+        self.running_mean_: Saved | None = None
+        self.running_var_: Saved | None = None
+        self.weight_: Saved | None = None
+        self.result1_: Saved | None = None
+        self.result2_: Saved | None = None
+        self.result3_: Saved | None = None
         self.retain_variables = True
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
@@ -27506,19 +28749,19 @@ class BatchNormNoUpdateBackward0(Node):
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.running_mean_ is not None:
-            self.running_mean_.reset_data()
+            self.running_mean_ = RELEASED
         if self.running_var_ is not None:
-            self.running_var_.reset_data()
+            self.running_var_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
         if self.result2_ is not None:
-            self.result2_.reset_data()
+            self.result2_ = RELEASED
         if self.result3_ is not None:
-            self.result3_.reset_data()
+            self.result3_ = RELEASED
 
     @property
     def _saved_eps(self) -> float:
@@ -27626,14 +28869,14 @@ class BatchNormBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_out_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.running_mean_: SavedVariable | SavedVariableList | None = None
-        self.running_var_: SavedVariable | SavedVariableList | None = None
-        self.save_mean_: SavedVariable | SavedVariableList | None = None
-        self.save_var_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_out_: Saved | None = None
+        self.input_: Saved | None = None
+        self.running_mean_: Saved | None = None
+        self.running_var_: Saved | None = None
+        self.save_mean_: Saved | None = None
+        self.save_var_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return batch_norm_backward_backward0_apply(
@@ -27652,19 +28895,19 @@ class BatchNormBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_out_ is not None:
-            self.grad_out_.reset_data()
+            self.grad_out_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.running_mean_ is not None:
-            self.running_mean_.reset_data()
+            self.running_mean_ = RELEASED
         if self.running_var_ is not None:
-            self.running_var_.reset_data()
+            self.running_var_ = RELEASED
         if self.save_mean_ is not None:
-            self.save_mean_.reset_data()
+            self.save_mean_ = RELEASED
         if self.save_var_ is not None:
-            self.save_var_.reset_data()
+            self.save_var_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_eps(self) -> float:
@@ -27771,10 +29014,10 @@ class FusedRmsNormBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
+        self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return fused_rms_norm_backward0_apply(
@@ -27788,11 +29031,11 @@ class FusedRmsNormBackward0(Node):
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
 
     @property
     def _saved_input(self) -> Tensor | None:
@@ -27868,8 +29111,8 @@ class EmbeddingBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return embedding_backward0_apply(
@@ -27884,7 +29127,7 @@ class EmbeddingBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -27949,8 +29192,8 @@ class EmbeddingDenseBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return embedding_dense_backward_backward0_apply(
@@ -27963,7 +29206,7 @@ class EmbeddingDenseBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -28020,9 +29263,9 @@ class ConvolutionBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_input = unpack_saved(self.input_, self)
@@ -28060,29 +29303,42 @@ class ConvolutionBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = unpack_saved(self.input_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_input, saved_weight)):
+        saved_input = self.input_
+        if saved_input is not None:
+            saved_input = saved_array(saved_input, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return convolution_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.bias_sym_sizes,
             self.dilation,
             self.groups,
-            array_of(saved_input),
+            saved_input,
             self.output_padding,
             self.padding,
             self.stride,
             self.transposed,
-            array_of(saved_weight),
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -28243,10 +29499,10 @@ class ConvolutionBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return convolution_backward_backward0_apply(
@@ -28265,11 +29521,11 @@ class ConvolutionBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_dilation(self) -> Sequence[int]:
@@ -28369,8 +29625,8 @@ class ReflectionPad1DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -28393,19 +29649,26 @@ class ReflectionPad1DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return reflection_pad1_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.padding,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_padding(self) -> Sequence[int]:
@@ -28508,8 +29771,8 @@ class ReflectionPad2DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -28532,19 +29795,26 @@ class ReflectionPad2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return reflection_pad2_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.padding,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_padding(self) -> Sequence[int]:
@@ -28647,8 +29917,8 @@ class ReflectionPad3DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -28671,19 +29941,26 @@ class ReflectionPad3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return reflection_pad3_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.padding,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_padding(self) -> Sequence[int]:
@@ -28786,8 +30063,8 @@ class ReplicationPad1DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -28810,19 +30087,26 @@ class ReplicationPad1DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return replication_pad1_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.padding,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_padding(self) -> Sequence[int]:
@@ -28927,8 +30211,8 @@ class ReplicationPad2DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -28951,19 +30235,26 @@ class ReplicationPad2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return replication_pad2_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.padding,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_padding(self) -> Sequence[int]:
@@ -29068,8 +30359,8 @@ class ReplicationPad3DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -29092,19 +30383,26 @@ class ReplicationPad3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return replication_pad3_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.padding,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_padding(self) -> Sequence[int]:
@@ -29210,10 +30508,10 @@ class ConvTbcBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.bias_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.bias_: Saved | None = None
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return conv_tbc_backward0_apply(
@@ -29227,11 +30525,11 @@ class ConvTbcBackward0(Node):
 
     def release_variables(self) -> None:
         if self.bias_ is not None:
-            self.bias_.reset_data()
+            self.bias_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias(self) -> Tensor | None:
@@ -29302,9 +30600,9 @@ class SlowConvTranspose2DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -29338,27 +30636,40 @@ class SlowConvTranspose2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_self, saved_weight)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return slow_conv_transpose2_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.bias_sym_sizes,
             self.dilation,
             self.output_padding,
             self.padding,
-            array_of(saved_self),
+            saved_self,
             self.stride,
-            array_of(saved_weight),
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -29506,9 +30817,9 @@ class SlowConvTranspose3DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -29542,27 +30853,40 @@ class SlowConvTranspose3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_self, saved_weight)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return slow_conv_transpose3_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.bias_sym_sizes,
             self.dilation,
             self.output_padding,
             self.padding,
-            array_of(saved_self),
+            saved_self,
             self.stride,
-            array_of(saved_weight),
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -29707,9 +31031,9 @@ class SlowConv2DBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return slow_conv2_d_backward0_apply(
@@ -29724,9 +31048,9 @@ class SlowConv2DBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_kernel_size(self) -> Sequence[int]:
@@ -29801,10 +31125,10 @@ class SlowConv2DBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return slow_conv2_d_backward_backward0_apply(
@@ -29819,11 +31143,11 @@ class SlowConv2DBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
@@ -29907,9 +31231,9 @@ class ConvDepthwise2DBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return conv_depthwise2_d_backward0_apply(
@@ -29926,9 +31250,9 @@ class ConvDepthwise2DBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -30025,9 +31349,9 @@ class ConvDepthwise3DBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return conv_depthwise3_d_backward0_apply(
@@ -30044,9 +31368,9 @@ class ConvDepthwise3DBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -30142,9 +31466,9 @@ class SlowConv3DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -30174,25 +31498,38 @@ class SlowConv3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_self, saved_weight)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return slow_conv3_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.bias_sym_sizes,
             self.padding,
-            array_of(saved_self),
+            saved_self,
             self.stride,
-            array_of(saved_weight),
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -30327,9 +31664,9 @@ class SlowConvDilated2DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -30361,26 +31698,39 @@ class SlowConvDilated2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_self, saved_weight)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return slow_conv_dilated2_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.bias_sym_sizes,
             self.dilation,
             self.padding,
-            array_of(saved_self),
+            saved_self,
             self.stride,
-            array_of(saved_weight),
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -30521,9 +31871,9 @@ class SlowConvDilated3DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -30555,26 +31905,39 @@ class SlowConvDilated3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_self, saved_weight)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return slow_conv_dilated3_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.bias_sym_sizes,
             self.dilation,
             self.padding,
-            array_of(saved_self),
+            saved_self,
             self.stride,
-            array_of(saved_weight),
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -30718,9 +32081,9 @@ class ConvolutionBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_input = unpack_saved(self.input_, self)
@@ -30758,29 +32121,42 @@ class ConvolutionBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = unpack_saved(self.input_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_input, saved_weight)):
+        saved_input = self.input_
+        if saved_input is not None:
+            saved_input = saved_array(saved_input, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return convolution_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.bias_sym_sizes,
             self.dilation,
             self.groups,
-            array_of(saved_input),
+            saved_input,
             self.output_padding,
             self.padding,
             self.stride,
             self.transposed,
-            array_of(saved_weight),
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -30940,9 +32316,9 @@ class ConvolutionOverrideableBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return convolution_overrideable_backward0_apply(
@@ -30960,9 +32336,9 @@ class ConvolutionOverrideableBackward0(Node):
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_dilation(self) -> Sequence[int]:
@@ -31065,10 +32441,10 @@ class ConvolutionBackwardOverrideableBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return convolution_backward_overrideable_backward0_apply(
@@ -31087,11 +32463,11 @@ class ConvolutionBackwardOverrideableBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_dilation(self) -> Sequence[int]:
@@ -31194,9 +32570,9 @@ class NnpackSpatialConvolutionBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.input_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.input_: Saved | None = None
+        self.weight_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_input = unpack_saved(self.input_, self)
@@ -31226,25 +32602,38 @@ class NnpackSpatialConvolutionBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = unpack_saved(self.input_, self)
-        saved_weight = unpack_saved(self.weight_, self)
-        if not plain_tensors((saved_input, saved_weight)):
+        saved_input = self.input_
+        if saved_input is not None:
+            saved_input = saved_array(saved_input, self)
+        saved_weight = self.weight_
+        if saved_weight is not None:
+            saved_weight = saved_array(saved_weight, self)
+        if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return nnpack_spatial_convolution_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (
+                    edges[0][0] is not None,
+                    edges[1][0] is not None,
+                    edges[2][0] is not None,
+                )
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.bias_sym_sizes,
-            array_of(saved_input),
+            saved_input,
             self.padding,
             self.stride,
-            array_of(saved_weight),
+            saved_weight,
         )
 
     def release_variables(self) -> None:
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
         if self.weight_ is not None:
-            self.weight_.reset_data()
+            self.weight_ = RELEASED
 
     @property
     def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
@@ -31380,9 +32769,9 @@ class MaxPool2DWithIndicesBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -31416,27 +32805,36 @@ class MaxPool2DWithIndicesBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_result1 = unpack_saved(self.result1_, self)
-        if not plain_tensors((saved_self, saved_result1)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_result1 = self.result1_
+        if saved_result1 is not None:
+            saved_result1 = saved_array(saved_result1, self)
+        if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return max_pool2_d_with_indices_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.ceil_mode,
             self.dilation,
             self.kernel_size,
             self.padding,
-            array_of(saved_self),
+            saved_self,
             self.stride,
-            array_of(saved_result1),
+            saved_result1,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
 
     @property
     def _saved_ceil_mode(self) -> bool:
@@ -31538,9 +32936,9 @@ class MaxPool3DWithIndicesBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -31574,27 +32972,36 @@ class MaxPool3DWithIndicesBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_result1 = unpack_saved(self.result1_, self)
-        if not plain_tensors((saved_self, saved_result1)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_result1 = self.result1_
+        if saved_result1 is not None:
+            saved_result1 = saved_array(saved_result1, self)
+        if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return max_pool3_d_with_indices_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.ceil_mode,
             self.dilation,
             self.kernel_size,
             self.padding,
-            array_of(saved_self),
+            saved_self,
             self.stride,
-            array_of(saved_result1),
+            saved_result1,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
 
     @property
     def _saved_ceil_mode(self) -> bool:
@@ -31691,8 +33098,8 @@ class MaxPool2DWithIndicesBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return max_pool2_d_with_indices_backward_backward0_apply(
@@ -31704,7 +33111,7 @@ class MaxPool2DWithIndicesBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -31743,8 +33150,8 @@ class MaxPool3DWithIndicesBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return max_pool3_d_with_indices_backward_backward0_apply(
@@ -31756,7 +33163,7 @@ class MaxPool3DWithIndicesBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -31800,8 +33207,8 @@ class AvgPool2DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -31834,24 +33241,31 @@ class AvgPool2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return avg_pool2_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.ceil_mode,
             self.count_include_pad,
             self.divisor_override,
             self.kernel_size,
             self.padding,
-            array_of(saved_self),
+            saved_self,
             self.stride,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_ceil_mode(self) -> bool:
@@ -31967,8 +33381,8 @@ class AvgPool3DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -32001,24 +33415,31 @@ class AvgPool3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return avg_pool3_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.ceil_mode,
             self.count_include_pad,
             self.divisor_override,
             self.kernel_size,
             self.padding,
-            array_of(saved_self),
+            saved_self,
             self.stride,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_ceil_mode(self) -> bool:
@@ -32304,8 +33725,8 @@ class AdaptiveAvgPool2DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -32326,18 +33747,25 @@ class AdaptiveAvgPool2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return adaptive_avg_pool2_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -32389,8 +33817,8 @@ class AdaptiveAvgPool3DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -32411,18 +33839,25 @@ class AdaptiveAvgPool3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return adaptive_avg_pool3_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -32578,9 +34013,9 @@ class AdaptiveMaxPool2DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -32604,22 +34039,31 @@ class AdaptiveMaxPool2DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_result1 = unpack_saved(self.result1_, self)
-        if not plain_tensors((saved_self, saved_result1)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_result1 = self.result1_
+        if saved_result1 is not None:
+            saved_result1 = saved_array(saved_result1, self)
+        if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return adaptive_max_pool2_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
-            array_of(saved_result1),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
+            saved_result1,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -32682,9 +34126,9 @@ class AdaptiveMaxPool3DBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -32708,22 +34152,31 @@ class AdaptiveMaxPool3DBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_result1 = unpack_saved(self.result1_, self)
-        if not plain_tensors((saved_self, saved_result1)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_result1 = self.result1_
+        if saved_result1 is not None:
+            saved_result1 = saved_array(saved_result1, self)
+        if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return adaptive_max_pool3_d_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
-            array_of(saved_result1),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
+            saved_result1,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -32786,8 +34239,8 @@ class AdaptiveMaxPool2DBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return adaptive_max_pool2_d_backward_backward0_apply(
@@ -32799,7 +34252,7 @@ class AdaptiveMaxPool2DBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -32838,8 +34291,8 @@ class AdaptiveMaxPool3DBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return adaptive_max_pool3_d_backward_backward0_apply(
@@ -32851,7 +34304,7 @@ class AdaptiveMaxPool3DBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -32886,8 +34339,8 @@ class MaxUnpool2DBackward0(Node):
     __slots__ = ("indices_",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return max_unpool2_d_backward0_apply(
@@ -32898,7 +34351,7 @@ class MaxUnpool2DBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -32930,8 +34383,8 @@ class MaxUnpool3DBackward0(Node):
     __slots__ = ("indices_",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return max_unpool3_d_backward0_apply(
@@ -32942,7 +34395,7 @@ class MaxUnpool3DBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -32979,9 +34432,9 @@ class FractionalMaxPool2DBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return fractional_max_pool2_d_backward0_apply(
@@ -32995,9 +34448,9 @@ class FractionalMaxPool2DBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
 
     @property
     def _saved_kernel_size(self) -> Sequence[int]:
@@ -33052,8 +34505,8 @@ class FractionalMaxPool2DBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return fractional_max_pool2_d_backward_backward0_apply(
@@ -33065,7 +34518,7 @@ class FractionalMaxPool2DBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -33105,9 +34558,9 @@ class FractionalMaxPool3DBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return fractional_max_pool3_d_backward0_apply(
@@ -33121,9 +34574,9 @@ class FractionalMaxPool3DBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
 
     @property
     def _saved_kernel_size(self) -> Sequence[int]:
@@ -33178,8 +34631,8 @@ class FractionalMaxPool3DBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.indices_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return fractional_max_pool3_d_backward_backward0_apply(
@@ -33191,7 +34644,7 @@ class FractionalMaxPool3DBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
-            self.indices_.reset_data()
+            self.indices_ = RELEASED
 
     @property
     def _saved_indices(self) -> Tensor | None:
@@ -34869,9 +36322,14 @@ class PixelShuffleBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return pixel_shuffle_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.upscale_factor,
         )
 
@@ -34940,9 +36398,14 @@ class PixelUnshuffleBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return pixel_unshuffle_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.downscale_factor,
         )
 
@@ -35011,9 +36474,14 @@ class ChannelShuffleBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return channel_shuffle_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.groups,
         )
 
@@ -35096,9 +36564,14 @@ class Im2ColBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return im2_col_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dilation,
             self.kernel_size,
             self.padding,
@@ -35224,9 +36697,14 @@ class Col2ImBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
         return col2_im_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.dilation,
             self.kernel_size,
             self.padding,
@@ -35355,9 +36833,9 @@ class GridSampler2DBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grid_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grid_: Saved | None = None
+        self.input_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return grid_sampler2_d_backward0_apply(
@@ -35372,9 +36850,9 @@ class GridSampler2DBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grid_ is not None:
-            self.grid_.reset_data()
+            self.grid_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
 
     @property
     def _saved_align_corners(self) -> bool:
@@ -35450,9 +36928,9 @@ class GridSampler3DBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grid_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grid_: Saved | None = None
+        self.input_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return grid_sampler3_d_backward0_apply(
@@ -35467,9 +36945,9 @@ class GridSampler3DBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grid_ is not None:
-            self.grid_.reset_data()
+            self.grid_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
 
     @property
     def _saved_align_corners(self) -> bool:
@@ -35546,10 +37024,10 @@ class GridSampler2DBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.grid_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.grid_: Saved | None = None
+        self.input_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return grid_sampler2_d_backward_backward0_apply(
@@ -35565,11 +37043,11 @@ class GridSampler2DBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.grid_ is not None:
-            self.grid_.reset_data()
+            self.grid_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
 
     @property
     def _saved_align_corners(self) -> bool:
@@ -35653,10 +37131,10 @@ class GridSampler3DBackwardBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.grid_: SavedVariable | SavedVariableList | None = None
-        self.input_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.grad_output_: Saved | None = None
+        self.grid_: Saved | None = None
+        self.input_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return grid_sampler3_d_backward_backward0_apply(
@@ -35672,11 +37150,11 @@ class GridSampler3DBackwardBackward0(Node):
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
+            self.grad_output_ = RELEASED
         if self.grid_ is not None:
-            self.grid_.reset_data()
+            self.grid_ = RELEASED
         if self.input_ is not None:
-            self.input_.reset_data()
+            self.input_ = RELEASED
 
     @property
     def _saved_align_corners(self) -> bool:
@@ -35761,14 +37239,14 @@ class ThnnFusedLstmCellBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.cx_: SavedVariable | SavedVariableList | None = None
-        self.hidden_bias_: SavedVariable | SavedVariableList | None = None
-        self.hidden_gates_: SavedVariable | SavedVariableList | None = None
-        self.input_bias_: SavedVariable | SavedVariableList | None = None
-        self.input_gates_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
-        self.result2_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.cx_: Saved | None = None
+        self.hidden_bias_: Saved | None = None
+        self.hidden_gates_: Saved | None = None
+        self.input_bias_: Saved | None = None
+        self.input_gates_: Saved | None = None
+        self.result1_: Saved | None = None
+        self.result2_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return thnn_fused_lstm_cell_backward0_apply(
@@ -35785,19 +37263,19 @@ class ThnnFusedLstmCellBackward0(Node):
 
     def release_variables(self) -> None:
         if self.cx_ is not None:
-            self.cx_.reset_data()
+            self.cx_ = RELEASED
         if self.hidden_bias_ is not None:
-            self.hidden_bias_.reset_data()
+            self.hidden_bias_ = RELEASED
         if self.hidden_gates_ is not None:
-            self.hidden_gates_.reset_data()
+            self.hidden_gates_ = RELEASED
         if self.input_bias_ is not None:
-            self.input_bias_.reset_data()
+            self.input_bias_ = RELEASED
         if self.input_gates_ is not None:
-            self.input_gates_.reset_data()
+            self.input_gates_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
         if self.result2_ is not None:
-            self.result2_.reset_data()
+            self.result2_ = RELEASED
 
     @property
     def _saved_cx(self) -> Tensor | None:
@@ -35906,13 +37384,13 @@ class ThnnFusedGruCellBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.hidden_bias_: SavedVariable | SavedVariableList | None = None
-        self.hidden_gates_: SavedVariable | SavedVariableList | None = None
-        self.hx_: SavedVariable | SavedVariableList | None = None
-        self.input_bias_: SavedVariable | SavedVariableList | None = None
-        self.input_gates_: SavedVariable | SavedVariableList | None = None
-        self.result1_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.hidden_bias_: Saved | None = None
+        self.hidden_gates_: Saved | None = None
+        self.hx_: Saved | None = None
+        self.input_bias_: Saved | None = None
+        self.input_gates_: Saved | None = None
+        self.result1_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return thnn_fused_gru_cell_backward0_apply(
@@ -35928,17 +37406,17 @@ class ThnnFusedGruCellBackward0(Node):
 
     def release_variables(self) -> None:
         if self.hidden_bias_ is not None:
-            self.hidden_bias_.reset_data()
+            self.hidden_bias_ = RELEASED
         if self.hidden_gates_ is not None:
-            self.hidden_gates_.reset_data()
+            self.hidden_gates_ = RELEASED
         if self.hx_ is not None:
-            self.hx_.reset_data()
+            self.hx_ = RELEASED
         if self.input_bias_ is not None:
-            self.input_bias_.reset_data()
+            self.input_bias_ = RELEASED
         if self.input_gates_ is not None:
-            self.input_gates_.reset_data()
+            self.input_gates_ = RELEASED
         if self.result1_ is not None:
-            self.result1_.reset_data()
+            self.result1_ = RELEASED
 
     @property
     def _saved_hidden_bias(self) -> Tensor | None:
@@ -36029,8 +37507,8 @@ class ErfcBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -36051,18 +37529,25 @@ class ErfcBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return erfc_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -36125,9 +37610,9 @@ class XlogyBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return xlogy_backward0_apply(
@@ -36139,9 +37624,9 @@ class XlogyBackward0(Node):
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -36186,8 +37671,8 @@ class XlogyBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -36210,19 +37695,26 @@ class XlogyBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        if not plain_tensors((saved_other,)):
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        if saved_other is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return xlogy_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_other),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_other,
             self.self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -36278,8 +37770,8 @@ class XlogyBackward2(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return xlogy_backward2_apply(
@@ -36291,7 +37783,7 @@ class XlogyBackward2(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Number:
@@ -36337,8 +37829,8 @@ class MvlgammaBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return mvlgamma_backward0_apply(
@@ -36350,7 +37842,7 @@ class MvlgammaBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_p(self) -> int:
@@ -36388,8 +37880,8 @@ class LogitBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return logit_backward0_apply(
@@ -36401,7 +37893,7 @@ class LogitBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_eps(self) -> float | None:
@@ -36444,8 +37936,8 @@ class SincBackward0(Node):
     __slots__ = ("self_",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return sinc_backward0_apply(
@@ -36456,7 +37948,7 @@ class SincBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -36487,8 +37979,8 @@ class LgammaBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -36509,18 +38001,25 @@ class LgammaBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return lgamma_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -36568,8 +38067,8 @@ class DigammaBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -36590,18 +38089,25 @@ class DigammaBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return digamma_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -36652,8 +38158,8 @@ class PolygammaBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -36676,19 +38182,26 @@ class PolygammaBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return polygamma_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.n,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_n(self) -> int:
@@ -36747,8 +38260,8 @@ class PolygammaBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -36771,19 +38284,26 @@ class PolygammaBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return polygamma_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
             self.n,
-            array_of(saved_self),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_n(self) -> int:
@@ -36839,8 +38359,8 @@ class ErfinvBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -36861,18 +38381,25 @@ class ErfinvBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return erfinv_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -36932,8 +38459,8 @@ class I0Backward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -36954,18 +38481,25 @@ class I0Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return i0_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -37016,9 +38550,9 @@ class IgammaBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return igamma_backward0_apply(
@@ -37030,9 +38564,9 @@ class IgammaBackward0(Node):
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -37077,9 +38611,9 @@ class IgammacBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return igammac_backward0_apply(
@@ -37091,9 +38625,9 @@ class IgammacBackward0(Node):
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -37135,8 +38669,8 @@ class SpecialEntrBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -37157,18 +38691,25 @@ class SpecialEntrBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        if not plain_tensors((saved_self,)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        if saved_self is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return special_entr_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -37217,8 +38758,8 @@ class SpecialNdtriBackward0(Node):
     __slots__ = ("result_",)
 
     def __init__(self) -> None:
-        super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return special_ndtri_backward0_apply(
@@ -37229,7 +38770,7 @@ class SpecialNdtriBackward0(Node):
 
     def release_variables(self) -> None:
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_result(self) -> Tensor | None:
@@ -37267,9 +38808,9 @@ class SpecialLogNdtrBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -37293,22 +38834,31 @@ class SpecialLogNdtrBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_self, saved_result)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
+        if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return special_log_ndtr_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
-            array_of(saved_result),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -37376,9 +38926,9 @@ class SpecialErfcxBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -37402,22 +38952,31 @@ class SpecialErfcxBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_self, saved_result)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
+        if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return special_erfcx_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
-            array_of(saved_result),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -37485,9 +39044,9 @@ class SpecialXlog1PyBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return special_xlog1_py_backward0_apply(
@@ -37499,9 +39058,9 @@ class SpecialXlog1PyBackward0(Node):
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -37548,8 +39107,8 @@ class SpecialXlog1PyBackward1(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_other = unpack_saved(self.other_, self)
@@ -37572,19 +39131,26 @@ class SpecialXlog1PyBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = unpack_saved(self.other_, self)
-        if not plain_tensors((saved_other,)):
+        saved_other = self.other_
+        if saved_other is not None:
+            saved_other = saved_array(saved_other, self)
+        if saved_other is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return special_xlog1_py_backward1_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_other),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_other,
             self.self,
         )
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -37642,8 +39208,8 @@ class SpecialXlog1PyBackward2(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return special_xlog1_py_backward2_apply(
@@ -37655,7 +39221,7 @@ class SpecialXlog1PyBackward2(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Number:
@@ -37702,9 +39268,9 @@ class SpecialZetaBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
+        self.self_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return special_zeta_backward0_apply(
@@ -37716,9 +39282,9 @@ class SpecialZetaBackward0(Node):
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -37760,8 +39326,8 @@ class SpecialZetaBackward1(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.other_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return special_zeta_backward1_apply(
@@ -37773,7 +39339,7 @@ class SpecialZetaBackward1(Node):
 
     def release_variables(self) -> None:
         if self.other_ is not None:
-            self.other_.reset_data()
+            self.other_ = RELEASED
 
     @property
     def _saved_other(self) -> Tensor | None:
@@ -37840,9 +39406,9 @@ class SpecialI0EBackward0(Node):
     _has_array_form = True
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         saved_self = unpack_saved(self.self_, self)
@@ -37866,22 +39432,31 @@ class SpecialI0EBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = unpack_saved(self.self_, self)
-        saved_result = unpack_saved(self.result_, self)
-        if not plain_tensors((saved_self, saved_result)):
+        saved_self = self.self_
+        if saved_self is not None:
+            saved_self = saved_array(saved_self, self)
+        saved_result = self.result_
+        if saved_result is not None:
+            saved_result = saved_array(saved_result, self)
+        if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
+        edges = self._next_edges
         return special_i0_e_backward0_arrays(
             grads,
-            self.task_needs_input_grad(),
-            array_of(saved_self),
-            array_of(saved_result),
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+            saved_self,
+            saved_result,
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -37948,9 +39523,9 @@ class SpecialI1Backward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return special_i1_backward0_apply(
@@ -37962,9 +39537,9 @@ class SpecialI1Backward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -38002,9 +39577,9 @@ class SpecialI1EBackward0(Node):
     )
 
     def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
+        Node.__init__(self)  # without super()'s lookup: one per recorded call
+        self.self_: Saved | None = None
+        self.result_: Saved | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         return special_i1_e_backward0_apply(
@@ -38016,9 +39591,9 @@ class SpecialI1EBackward0(Node):
 
     def release_variables(self) -> None:
         if self.self_ is not None:
-            self.self_.reset_data()
+            self.self_ = RELEASED
         if self.result_ is not None:
-            self.result_.reset_data()
+            self.result_ = RELEASED
 
     @property
     def _saved_self(self) -> Tensor | None:

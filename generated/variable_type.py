@@ -949,7 +949,7 @@ def as_strided(
     if _next_edges is not None:
         grad_fn = functions.AsStridedBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.size = size
         grad_fn.storage_offset = storage_offset
         grad_fn.stride = stride
@@ -990,10 +990,10 @@ def as_strided_scatter(
         grad_fn = functions.AsStridedScatterBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[0][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
+            grad_fn.self_ = SavedVariable.input(self)
         grad_fn.size = size
         if _next_edges[0][0] is not None:
-            grad_fn.src_ = SavedVariable(src, False)
+            grad_fn.src_ = SavedVariable.input(src)
         grad_fn.storage_offset = storage_offset
         grad_fn.stride = stride
     # redispatch(), inline: the kernel below Autograd.
@@ -1440,10 +1440,10 @@ def mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.MulBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[0][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
         grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
+            grad_fn.self_ = SavedVariable.input(self)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -1473,7 +1473,7 @@ def pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
         grad_fn = functions.PowBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.exponent = exponent
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -1723,10 +1723,10 @@ def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.MulBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[0][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
         grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self.clone(), False)
+            grad_fn.self_ = SavedVariable.input(self.clone())
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -1803,7 +1803,7 @@ def log(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LogBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.log._table[ks] or operators.log.kernel_for(ks))(ks, self)
@@ -1825,7 +1825,7 @@ def log2(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.Log2Backward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.log2._table[ks] or operators.log2.kernel_for(ks))(ks, self)
@@ -1847,7 +1847,7 @@ def log10(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.Log10Backward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.log10._table[ks] or operators.log10.kernel_for(ks))(ks, self)
@@ -1869,7 +1869,7 @@ def log1p(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.Log1PBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.log1p._table[ks] or operators.log1p.kernel_for(ks))(ks, self)
@@ -1981,7 +1981,7 @@ def abs(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.AbsBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.abs._table[ks] or operators.abs.kernel_for(ks))(ks, self)
@@ -2003,7 +2003,7 @@ def sgn(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SgnBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.sgn._table[ks] or operators.sgn.kernel_for(ks))(ks, self)
@@ -2047,7 +2047,7 @@ def sin(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SinBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.sin._table[ks] or operators.sin.kernel_for(ks))(ks, self)
@@ -2069,7 +2069,7 @@ def cos(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.CosBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.cos._table[ks] or operators.cos.kernel_for(ks))(ks, self)
@@ -2113,7 +2113,7 @@ def asin(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.AsinBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.asin._table[ks] or operators.asin.kernel_for(ks))(ks, self)
@@ -2135,7 +2135,7 @@ def acos(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.AcosBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.acos._table[ks] or operators.acos.kernel_for(ks))(ks, self)
@@ -2157,7 +2157,7 @@ def atan(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.AtanBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.atan._table[ks] or operators.atan.kernel_for(ks))(ks, self)
@@ -2179,7 +2179,7 @@ def sinh(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SinhBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.sinh._table[ks] or operators.sinh.kernel_for(ks))(ks, self)
@@ -2201,7 +2201,7 @@ def cosh(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.CoshBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.cosh._table[ks] or operators.cosh.kernel_for(ks))(ks, self)
@@ -2269,7 +2269,7 @@ def erf(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ErfBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.erf._table[ks] or operators.erf.kernel_for(ks))(ks, self)
@@ -2402,7 +2402,7 @@ def angle(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.AngleBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.angle._table[ks] or operators.angle.kernel_for(ks))(ks, self)
@@ -2426,8 +2426,8 @@ def sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SigmoidBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        grad_fn.output_ = SavedVariable(output, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
+        grad_fn.output_ = SavedVariable.input(output)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -2462,8 +2462,8 @@ def tanh_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.TanhBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        grad_fn.output_ = SavedVariable(output, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
+        grad_fn.output_ = SavedVariable.input(output)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -2526,7 +2526,7 @@ def log_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LogBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.log_._table[ks] or operators.log_.kernel_for(ks))(ks, self)
@@ -2606,7 +2606,7 @@ def abs_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.AbsBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.abs_._table[ks] or operators.abs_.kernel_for(ks))(ks, self)
@@ -2686,8 +2686,8 @@ def pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.PowBackward1()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.exponent_ = SavedVariable(exponent, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.exponent_ = SavedVariable.input(exponent)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -2721,7 +2721,7 @@ def pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.PowBackward2()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.exponent_ = SavedVariable(exponent, False)
+        grad_fn.exponent_ = SavedVariable.input(exponent)
         grad_fn.self = self
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -2836,9 +2836,9 @@ def div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.DivBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
+            grad_fn.self_ = SavedVariable.input(self)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -2898,10 +2898,10 @@ def div_Tensor_mode(
     if _next_edges is not None:
         grad_fn = functions.DivBackward2()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
         grad_fn.rounding_mode = rounding_mode
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
+            grad_fn.self_ = SavedVariable.input(self)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -2939,9 +2939,9 @@ def div__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.DivBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self.clone(), False)
+            grad_fn.self_ = SavedVariable.input(self.clone())
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -2983,10 +2983,10 @@ def div__Tensor_mode(
     if _next_edges is not None:
         grad_fn = functions.DivBackward2()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
         grad_fn.rounding_mode = rounding_mode
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self.clone(), False)
+            grad_fn.self_ = SavedVariable.input(self.clone())
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -3132,8 +3132,8 @@ def maximum(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MaximumBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.maximum._table[ks] or operators.maximum.kernel_for(ks))(
@@ -3163,8 +3163,8 @@ def minimum(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MinimumBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.minimum._table[ks] or operators.minimum.kernel_for(ks))(
@@ -3194,8 +3194,8 @@ def fmax(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.FmaxBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.fmax._table[ks] or operators.fmax.kernel_for(ks))(
@@ -3225,8 +3225,8 @@ def fmin(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.FminBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.fmin._table[ks] or operators.fmin.kernel_for(ks))(
@@ -3256,8 +3256,8 @@ def atan2(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.Atan2Backward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.atan2._table[ks] or operators.atan2.kernel_for(ks))(
@@ -3288,9 +3288,9 @@ def hypot(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.HypotBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[1][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
         if _next_edges[0][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
+            grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.hypot._table[ks] or operators.hypot.kernel_for(ks))(
@@ -3441,7 +3441,7 @@ def where_self(ks: int, condition: Tensor, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.WhereBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.condition_ = SavedVariable(condition, False)
+        grad_fn.condition_ = SavedVariable.input(condition)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.where_self._table[ks] or operators.where_self.kernel_for(ks))(
@@ -3478,9 +3478,9 @@ def clamp_Tensor(ks: int, self: Tensor, min: Tensor | None, max: Tensor | None) 
     if _next_edges is not None:
         grad_fn = functions.ClampBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.max_ = None if max is None else SavedVariable(max, False)
-        grad_fn.min_ = None if min is None else SavedVariable(min, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.max_ = None if max is None else SavedVariable.input(max)
+        grad_fn.min_ = None if min is None else SavedVariable.input(min)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -3516,7 +3516,7 @@ def clamp(ks: int, self: Tensor, min: Number | None, max: Number | None) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.max = max
         grad_fn.min = min
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.clamp._table[ks] or operators.clamp.kernel_for(ks))(
@@ -3549,7 +3549,7 @@ def clamp_(ks: int, self: Tensor, min: Number | None, max: Number | None) -> Any
         grad_fn.set_next_edges(_next_edges)
         grad_fn.max = max
         grad_fn.min = min
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.clamp_._table[ks] or operators.clamp_.kernel_for(ks))(
@@ -3578,7 +3578,7 @@ def clamp_min(ks: int, self: Tensor, min: Number) -> Any:
         grad_fn = functions.ClampMinBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.min = min
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.clamp_min._table[ks] or operators.clamp_min.kernel_for(ks))(
@@ -3605,7 +3605,7 @@ def clamp_max(ks: int, self: Tensor, max: Number) -> Any:
         grad_fn = functions.ClampMaxBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.max = max
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.clamp_max._table[ks] or operators.clamp_max.kernel_for(ks))(
@@ -3634,9 +3634,9 @@ def fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.FmodBackward1()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[1][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
+            grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.fmod_Tensor._table[ks] or operators.fmod_Tensor.kernel_for(ks))(
@@ -3692,9 +3692,9 @@ def remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.RemainderBackward1()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[1][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
+            grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -4182,10 +4182,10 @@ def lerp_Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
         grad_fn = functions.LerpBackward1()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[2][0] is not None:
-            grad_fn.end_ = SavedVariable(end, False)
+            grad_fn.end_ = SavedVariable.input(end)
         if _next_edges[2][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.weight_ = SavedVariable(weight, False)
+            grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.lerp_Tensor._table[ks] or operators.lerp_Tensor.kernel_for(ks))(
@@ -4266,10 +4266,10 @@ def lerp__Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
         grad_fn = functions.LerpBackward1()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[2][0] is not None:
-            grad_fn.end_ = SavedVariable(end, False)
+            grad_fn.end_ = SavedVariable.input(end)
         if _next_edges[2][0] is not None:
-            grad_fn.self_ = SavedVariable(self.clone(), False)
-        grad_fn.weight_ = SavedVariable(weight, False)
+            grad_fn.self_ = SavedVariable.input(self.clone())
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -4311,10 +4311,10 @@ def addcmul(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
         if _next_edges[2][0] is not None:
-            grad_fn.tensor1_ = SavedVariable(tensor1, False)
+            grad_fn.tensor1_ = SavedVariable.input(tensor1)
         grad_fn.tensor1_scalar_type = SCALAR_TYPES[tensor1._data.dtype]
         if _next_edges[1][0] is not None:
-            grad_fn.tensor2_ = SavedVariable(tensor2, False)
+            grad_fn.tensor2_ = SavedVariable.input(tensor2)
         grad_fn.tensor2_scalar_type = SCALAR_TYPES[tensor2._data.dtype]
         grad_fn.value = value
     # redispatch(), inline: the kernel below Autograd.
@@ -4361,10 +4361,10 @@ def addcmul_(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
         if _next_edges[2][0] is not None:
-            grad_fn.tensor1_ = SavedVariable(tensor1, False)
+            grad_fn.tensor1_ = SavedVariable.input(tensor1)
         grad_fn.tensor1_scalar_type = SCALAR_TYPES[tensor1._data.dtype]
         if _next_edges[1][0] is not None:
-            grad_fn.tensor2_ = SavedVariable(tensor2, False)
+            grad_fn.tensor2_ = SavedVariable.input(tensor2)
         grad_fn.tensor2_scalar_type = SCALAR_TYPES[tensor2._data.dtype]
         grad_fn.value = value
     # redispatch(), inline: the kernel below Autograd.
@@ -4409,9 +4409,9 @@ def addcdiv(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
         if _next_edges[2][0] is not None:
-            grad_fn.tensor1_ = SavedVariable(tensor1, False)
+            grad_fn.tensor1_ = SavedVariable.input(tensor1)
         grad_fn.tensor1_scalar_type = SCALAR_TYPES[tensor1._data.dtype]
-        grad_fn.tensor2_ = SavedVariable(tensor2, False)
+        grad_fn.tensor2_ = SavedVariable.input(tensor2)
         grad_fn.tensor2_scalar_type = SCALAR_TYPES[tensor2._data.dtype]
         grad_fn.value = value
     # redispatch(), inline: the kernel below Autograd.
@@ -4458,9 +4458,9 @@ def addcdiv_(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
         if _next_edges[2][0] is not None:
-            grad_fn.tensor1_ = SavedVariable(tensor1, False)
+            grad_fn.tensor1_ = SavedVariable.input(tensor1)
         grad_fn.tensor1_scalar_type = SCALAR_TYPES[tensor1._data.dtype]
-        grad_fn.tensor2_ = SavedVariable(tensor2, False)
+        grad_fn.tensor2_ = SavedVariable.input(tensor2)
         grad_fn.tensor2_scalar_type = SCALAR_TYPES[tensor2._data.dtype]
         grad_fn.value = value
     # redispatch(), inline: the kernel below Autograd.
@@ -4506,9 +4506,9 @@ def clamp__Tensor(ks: int, self: Tensor, min: Tensor | None, max: Tensor | None)
     if _next_edges is not None:
         grad_fn = functions.ClampBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.max_ = None if max is None else SavedVariable(max, False)
-        grad_fn.min_ = None if min is None else SavedVariable(min, False)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.max_ = None if max is None else SavedVariable.input(max)
+        grad_fn.min_ = None if min is None else SavedVariable.input(min)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -4544,7 +4544,7 @@ def nan_to_num(
     if _next_edges is not None:
         grad_fn = functions.NanToNumBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.nan_to_num._table[ks] or operators.nan_to_num.kernel_for(ks))(
@@ -4579,7 +4579,7 @@ def nan_to_num_(
     if _next_edges is not None:
         grad_fn = functions.NanToNumBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.nan_to_num_._table[ks] or operators.nan_to_num_.kernel_for(ks))(
@@ -4607,7 +4607,7 @@ def acosh(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.AcoshBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.acosh._table[ks] or operators.acosh.kernel_for(ks))(ks, self)
@@ -4648,7 +4648,7 @@ def asinh(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.AsinhBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.asinh._table[ks] or operators.asinh.kernel_for(ks))(ks, self)
@@ -4689,7 +4689,7 @@ def atanh(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.AtanhBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.atanh._table[ks] or operators.atanh.kernel_for(ks))(ks, self)
@@ -4832,7 +4832,7 @@ def copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_info = TypeAndSize(other)
         if _next_edges[0][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
+            grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -4868,7 +4868,7 @@ def copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_info = TypeAndSize(other)
         if _next_edges[0][0] is not None:
-            grad_fn.self_ = SavedVariable(self.clone(), False)
+            grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -4902,7 +4902,7 @@ def copysign_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     if _next_edges is not None:
         grad_fn = functions.CopysignBackward1()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -4936,7 +4936,7 @@ def copysign__Scalar(ks: int, self: Tensor, other: Number) -> Any:
     if _next_edges is not None:
         grad_fn = functions.CopysignBackward1()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -5043,7 +5043,7 @@ def ldexp_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.LdexpBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[0][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -5077,7 +5077,7 @@ def ldexp_(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.LdexpBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[0][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.ldexp_._table[ks] or operators.ldexp_.kernel_for(ks))(
@@ -5156,10 +5156,10 @@ def nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.NextafterBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[0][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
         grad_fn.other_info = TypeAndSize(other)
         if _next_edges[0][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
+            grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.nextafter._table[ks] or operators.nextafter.kernel_for(ks))(
@@ -5193,10 +5193,10 @@ def nextafter_(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.NextafterBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[0][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
         grad_fn.other_info = TypeAndSize(other)
         if _next_edges[0][0] is not None:
-            grad_fn.self_ = SavedVariable(self.clone(), False)
+            grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.nextafter_._table[ks] or operators.nextafter_.kernel_for(ks))(
@@ -5230,8 +5230,8 @@ def logaddexp2(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.Logaddexp2Backward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.logaddexp2._table[ks] or operators.logaddexp2.kernel_for(ks))(
@@ -5261,8 +5261,8 @@ def clamp_min_Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ClampMinBackward1()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.min_ = SavedVariable(min, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.min_ = SavedVariable.input(min)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -5293,8 +5293,8 @@ def clamp_max_Tensor(ks: int, self: Tensor, max: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ClampMaxBackward1()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.max_ = SavedVariable(max, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.max_ = SavedVariable.input(max)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -5329,7 +5329,7 @@ def clamp_min_(ks: int, self: Tensor, min: Number) -> Any:
         grad_fn = functions.ClampMinBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.min = min
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.clamp_min_._table[ks] or operators.clamp_min_.kernel_for(ks))(
@@ -5364,8 +5364,8 @@ def clamp_min__Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ClampMinBackward1()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.min_ = SavedVariable(min, False)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.min_ = SavedVariable.input(min)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -5404,7 +5404,7 @@ def clamp_max_(ks: int, self: Tensor, max: Number) -> Any:
         grad_fn = functions.ClampMaxBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.max = max
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.clamp_max_._table[ks] or operators.clamp_max_.kernel_for(ks))(
@@ -5439,8 +5439,8 @@ def clamp_max__Tensor(ks: int, self: Tensor, max: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ClampMaxBackward1()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.max_ = SavedVariable(max, False)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.max_ = SavedVariable.input(max)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -5484,7 +5484,7 @@ def pow__Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
         grad_fn = functions.PowBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.exponent = exponent
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.pow__Scalar._table[ks] or operators.pow__Scalar.kernel_for(ks))(
@@ -5519,8 +5519,8 @@ def pow__Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.PowBackward1()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.exponent_ = SavedVariable(exponent, False)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.exponent_ = SavedVariable.input(exponent)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.pow__Tensor._table[ks] or operators.pow__Tensor.kernel_for(ks))(
@@ -5610,7 +5610,7 @@ def log1p_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.Log1PBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.log1p_._table[ks] or operators.log1p_.kernel_for(ks))(ks, self)
@@ -5639,7 +5639,7 @@ def log2_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.Log2Backward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.log2_._table[ks] or operators.log2_.kernel_for(ks))(ks, self)
@@ -5668,7 +5668,7 @@ def log10_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.Log10Backward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.log10_._table[ks] or operators.log10_.kernel_for(ks))(ks, self)
@@ -5751,7 +5751,7 @@ def sin_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SinBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.sin_._table[ks] or operators.sin_.kernel_for(ks))(ks, self)
@@ -5780,7 +5780,7 @@ def cos_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.CosBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.cos_._table[ks] or operators.cos_.kernel_for(ks))(ks, self)
@@ -5835,7 +5835,7 @@ def sinh_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SinhBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.sinh_._table[ks] or operators.sinh_.kernel_for(ks))(ks, self)
@@ -5864,7 +5864,7 @@ def cosh_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.CoshBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.cosh_._table[ks] or operators.cosh_.kernel_for(ks))(ks, self)
@@ -5893,7 +5893,7 @@ def sgn_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SgnBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.sgn_._table[ks] or operators.sgn_.kernel_for(ks))(ks, self)
@@ -5998,7 +5998,7 @@ def acos_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.AcosBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.acos_._table[ks] or operators.acos_.kernel_for(ks))(ks, self)
@@ -6027,7 +6027,7 @@ def asin_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.AsinBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.asin_._table[ks] or operators.asin_.kernel_for(ks))(ks, self)
@@ -6056,7 +6056,7 @@ def atan_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.AtanBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.atan_._table[ks] or operators.atan_.kernel_for(ks))(ks, self)
@@ -6085,7 +6085,7 @@ def erf_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ErfBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.erf_._table[ks] or operators.erf_.kernel_for(ks))(ks, self)
@@ -6195,8 +6195,8 @@ def atan2_(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.Atan2Backward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.atan2_._table[ks] or operators.atan2_.kernel_for(ks))(
@@ -6265,9 +6265,9 @@ def fmod__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.FmodBackward1()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[1][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self.clone(), False)
+            grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -6307,9 +6307,9 @@ def hypot_(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.HypotBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[1][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
         if _next_edges[0][0] is not None:
-            grad_fn.self_ = SavedVariable(self.clone(), False)
+            grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.hypot_._table[ks] or operators.hypot_.kernel_for(ks))(
@@ -6380,9 +6380,9 @@ def remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.RemainderBackward1()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[1][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self.clone(), False)
+            grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -6417,8 +6417,8 @@ def logaddexp(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LogaddexpBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.logaddexp._table[ks] or operators.logaddexp.kernel_for(ks))(
@@ -6633,7 +6633,7 @@ def prod(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ProdBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.prod._table[ks] or operators.prod.kernel_for(ks))(
@@ -6664,7 +6664,7 @@ def prod_dim_int(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -6724,7 +6724,7 @@ def max(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MaxBackward1()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.max._table[ks] or operators.max.kernel_for(ks))(ks, self)
@@ -6778,7 +6778,7 @@ def min(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MinBackward1()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.min._table[ks] or operators.min.kernel_for(ks))(ks, self)
@@ -6803,7 +6803,7 @@ def amax(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.amax._table[ks] or operators.amax.kernel_for(ks))(
@@ -6832,7 +6832,7 @@ def amin(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.amin._table[ks] or operators.amin.kernel_for(ks))(
@@ -6871,7 +6871,7 @@ def logsumexp(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.logsumexp._table[ks] or operators.logsumexp.kernel_for(ks))(
@@ -6909,7 +6909,7 @@ def var_correction(
         grad_fn.correction = correction
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -6946,7 +6946,7 @@ def std_correction(
         grad_fn.correction = correction
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -7003,7 +7003,7 @@ def cumprod(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
         grad_fn = functions.CumprodBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -7181,7 +7181,7 @@ def logcumsumexp(ks: int, self: Tensor, dim: int) -> Any:
         grad_fn = functions.LogcumsumexpBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -7247,7 +7247,7 @@ def cumprod_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
         grad_fn = functions.CumprodBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -7278,7 +7278,7 @@ def cummax(ks: int, self: Tensor, dim: int) -> Any:
         grad_fn = functions.CummaxBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.cummax._table[ks] or operators.cummax.kernel_for(ks))(
@@ -7308,7 +7308,7 @@ def cummin(ks: int, self: Tensor, dim: int) -> Any:
         grad_fn = functions.CumminBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.cummin._table[ks] or operators.cummin.kernel_for(ks))(
@@ -7368,7 +7368,7 @@ def median(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MedianBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.median._table[ks] or operators.median.kernel_for(ks))(ks, self)
@@ -7422,7 +7422,7 @@ def nanmedian(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.NanmedianBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.nanmedian._table[ks] or operators.nanmedian.kernel_for(ks))(
@@ -7511,7 +7511,7 @@ def aminmax(ks: int, self: Tensor, dim: int | None, keepdim: bool) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.aminmax._table[ks] or operators.aminmax.kernel_for(ks))(
@@ -7550,7 +7550,7 @@ def nansum(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -7588,7 +7588,7 @@ def std_mean_correction(
         grad_fn.correction = correction
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -7644,7 +7644,7 @@ def var_mean_correction(
         grad_fn.correction = correction
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -7943,10 +7943,10 @@ def segment_reduce(
         grad_fn = functions.SegmentReduceBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.axis = axis
-        grad_fn.data_ = SavedVariable(data, False)
+        grad_fn.data_ = SavedVariable.input(data)
         grad_fn.initial = initial
-        grad_fn.lengths_ = None if lengths is None else SavedVariable(lengths, False)
-        grad_fn.offsets_ = None if offsets is None else SavedVariable(offsets, False)
+        grad_fn.lengths_ = None if lengths is None else SavedVariable.input(lengths)
+        grad_fn.offsets_ = None if offsets is None else SavedVariable.input(offsets)
         grad_fn.reduce = reduce
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -7968,7 +7968,7 @@ def index_select(ks: int, self: Tensor, dim: int, index: Tensor) -> Any:
         grad_fn = functions.IndexSelectBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
         grad_fn.self_sym_sizes = tuple(self.shape)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -8004,9 +8004,9 @@ def index_add(
         grad_fn.alpha = alpha
         grad_fn.dim = dim
         if _next_edges[1][0] is not None:
-            grad_fn.index_ = SavedVariable(index, False)
+            grad_fn.index_ = SavedVariable.input(index)
         if _next_edges[1][0] is not None:
-            grad_fn.source_ = SavedVariable(source, False)
+            grad_fn.source_ = SavedVariable.input(source)
         grad_fn.source_dim = source.dim()
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -8043,8 +8043,8 @@ def gather(ks: int, self: Tensor, dim: int, index: Tensor, sparse_grad: bool) ->
         grad_fn = functions.GatherBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.index_ = SavedVariable(index, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.index_ = SavedVariable.input(index)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.sparse_grad = sparse_grad
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -8076,7 +8076,7 @@ def scatter_src(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> 
         grad_fn = functions.ScatterBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.scatter_src._table[ks] or operators.scatter_src.kernel_for(ks))(
@@ -8111,7 +8111,7 @@ def scatter_value(ks: int, self: Tensor, dim: int, index: Tensor, value: Number)
         grad_fn = functions.ScatterBackward1()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -8143,7 +8143,7 @@ def scatter_add(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> 
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         if _next_edges[1][0] is not None:
-            grad_fn.index_ = SavedVariable(index, False)
+            grad_fn.index_ = SavedVariable.input(index)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.scatter_add._table[ks] or operators.scatter_add.kernel_for(ks))(
@@ -8177,7 +8177,7 @@ def masked_fill_Scalar(ks: int, self: Tensor, mask: Tensor, value: Number) -> An
     if _next_edges is not None:
         grad_fn = functions.MaskedFillBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.mask_ = SavedVariable.input(mask)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -8208,7 +8208,7 @@ def masked_fill_Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> An
     if _next_edges is not None:
         grad_fn = functions.MaskedFillBackward1()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.mask_ = SavedVariable.input(mask)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -8363,7 +8363,7 @@ def masked_fill__Scalar(ks: int, self: Tensor, mask: Tensor, value: Number) -> A
     if _next_edges is not None:
         grad_fn = functions.MaskedFillBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.mask_ = SavedVariable.input(mask)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -8396,7 +8396,7 @@ def masked_fill__Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> A
     if _next_edges is not None:
         grad_fn = functions.MaskedFillBackward1()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.mask_ = SavedVariable.input(mask)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -8442,10 +8442,10 @@ def scatter_reduce_two(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.include_self = include_self
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
         grad_fn.reduce = reduce
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.src_ = SavedVariable(src, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.src_ = SavedVariable.input(src)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -8486,9 +8486,9 @@ def index_copy(ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor) -
         grad_fn = functions.IndexCopyBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
         if _next_edges[1][0] is not None:
-            grad_fn.source_ = SavedVariable(source, False)
+            grad_fn.source_ = SavedVariable.input(source)
         grad_fn.source_dim = source.dim()
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -8526,7 +8526,7 @@ def index_fill_int_Scalar(
         grad_fn = functions.IndexFillBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -8560,7 +8560,7 @@ def index_fill_int_Tensor(
         grad_fn = functions.IndexFillBackward1()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -8597,7 +8597,7 @@ def masked_scatter(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MaskedScatterBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.mask_ = SavedVariable.input(mask)
         grad_fn.source_sym_sizes = tuple(source.shape)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -8631,8 +8631,8 @@ def masked_select(ks: int, self: Tensor, mask: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MaskedSelectBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.mask_ = SavedVariable(mask, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.mask_ = SavedVariable.input(mask)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -8658,8 +8658,8 @@ def take(ks: int, self: Tensor, index: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.TakeBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.index_ = SavedVariable(index, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.index_ = SavedVariable.input(index)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.take._table[ks] or operators.take.kernel_for(ks))(
@@ -8688,9 +8688,9 @@ def put(ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool) 
         grad_fn = functions.PutBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.accumulate = accumulate
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
         if _next_edges[1][0] is not None:
-            grad_fn.source_ = SavedVariable(source, False)
+            grad_fn.source_ = SavedVariable.input(source)
         grad_fn.source_info = TypeAndSize(source)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -8730,7 +8730,7 @@ def scatter__src(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) ->
         grad_fn = functions.ScatterBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -8769,7 +8769,7 @@ def scatter__value(
         grad_fn = functions.ScatterBackward1()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -8803,7 +8803,7 @@ def scatter_add_(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) ->
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         if _next_edges[1][0] is not None:
-            grad_fn.index_ = SavedVariable(index, False)
+            grad_fn.index_ = SavedVariable.input(index)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -8854,10 +8854,10 @@ def scatter_reduce__two(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.include_self = include_self
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
         grad_fn.reduce = reduce
-        grad_fn.self_ = SavedVariable(self.clone(), False)
-        grad_fn.src_ = SavedVariable(src, False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
+        grad_fn.src_ = SavedVariable.input(src)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -8904,9 +8904,9 @@ def index_add_(
         grad_fn.alpha = alpha
         grad_fn.dim = dim
         if _next_edges[1][0] is not None:
-            grad_fn.index_ = SavedVariable(index, False)
+            grad_fn.index_ = SavedVariable.input(index)
         if _next_edges[1][0] is not None:
-            grad_fn.source_ = SavedVariable(source, False)
+            grad_fn.source_ = SavedVariable.input(source)
         grad_fn.source_dim = source.dim()
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -8947,9 +8947,9 @@ def index_copy_(ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor) 
         grad_fn = functions.IndexCopyBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
         if _next_edges[1][0] is not None:
-            grad_fn.source_ = SavedVariable(source, False)
+            grad_fn.source_ = SavedVariable.input(source)
         grad_fn.source_dim = source.dim()
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -8989,7 +8989,7 @@ def index_fill__int_Scalar(
         grad_fn = functions.IndexFillBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -9025,7 +9025,7 @@ def index_fill__int_Tensor(
         grad_fn = functions.IndexFillBackward1()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -9064,7 +9064,7 @@ def masked_scatter_(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MaskedScatterBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.mask_ = SavedVariable.input(mask)
         grad_fn.source_sym_sizes = tuple(source.shape)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -9103,9 +9103,9 @@ def put_(ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool)
         grad_fn = functions.PutBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.accumulate = accumulate
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
         if _next_edges[1][0] is not None:
-            grad_fn.source_ = SavedVariable(source, False)
+            grad_fn.source_ = SavedVariable.input(source)
         grad_fn.source_info = TypeAndSize(source)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -9258,10 +9258,10 @@ def index_reduce(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.include_self = include_self
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
         grad_fn.reduce = reduce
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.source_ = SavedVariable.input(source)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -9296,10 +9296,10 @@ def index_reduce_(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.include_self = include_self
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
         grad_fn.reduce = reduce
-        grad_fn.self_ = SavedVariable(self.clone(), False)
-        grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
+        grad_fn.source_ = SavedVariable.input(source)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -9322,7 +9322,7 @@ def masked_scatter_backward(
         grad_fn = functions.MaskedScatterBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.grad_output_info = TypeAndSize(grad_output)
-        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.mask_ = SavedVariable.input(mask)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -9596,11 +9596,11 @@ def mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
         grad_fn = functions.MmBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[0][0] is not None:
-            grad_fn.mat2_ = SavedVariable(mat2, False)
+            grad_fn.mat2_ = SavedVariable.input(mat2)
         grad_fn.mat2_sym_sizes = tuple(mat2.shape)
         grad_fn.mat2_sym_strides = mat2.stride()
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
+            grad_fn.self_ = SavedVariable.input(self)
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.self_sym_strides = self.stride()
     # redispatch(), inline: the kernel below Autograd.
@@ -9631,9 +9631,9 @@ def bmm(ks: int, self: Tensor, mat2: Tensor) -> Any:
         grad_fn = functions.BmmBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[0][0] is not None:
-            grad_fn.mat2_ = SavedVariable(mat2, False)
+            grad_fn.mat2_ = SavedVariable.input(mat2)
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
+            grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.bmm._table[ks] or operators.bmm.kernel_for(ks))(ks, self, mat2)
@@ -9662,9 +9662,9 @@ def dot(ks: int, self: Tensor, tensor: Tensor) -> Any:
         grad_fn = functions.DotBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
+            grad_fn.self_ = SavedVariable.input(self)
         if _next_edges[0][0] is not None:
-            grad_fn.tensor_ = SavedVariable(tensor, False)
+            grad_fn.tensor_ = SavedVariable.input(tensor)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.dot._table[ks] or operators.dot.kernel_for(ks))(
@@ -9699,9 +9699,9 @@ def vdot(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.VdotBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[0][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
+            grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.vdot._table[ks] or operators.vdot.kernel_for(ks))(
@@ -9732,9 +9732,9 @@ def mv(ks: int, self: Tensor, vec: Tensor) -> Any:
         grad_fn = functions.MvBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
+            grad_fn.self_ = SavedVariable.input(self)
         if _next_edges[0][0] is not None:
-            grad_fn.vec_ = SavedVariable(vec, False)
+            grad_fn.vec_ = SavedVariable.input(vec)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.mv._table[ks] or operators.mv.kernel_for(ks))(ks, self, vec)
@@ -9769,11 +9769,11 @@ def addmm(
         grad_fn.alpha = alpha
         grad_fn.beta = beta
         if _next_edges[2][0] is not None:
-            grad_fn.mat1_ = SavedVariable(mat1, False)
+            grad_fn.mat1_ = SavedVariable.input(mat1)
         grad_fn.mat1_sym_sizes = tuple(mat1.shape)
         grad_fn.mat1_sym_strides = mat1.stride()
         if _next_edges[1][0] is not None:
-            grad_fn.mat2_ = SavedVariable(mat2, False)
+            grad_fn.mat2_ = SavedVariable.input(mat2)
         grad_fn.mat2_sym_sizes = tuple(mat2.shape)
         grad_fn.mat2_sym_strides = mat2.stride()
     # redispatch(), inline: the kernel below Autograd.
@@ -9818,8 +9818,8 @@ def _cdist_forward(
         grad_fn = functions.CdistBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.p = p
-        grad_fn.x1_ = SavedVariable(x1, False)
-        grad_fn.x2_ = SavedVariable(x2, False)
+        grad_fn.x1_ = SavedVariable.input(x1)
+        grad_fn.x2_ = SavedVariable.input(x2)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -9869,7 +9869,7 @@ def _pdist_forward(ks: int, self: Tensor, p: float) -> Any:
         grad_fn = functions.PdistBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.p = p
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -10059,7 +10059,7 @@ def linalg_vector_norm(
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.ord = ord
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -10090,7 +10090,7 @@ def norm_Scalar(ks: int, self: Tensor, p: Number) -> Any:
         grad_fn = functions.NormBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.p = p
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.norm_Scalar._table[ks] or operators.norm_Scalar.kernel_for(ks))(
@@ -10122,7 +10122,7 @@ def norm_ScalarOpt_dim(
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.p = p
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -10154,9 +10154,9 @@ def dist(ks: int, self: Tensor, other: Tensor, p: Number) -> Any:
     if _next_edges is not None:
         grad_fn = functions.DistBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
         grad_fn.p = p
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.dist._table[ks] or operators.dist.kernel_for(ks))(
@@ -10218,7 +10218,7 @@ def _linalg_det(ks: int, A: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LinalgDetBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.A_ = SavedVariable(A, False)
+        grad_fn.A_ = SavedVariable.input(A)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators._linalg_det._table[ks] or operators._linalg_det.kernel_for(ks))(
@@ -10249,7 +10249,7 @@ def _linalg_slogdet(ks: int, A: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LinalgSlogdetBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.A_ = SavedVariable(A, False)
+        grad_fn.A_ = SavedVariable.input(A)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -10289,7 +10289,7 @@ def _linalg_solve_ex(
     if _next_edges is not None:
         grad_fn = functions.LinalgSolveExBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.A_ = SavedVariable(A, False)
+        grad_fn.A_ = SavedVariable.input(A)
         grad_fn.left = left
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -10540,7 +10540,7 @@ def linalg_solve_triangular(
         grad_fn = functions.LinalgSolveTriangularBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.left = left
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.unitriangular = unitriangular
         grad_fn.upper = upper
     # redispatch(), inline: the kernel below Autograd.
@@ -10583,9 +10583,9 @@ def linalg_cross(ks: int, self: Tensor, other: Tensor, dim: int) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         if _next_edges[0][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
+            grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -10618,7 +10618,7 @@ def linalg_matrix_exp(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LinalgMatrixExpBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -10649,7 +10649,7 @@ def linalg_pinv_atol_rtol_tensor(
     if _next_edges is not None:
         grad_fn = functions.LinalgPinvBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -10690,8 +10690,8 @@ def linalg_lstsq(
     if _next_edges is not None:
         grad_fn = functions.LinalgLstsqBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.b_ = SavedVariable(b, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.b_ = SavedVariable.input(b)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -10826,10 +10826,10 @@ def linalg_lu_solve(
     if _next_edges is not None:
         grad_fn = functions.LinalgLuSolveBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.LU_ = SavedVariable(LU, False)
+        grad_fn.LU_ = SavedVariable.input(LU)
         grad_fn.adjoint = adjoint
         grad_fn.left = left
-        grad_fn.pivots_ = SavedVariable(pivots, False)
+        grad_fn.pivots_ = SavedVariable.input(pivots)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -10890,8 +10890,8 @@ def linalg_householder_product(ks: int, input: Tensor, tau: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LinalgHouseholderProductBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.input_ = SavedVariable(input, False)
-        grad_fn.tau_ = SavedVariable(tau, False)
+        grad_fn.input_ = SavedVariable.input(input)
+        grad_fn.tau_ = SavedVariable.input(tau)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -10930,9 +10930,9 @@ def addmv(
         grad_fn.alpha = alpha
         grad_fn.beta = beta
         if _next_edges[2][0] is not None:
-            grad_fn.mat_ = SavedVariable(mat, False)
+            grad_fn.mat_ = SavedVariable.input(mat)
         if _next_edges[1][0] is not None:
-            grad_fn.vec_ = SavedVariable(vec, False)
+            grad_fn.vec_ = SavedVariable.input(vec)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.addmv._table[ks] or operators.addmv.kernel_for(ks))(
@@ -10979,9 +10979,9 @@ def addmv_(
         grad_fn.alpha = alpha
         grad_fn.beta = beta
         if _next_edges[2][0] is not None:
-            grad_fn.mat_ = SavedVariable(mat, False)
+            grad_fn.mat_ = SavedVariable.input(mat)
         if _next_edges[1][0] is not None:
-            grad_fn.vec_ = SavedVariable(vec, False)
+            grad_fn.vec_ = SavedVariable.input(vec)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.addmv_._table[ks] or operators.addmv_.kernel_for(ks))(
@@ -11026,9 +11026,9 @@ def addr(
         grad_fn.alpha = alpha
         grad_fn.beta = beta
         if _next_edges[2][0] is not None:
-            grad_fn.vec1_ = SavedVariable(vec1, False)
+            grad_fn.vec1_ = SavedVariable.input(vec1)
         if _next_edges[1][0] is not None:
-            grad_fn.vec2_ = SavedVariable(vec2, False)
+            grad_fn.vec2_ = SavedVariable.input(vec2)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.addr._table[ks] or operators.addr.kernel_for(ks))(
@@ -11075,9 +11075,9 @@ def addr_(
         grad_fn.alpha = alpha
         grad_fn.beta = beta
         if _next_edges[2][0] is not None:
-            grad_fn.vec1_ = SavedVariable(vec1, False)
+            grad_fn.vec1_ = SavedVariable.input(vec1)
         if _next_edges[1][0] is not None:
-            grad_fn.vec2_ = SavedVariable(vec2, False)
+            grad_fn.vec2_ = SavedVariable.input(vec2)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.addr_._table[ks] or operators.addr_.kernel_for(ks))(
@@ -11121,10 +11121,10 @@ def addbmm(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         if _next_edges[2][0] is not None:
-            grad_fn.batch1_ = SavedVariable(batch1, False)
+            grad_fn.batch1_ = SavedVariable.input(batch1)
         grad_fn.batch1_sym_sizes = tuple(batch1.shape)
         if _next_edges[1][0] is not None:
-            grad_fn.batch2_ = SavedVariable(batch2, False)
+            grad_fn.batch2_ = SavedVariable.input(batch2)
         grad_fn.batch2_sym_sizes = tuple(batch2.shape)
         grad_fn.beta = beta
     # redispatch(), inline: the kernel below Autograd.
@@ -11172,10 +11172,10 @@ def addbmm_(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         if _next_edges[2][0] is not None:
-            grad_fn.batch1_ = SavedVariable(batch1, False)
+            grad_fn.batch1_ = SavedVariable.input(batch1)
         grad_fn.batch1_sym_sizes = tuple(batch1.shape)
         if _next_edges[1][0] is not None:
-            grad_fn.batch2_ = SavedVariable(batch2, False)
+            grad_fn.batch2_ = SavedVariable.input(batch2)
         grad_fn.batch2_sym_sizes = tuple(batch2.shape)
         grad_fn.beta = beta
     # redispatch(), inline: the kernel below Autograd.
@@ -11221,9 +11221,9 @@ def baddbmm(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         if _next_edges[2][0] is not None:
-            grad_fn.batch1_ = SavedVariable(batch1, False)
+            grad_fn.batch1_ = SavedVariable.input(batch1)
         if _next_edges[1][0] is not None:
-            grad_fn.batch2_ = SavedVariable(batch2, False)
+            grad_fn.batch2_ = SavedVariable.input(batch2)
         grad_fn.beta = beta
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -11270,9 +11270,9 @@ def baddbmm_(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         if _next_edges[2][0] is not None:
-            grad_fn.batch1_ = SavedVariable(batch1, False)
+            grad_fn.batch1_ = SavedVariable.input(batch1)
         if _next_edges[1][0] is not None:
-            grad_fn.batch2_ = SavedVariable(batch2, False)
+            grad_fn.batch2_ = SavedVariable.input(batch2)
         grad_fn.beta = beta
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -11310,7 +11310,7 @@ def norm_ScalarOpt_dtype(ks: int, self: Tensor, p: Number | None, dtype: dtype) 
         grad_fn = functions.NormBackward2()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.p = p
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -11350,7 +11350,7 @@ def norm_ScalarOpt_dim_dtype(
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
         grad_fn.p = p
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -11383,7 +11383,7 @@ def renorm(ks: int, self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
         grad_fn.dim = dim
         grad_fn.maxnorm = maxnorm
         grad_fn.p = p
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.renorm._table[ks] or operators.renorm.kernel_for(ks))(
@@ -11419,7 +11419,7 @@ def renorm_(ks: int, self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
         grad_fn.dim = dim
         grad_fn.maxnorm = maxnorm
         grad_fn.p = p
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.renorm_._table[ks] or operators.renorm_.kernel_for(ks))(
@@ -11447,7 +11447,7 @@ def cholesky_inverse(ks: int, self: Tensor, upper: bool) -> Any:
     if _next_edges is not None:
         grad_fn = functions.CholeskyInverseBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.upper = upper
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -11480,8 +11480,8 @@ def cholesky_solve(ks: int, self: Tensor, input2: Tensor, upper: bool) -> Any:
     if _next_edges is not None:
         grad_fn = functions.CholeskySolveBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.input2_ = SavedVariable(input2, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.input2_ = SavedVariable.input(input2)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.upper = upper
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -11520,8 +11520,8 @@ def triangular_solve(
     if _next_edges is not None:
         grad_fn = functions.TriangularSolveBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.A_ = SavedVariable(A, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.A_ = SavedVariable.input(A)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.transpose = transpose
         grad_fn.unitriangular = unitriangular
         grad_fn.upper = upper
@@ -11662,10 +11662,10 @@ def ormqr(
     if _next_edges is not None:
         grad_fn = functions.OrmqrBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.input2_ = SavedVariable(input2, False)
-        grad_fn.input3_ = SavedVariable(input3, False)
+        grad_fn.input2_ = SavedVariable.input(input2)
+        grad_fn.input3_ = SavedVariable.input(input3)
         grad_fn.left = left
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.transpose = transpose
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -11709,7 +11709,7 @@ def gelu(ks: int, self: Tensor, approximate: str) -> Any:
         grad_fn = functions.GeluBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.approximate = approximate
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.gelu._table[ks] or operators.gelu.kernel_for(ks))(
@@ -11735,7 +11735,7 @@ def silu(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SiluBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.silu._table[ks] or operators.silu.kernel_for(ks))(ks, self)
@@ -11761,7 +11761,7 @@ def threshold_backward(
     if _next_edges is not None:
         grad_fn = functions.ThresholdBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.threshold = threshold
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -11799,8 +11799,8 @@ def gelu_backward(ks: int, grad_output: Tensor, self: Tensor, approximate: str) 
         grad_fn = functions.GeluBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.approximate = approximate
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -11916,9 +11916,9 @@ def _softmax_backward_data(
         grad_fn = functions.SoftmaxBackwardDataBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
         grad_fn.input_dtype = input_dtype
-        grad_fn.output_ = SavedVariable(output, False)
+        grad_fn.output_ = SavedVariable.input(output)
         grad_fn.output_scalar_type = SCALAR_TYPES[output._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -11989,8 +11989,8 @@ def _log_softmax_backward_data(
         grad_fn = functions.LogSoftmaxBackwardDataBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        grad_fn.output_ = SavedVariable(output, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
+        grad_fn.output_ = SavedVariable.input(output)
         grad_fn.output_scalar_type = SCALAR_TYPES[output._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -12027,7 +12027,7 @@ def leaky_relu(ks: int, self: Tensor, negative_slope: Number) -> Any:
         grad_fn = functions.LeakyReluBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.negative_slope = negative_slope
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.leaky_relu._table[ks] or operators.leaky_relu.kernel_for(ks))(
@@ -12062,7 +12062,7 @@ def leaky_relu_backward(
         grad_fn = functions.LeakyReluBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.negative_slope = negative_slope
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -12103,7 +12103,7 @@ def leaky_relu_(ks: int, self: Tensor, negative_slope: Number) -> Any:
         grad_fn = functions.LeakyReluBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.negative_slope = negative_slope
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.leaky_relu_._table[ks] or operators.leaky_relu_.kernel_for(ks))(
@@ -12136,7 +12136,7 @@ def elu(
         grad_fn.alpha = alpha
         grad_fn.input_scale = input_scale
         grad_fn.scale = scale
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.elu._table[ks] or operators.elu.kernel_for(ks))(
@@ -12175,11 +12175,11 @@ def elu_backward(
         grad_fn = functions.EluBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
         grad_fn.input_scale = input_scale
         grad_fn.is_result = is_result
         grad_fn.scale = scale
-        grad_fn.self_or_result_ = SavedVariable(self_or_result, False)
+        grad_fn.self_or_result_ = SavedVariable.input(self_or_result)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -12225,7 +12225,7 @@ def elu_(
         grad_fn.alpha = alpha
         grad_fn.input_scale = input_scale
         grad_fn.scale = scale
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.elu_._table[ks] or operators.elu_.kernel_for(ks))(
@@ -12259,7 +12259,7 @@ def softplus(ks: int, self: Tensor, beta: Number, threshold: Number) -> Any:
         grad_fn = functions.SoftplusBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.beta = beta
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.threshold = threshold
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -12293,8 +12293,8 @@ def softplus_backward(
         grad_fn = functions.SoftplusBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.beta = beta
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.threshold = threshold
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -12330,7 +12330,7 @@ def log_sigmoid_forward(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LogSigmoidBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -12365,9 +12365,9 @@ def log_sigmoid_backward(
     if _next_edges is not None:
         grad_fn = functions.LogSigmoidBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.buffer_ = SavedVariable(buffer, False)
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.buffer_ = SavedVariable.input(buffer)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -12404,7 +12404,7 @@ def hardtanh(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.max_val = max_val
         grad_fn.min_val = min_val
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.hardtanh._table[ks] or operators.hardtanh.kernel_for(ks))(
@@ -12436,7 +12436,7 @@ def hardtanh_backward(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.max_val = max_val
         grad_fn.min_val = min_val
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -12478,7 +12478,7 @@ def hardtanh_(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.max_val = max_val
         grad_fn.min_val = min_val
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.hardtanh_._table[ks] or operators.hardtanh_.kernel_for(ks))(
@@ -12506,7 +12506,7 @@ def mish(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MishBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.mish._table[ks] or operators.mish.kernel_for(ks))(ks, self)
@@ -12555,7 +12555,7 @@ def mish_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MishBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.mish_._table[ks] or operators.mish_.kernel_for(ks))(ks, self)
@@ -12580,7 +12580,7 @@ def celu(ks: int, self: Tensor, alpha: Number) -> Any:
         grad_fn = functions.CeluBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.celu._table[ks] or operators.celu.kernel_for(ks))(
@@ -12607,7 +12607,7 @@ def glu(ks: int, self: Tensor, dim: int) -> Any:
         grad_fn = functions.GluBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.glu._table[ks] or operators.glu.kernel_for(ks))(ks, self, dim)
@@ -12634,8 +12634,8 @@ def glu_backward(ks: int, grad_output: Tensor, self: Tensor, dim: int) -> Any:
         grad_fn = functions.GluBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -12669,7 +12669,7 @@ def hardshrink(ks: int, self: Tensor, lambd: Number) -> Any:
         grad_fn = functions.HardshrinkBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.lambd = lambd
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.hardshrink._table[ks] or operators.hardshrink.kernel_for(ks))(
@@ -12696,7 +12696,7 @@ def hardshrink_backward(ks: int, grad_out: Tensor, self: Tensor, lambd: Number) 
         grad_fn = functions.HardshrinkBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.lambd = lambd
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -12731,7 +12731,7 @@ def softshrink(ks: int, self: Tensor, lambd: Number) -> Any:
         grad_fn = functions.SoftshrinkBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.lambd = lambd
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.softshrink._table[ks] or operators.softshrink.kernel_for(ks))(
@@ -12760,7 +12760,7 @@ def softshrink_backward(
         grad_fn = functions.SoftshrinkBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.lambd = lambd
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -12794,7 +12794,7 @@ def hardsigmoid(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.HardsigmoidBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.hardsigmoid._table[ks] or operators.hardsigmoid.kernel_for(ks))(
@@ -12820,7 +12820,7 @@ def hardsigmoid_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.HardsigmoidBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -12853,7 +12853,7 @@ def hardswish(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.HardswishBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.hardswish._table[ks] or operators.hardswish.kernel_for(ks))(
@@ -12879,8 +12879,8 @@ def hardswish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.HardswishBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -12914,7 +12914,7 @@ def threshold(ks: int, self: Tensor, threshold: Number, value: Number) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ThresholdBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.threshold = threshold
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -12952,8 +12952,8 @@ def rrelu_with_noise(
         grad_fn = functions.RreluWithNoiseBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.lower = lower
-        grad_fn.noise_ = SavedVariable(noise, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.noise_ = SavedVariable.input(noise)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.training = training
         grad_fn.upper = upper
     # redispatch(), inline: the kernel below Autograd.
@@ -13002,8 +13002,8 @@ def rrelu_with_noise_backward(
         grad_fn = functions.RreluWithNoiseBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.lower = lower
-        grad_fn.noise_ = SavedVariable(noise, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.noise_ = SavedVariable.input(noise)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.training = training
         grad_fn.upper = upper
     # redispatch(), inline: the kernel below Autograd.
@@ -13046,8 +13046,8 @@ def _prelu_kernel(ks: int, self: Tensor, weight: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.PreluKernelBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -13085,12 +13085,12 @@ def _prelu_kernel_backward(
     if _next_edges is not None:
         grad_fn = functions.PreluKernelBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
         grad_fn.grad_output_options = SCALAR_TYPES[grad_output._data.dtype]
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.self_info = TypeAndSize(self)
         grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = SavedVariable.input(weight)
         grad_fn.weight_options = SCALAR_TYPES[weight._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -13175,8 +13175,8 @@ def native_dropout_backward(
     if _next_edges is not None:
         grad_fn = functions.NativeDropoutBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
+        grad_fn.mask_ = SavedVariable.input(mask)
         grad_fn.scale = scale
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -13200,8 +13200,8 @@ def mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
         grad_fn = functions.MseLossBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.target_ = SavedVariable.input(target)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.mse_loss._table[ks] or operators.mse_loss.kernel_for(ks))(
@@ -13240,10 +13240,10 @@ def mse_loss_backward(
     if _next_edges is not None:
         grad_fn = functions.MseLossBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
         grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.target_ = SavedVariable.input(target)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -13289,9 +13289,9 @@ def nll_loss_forward(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.ignore_index = ignore_index
         grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.target_ = SavedVariable.input(target)
+        grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -13349,8 +13349,8 @@ def nll_loss_backward(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.ignore_index = ignore_index
         grad_fn.reduction = reduction
-        grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+        grad_fn.target_ = SavedVariable.input(target)
+        grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -13380,9 +13380,9 @@ def nll_loss2d_forward(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.ignore_index = ignore_index
         grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.target_ = SavedVariable.input(target)
+        grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -13440,8 +13440,8 @@ def nll_loss2d_backward(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.ignore_index = ignore_index
         grad_fn.reduction = reduction
-        grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+        grad_fn.target_ = SavedVariable.input(target)
+        grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -13467,9 +13467,9 @@ def binary_cross_entropy(
         grad_fn = functions.BinaryCrossEntropyBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.target_ = SavedVariable.input(target)
+        grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -13517,11 +13517,11 @@ def binary_cross_entropy_backward(
     if _next_edges is not None:
         grad_fn = functions.BinaryCrossEntropyBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
         grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.target_ = SavedVariable.input(target)
+        grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -13565,8 +13565,8 @@ def smooth_l1_loss(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.beta = beta
         grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.target_ = SavedVariable.input(target)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -13612,10 +13612,10 @@ def smooth_l1_loss_backward(
         grad_fn = functions.SmoothL1LossBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.beta = beta
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
         grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.target_ = SavedVariable.input(target)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -13658,8 +13658,8 @@ def huber_loss(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.delta = delta
         grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.target_ = SavedVariable.input(target)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.huber_loss._table[ks] or operators.huber_loss.kernel_for(ks))(
@@ -13707,10 +13707,10 @@ def huber_loss_backward(
         grad_fn = functions.HuberLossBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.delta = delta
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
         grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.target_ = SavedVariable.input(target)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -13742,12 +13742,12 @@ def binary_cross_entropy_with_logits(
         grad_fn = functions.BinaryCrossEntropyWithLogitsBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.pos_weight_ = (
-            None if pos_weight is None else SavedVariable(pos_weight, False)
+            None if pos_weight is None else SavedVariable.input(pos_weight)
         )
         grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.target_ = SavedVariable.input(target)
+        grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -13787,8 +13787,8 @@ def soft_margin_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> A
         grad_fn = functions.SoftMarginLossBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.target_ = SavedVariable.input(target)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -13831,10 +13831,10 @@ def soft_margin_loss_backward(
     if _next_edges is not None:
         grad_fn = functions.SoftMarginLossBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
         grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.target_ = SavedVariable.input(target)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -13871,9 +13871,9 @@ def multi_margin_loss(
         grad_fn.margin = margin
         grad_fn.p = p
         grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.target_ = SavedVariable.input(target)
+        grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -13909,13 +13909,13 @@ def multi_margin_loss_backward(
     if _next_edges is not None:
         grad_fn = functions.MultiMarginLossBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
         grad_fn.margin = margin
         grad_fn.p = p
         grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.target_ = SavedVariable.input(target)
+        grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -13940,8 +13940,8 @@ def multilabel_margin_loss_forward(
         grad_fn = functions.MultilabelMarginLossBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.target_ = SavedVariable.input(target)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -13973,11 +13973,11 @@ def multilabel_margin_loss_backward(
     if _next_edges is not None:
         grad_fn = functions.MultilabelMarginLossBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        grad_fn.is_target_ = SavedVariable(is_target, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
+        grad_fn.is_target_ = SavedVariable.input(is_target)
         grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.target_ = SavedVariable.input(target)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -14014,15 +14014,15 @@ def native_batch_norm(
         grad_fn = functions.NativeBatchNormBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
-        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.input_ = SavedVariable.input(input)
         grad_fn.running_mean_ = (
-            None if running_mean is None else SavedVariable(running_mean, False)
+            None if running_mean is None else SavedVariable.input(running_mean)
         )
         grad_fn.running_var_ = (
-            None if running_var is None else SavedVariable(running_var, False)
+            None if running_var is None else SavedVariable.input(running_var)
         )
         grad_fn.training = training
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -14093,22 +14093,22 @@ def native_batch_norm_backward(
         grad_fn = functions.NativeBatchNormBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
-        grad_fn.grad_out_ = SavedVariable(grad_out, False)
-        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.grad_out_ = SavedVariable.input(grad_out)
+        grad_fn.input_ = SavedVariable.input(input)
         grad_fn.running_mean_ = (
-            None if running_mean is None else SavedVariable(running_mean, False)
+            None if running_mean is None else SavedVariable.input(running_mean)
         )
         grad_fn.running_var_ = (
-            None if running_var is None else SavedVariable(running_var, False)
+            None if running_var is None else SavedVariable.input(running_var)
         )
         grad_fn.save_invstd_ = (
-            None if save_invstd is None else SavedVariable(save_invstd, False)
+            None if save_invstd is None else SavedVariable.input(save_invstd)
         )
         grad_fn.save_mean_ = (
-            None if save_mean is None else SavedVariable(save_mean, False)
+            None if save_mean is None else SavedVariable.input(save_mean)
         )
         grad_fn.train = train
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -14161,8 +14161,8 @@ def native_group_norm(
         grad_fn.N = N
         grad_fn.eps = eps
         grad_fn.group = group
-        grad_fn.input_ = SavedVariable(input, False)
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+        grad_fn.input_ = SavedVariable.input(input)
+        grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -14294,10 +14294,10 @@ def native_layer_norm(
     if _next_edges is not None:
         grad_fn = functions.NativeLayerNormBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.bias_ = None if bias is None else SavedVariable(bias, False)
-        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.bias_ = None if bias is None else SavedVariable.input(bias)
+        grad_fn.input_ = SavedVariable.input(input)
         grad_fn.normalized_shape = normalized_shape
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -14357,12 +14357,12 @@ def native_layer_norm_backward(
     if _next_edges is not None:
         grad_fn = functions.NativeLayerNormBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.grad_out_ = SavedVariable(grad_out, False)
-        grad_fn.input_ = SavedVariable(input, False)
-        grad_fn.mean_ = SavedVariable(mean, False)
+        grad_fn.grad_out_ = SavedVariable.input(grad_out)
+        grad_fn.input_ = SavedVariable.input(input)
+        grad_fn.mean_ = SavedVariable.input(mean)
         grad_fn.normalized_shape = normalized_shape
-        grad_fn.rstd_ = SavedVariable(rstd, False)
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+        grad_fn.rstd_ = SavedVariable.input(rstd)
+        grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -14404,10 +14404,10 @@ def _native_batch_norm_legit_no_training(
         grad_fn = functions.NativeBatchNormLegitNoTrainingBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
-        grad_fn.input_ = SavedVariable(input, False)
-        grad_fn.running_mean_ = SavedVariable(running_mean, False)
-        grad_fn.running_var_ = SavedVariable(running_var, False)
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+        grad_fn.input_ = SavedVariable.input(input)
+        grad_fn.running_mean_ = SavedVariable.input(running_mean)
+        grad_fn.running_var_ = SavedVariable.input(running_var)
+        grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -14465,9 +14465,9 @@ def _native_batch_norm_legit_no_stats(
         grad_fn = functions.NativeBatchNormLegitBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
-        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.input_ = SavedVariable.input(input)
         grad_fn.training = training
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -14525,14 +14525,14 @@ def _batch_norm_no_update(
         grad_fn = functions.BatchNormNoUpdateBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
-        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.input_ = SavedVariable.input(input)
         grad_fn.running_mean_ = (
-            None if running_mean is None else SavedVariable(running_mean, False)
+            None if running_mean is None else SavedVariable.input(running_mean)
         )
         grad_fn.running_var_ = (
-            None if running_var is None else SavedVariable(running_var, False)
+            None if running_var is None else SavedVariable.input(running_var)
         )
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -14606,20 +14606,20 @@ def batch_norm_backward(
         grad_fn = functions.BatchNormBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
-        grad_fn.grad_out_ = SavedVariable(grad_out, False)
-        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.grad_out_ = SavedVariable.input(grad_out)
+        grad_fn.input_ = SavedVariable.input(input)
         grad_fn.running_mean_ = (
-            None if running_mean is None else SavedVariable(running_mean, False)
+            None if running_mean is None else SavedVariable.input(running_mean)
         )
         grad_fn.running_var_ = (
-            None if running_var is None else SavedVariable(running_var, False)
+            None if running_var is None else SavedVariable.input(running_var)
         )
         grad_fn.save_mean_ = (
-            None if save_mean is None else SavedVariable(save_mean, False)
+            None if save_mean is None else SavedVariable.input(save_mean)
         )
-        grad_fn.save_var_ = None if save_var is None else SavedVariable(save_var, False)
+        grad_fn.save_var_ = None if save_var is None else SavedVariable.input(save_var)
         grad_fn.update = update
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -14663,9 +14663,9 @@ def _fused_rms_norm(
     if _next_edges is not None:
         grad_fn = functions.FusedRmsNormBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.input_ = SavedVariable.input(input)
         grad_fn.normalized_shape = normalized_shape
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -14720,7 +14720,7 @@ def embedding(
     if _next_edges is not None:
         grad_fn = functions.EmbeddingBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.indices_ = SavedVariable.input(indices)
         grad_fn.padding_idx = padding_idx
         grad_fn.scale_grad_by_freq = scale_grad_by_freq
         grad_fn.sparse = sparse
@@ -14765,7 +14765,7 @@ def embedding_dense_backward(
     if _next_edges is not None:
         grad_fn = functions.EmbeddingDenseBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.indices_ = SavedVariable.input(indices)
         grad_fn.padding_idx = padding_idx
         grad_fn.scale_grad_by_freq = scale_grad_by_freq
     # redispatch(), inline: the kernel below Autograd.
@@ -14825,12 +14825,12 @@ def convolution(
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
         grad_fn.dilation = dilation
         grad_fn.groups = groups
-        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.input_ = SavedVariable.input(input)
         grad_fn.output_padding = output_padding
         grad_fn.padding = padding
         grad_fn.stride = stride
         grad_fn.transposed = transposed
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.convolution._table[ks] or operators.convolution.kernel_for(ks))(
@@ -14897,14 +14897,14 @@ def convolution_backward(
         grad_fn = functions.ConvolutionBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dilation = dilation
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
         grad_fn.groups = groups
-        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.input_ = SavedVariable.input(input)
         grad_fn.output_padding = output_padding
         grad_fn.padding = padding
         grad_fn.stride = stride
         grad_fn.transposed = transposed
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -15005,7 +15005,7 @@ def reflection_pad1d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
         grad_fn = functions.ReflectionPad1DBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -15072,7 +15072,7 @@ def reflection_pad2d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
         grad_fn = functions.ReflectionPad2DBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -15139,7 +15139,7 @@ def reflection_pad3d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
         grad_fn = functions.ReflectionPad3DBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -15206,7 +15206,7 @@ def replication_pad1d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
         grad_fn = functions.ReplicationPad1DBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -15273,7 +15273,7 @@ def replication_pad2d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
         grad_fn = functions.ReplicationPad2DBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -15340,7 +15340,7 @@ def replication_pad3d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
         grad_fn = functions.ReplicationPad3DBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -15412,10 +15412,10 @@ def conv_tbc(ks: int, self: Tensor, weight: Tensor, bias: Tensor, pad: int) -> A
     if _next_edges is not None:
         grad_fn = functions.ConvTbcBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.bias_ = SavedVariable(bias, False)
+        grad_fn.bias_ = SavedVariable.input(bias)
         grad_fn.pad = pad
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.conv_tbc._table[ks] or operators.conv_tbc.kernel_for(ks))(
@@ -15454,9 +15454,9 @@ def slow_conv_transpose2d(
         grad_fn.dilation = dilation
         grad_fn.output_padding = output_padding
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.stride = stride
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -15496,9 +15496,9 @@ def slow_conv_transpose3d(
         grad_fn.dilation = dilation
         grad_fn.output_padding = output_padding
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.stride = stride
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -15534,9 +15534,9 @@ def _slow_conv2d_forward(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.kernel_size = kernel_size
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.stride = stride
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -15571,11 +15571,11 @@ def _slow_conv2d_backward_output_mask(
     if _next_edges is not None:
         grad_fn = functions.SlowConv2DBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.stride = stride
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -15615,10 +15615,10 @@ def _conv_depthwise2d(
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
         grad_fn.dilation = dilation
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.stride = stride
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -15656,10 +15656,10 @@ def conv_depthwise3d(
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
         grad_fn.dilation = dilation
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.stride = stride
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -15695,9 +15695,9 @@ def slow_conv3d_forward(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.stride = stride
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -15735,9 +15735,9 @@ def slow_conv_dilated2d(
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
         grad_fn.dilation = dilation
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.stride = stride
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -15775,9 +15775,9 @@ def slow_conv_dilated3d(
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
         grad_fn.dilation = dilation
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.stride = stride
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -15819,12 +15819,12 @@ def _convolution(
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
         grad_fn.dilation = dilation
         grad_fn.groups = groups
-        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.input_ = SavedVariable.input(input)
         grad_fn.output_padding = output_padding
         grad_fn.padding = padding
         grad_fn.stride = stride
         grad_fn.transposed = transposed
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -15902,12 +15902,12 @@ def convolution_overrideable(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dilation = dilation
         grad_fn.groups = groups
-        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.input_ = SavedVariable.input(input)
         grad_fn.output_padding = output_padding
         grad_fn.padding = padding
         grad_fn.stride = stride
         grad_fn.transposed = transposed
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -15957,14 +15957,14 @@ def convolution_backward_overrideable(
         grad_fn = functions.ConvolutionBackwardOverrideableBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dilation = dilation
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
         grad_fn.groups = groups
-        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.input_ = SavedVariable.input(input)
         grad_fn.output_padding = output_padding
         grad_fn.padding = padding
         grad_fn.stride = stride
         grad_fn.transposed = transposed
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -16012,10 +16012,10 @@ def _nnpack_spatial_convolution(
         grad_fn = functions.NnpackSpatialConvolutionBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
-        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.input_ = SavedVariable.input(input)
         grad_fn.padding = padding
         grad_fn.stride = stride
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -16047,7 +16047,7 @@ def max_pool2d_with_indices(
         grad_fn.dilation = dilation
         grad_fn.kernel_size = kernel_size
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.stride = stride
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -16098,7 +16098,7 @@ def max_pool2d_with_indices_backward(
     if _next_edges is not None:
         grad_fn = functions.MaxPool2DWithIndicesBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.indices_ = SavedVariable.input(indices)
         grad_fn.self_info = TypeAndSize(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -16150,7 +16150,7 @@ def max_pool3d_with_indices(
         grad_fn.dilation = dilation
         grad_fn.kernel_size = kernel_size
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.stride = stride
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -16201,7 +16201,7 @@ def max_pool3d_with_indices_backward(
     if _next_edges is not None:
         grad_fn = functions.MaxPool3DWithIndicesBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.indices_ = SavedVariable.input(indices)
         grad_fn.self_info = TypeAndSize(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -16255,7 +16255,7 @@ def avg_pool2d(
         grad_fn.divisor_override = divisor_override
         grad_fn.kernel_size = kernel_size
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.stride = stride
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -16378,7 +16378,7 @@ def avg_pool3d(
         grad_fn.divisor_override = divisor_override
         grad_fn.kernel_size = kernel_size
         grad_fn.padding = padding
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
         grad_fn.stride = stride
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -16487,7 +16487,7 @@ def _adaptive_avg_pool2d(ks: int, self: Tensor, output_size: Sequence[int]) -> A
     if _next_edges is not None:
         grad_fn = functions.AdaptiveAvgPool2DBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -16550,7 +16550,7 @@ def _adaptive_avg_pool3d(ks: int, self: Tensor, output_size: Sequence[int]) -> A
     if _next_edges is not None:
         grad_fn = functions.AdaptiveAvgPool3DBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -16613,7 +16613,7 @@ def adaptive_max_pool2d(ks: int, self: Tensor, output_size: Sequence[int]) -> An
     if _next_edges is not None:
         grad_fn = functions.AdaptiveMaxPool2DBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -16647,7 +16647,7 @@ def adaptive_max_pool2d_backward(
     if _next_edges is not None:
         grad_fn = functions.AdaptiveMaxPool2DBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.indices_ = SavedVariable.input(indices)
         grad_fn.self_info = TypeAndSize(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -16682,7 +16682,7 @@ def adaptive_max_pool3d(ks: int, self: Tensor, output_size: Sequence[int]) -> An
     if _next_edges is not None:
         grad_fn = functions.AdaptiveMaxPool3DBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -16716,7 +16716,7 @@ def adaptive_max_pool3d_backward(
     if _next_edges is not None:
         grad_fn = functions.AdaptiveMaxPool3DBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.indices_ = SavedVariable.input(indices)
         grad_fn.self_info = TypeAndSize(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -16753,7 +16753,7 @@ def max_unpool2d(
     if _next_edges is not None:
         grad_fn = functions.MaxUnpool2DBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.indices_ = SavedVariable.input(indices)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -16788,7 +16788,7 @@ def max_unpool3d(
     if _next_edges is not None:
         grad_fn = functions.MaxUnpool3DBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.indices_ = SavedVariable.input(indices)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -16831,7 +16831,7 @@ def fractional_max_pool2d(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.kernel_size = kernel_size
         grad_fn.output_size = output_size
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -16877,7 +16877,7 @@ def fractional_max_pool2d_backward(
     if _next_edges is not None:
         grad_fn = functions.FractionalMaxPool2DBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.indices_ = SavedVariable.input(indices)
         grad_fn.self_info = TypeAndSize(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -16923,7 +16923,7 @@ def fractional_max_pool3d(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.kernel_size = kernel_size
         grad_fn.output_size = output_size
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -16969,7 +16969,7 @@ def fractional_max_pool3d_backward(
     if _next_edges is not None:
         grad_fn = functions.FractionalMaxPool3DBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.indices_ = SavedVariable.input(indices)
         grad_fn.self_info = TypeAndSize(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -18393,8 +18393,8 @@ def grid_sampler_2d(
         grad_fn = functions.GridSampler2DBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
-        grad_fn.grid_ = SavedVariable(grid, False)
-        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.grid_ = SavedVariable.input(grid)
+        grad_fn.input_ = SavedVariable.input(input)
         grad_fn.interpolation_mode = interpolation_mode
         grad_fn.padding_mode = padding_mode
     # redispatch(), inline: the kernel below Autograd.
@@ -18431,9 +18431,9 @@ def grid_sampler_2d_backward(
         grad_fn = functions.GridSampler2DBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        grad_fn.grid_ = SavedVariable(grid, False)
-        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
+        grad_fn.grid_ = SavedVariable.input(grid)
+        grad_fn.input_ = SavedVariable.input(input)
         grad_fn.interpolation_mode = interpolation_mode
         grad_fn.padding_mode = padding_mode
     # redispatch(), inline: the kernel below Autograd.
@@ -18477,8 +18477,8 @@ def grid_sampler_3d(
         grad_fn = functions.GridSampler3DBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
-        grad_fn.grid_ = SavedVariable(grid, False)
-        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.grid_ = SavedVariable.input(grid)
+        grad_fn.input_ = SavedVariable.input(input)
         grad_fn.interpolation_mode = interpolation_mode
         grad_fn.padding_mode = padding_mode
     # redispatch(), inline: the kernel below Autograd.
@@ -18515,9 +18515,9 @@ def grid_sampler_3d_backward(
         grad_fn = functions.GridSampler3DBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.align_corners = align_corners
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        grad_fn.grid_ = SavedVariable(grid, False)
-        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.grad_output_ = SavedVariable.input(grad_output)
+        grad_fn.grid_ = SavedVariable.input(grid)
+        grad_fn.input_ = SavedVariable.input(input)
         grad_fn.interpolation_mode = interpolation_mode
         grad_fn.padding_mode = padding_mode
     # redispatch(), inline: the kernel below Autograd.
@@ -18562,15 +18562,15 @@ def _thnn_fused_lstm_cell(
     if _next_edges is not None:
         grad_fn = functions.ThnnFusedLstmCellBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.cx_ = SavedVariable(cx, False)
+        grad_fn.cx_ = SavedVariable.input(cx)
         grad_fn.hidden_bias_ = (
-            None if hidden_bias is None else SavedVariable(hidden_bias, False)
+            None if hidden_bias is None else SavedVariable.input(hidden_bias)
         )
-        grad_fn.hidden_gates_ = SavedVariable(hidden_gates, False)
+        grad_fn.hidden_gates_ = SavedVariable.input(hidden_gates)
         grad_fn.input_bias_ = (
-            None if input_bias is None else SavedVariable(input_bias, False)
+            None if input_bias is None else SavedVariable.input(input_bias)
         )
-        grad_fn.input_gates_ = SavedVariable(input_gates, False)
+        grad_fn.input_gates_ = SavedVariable.input(input_gates)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -18681,14 +18681,14 @@ def _thnn_fused_gru_cell(
         grad_fn = functions.ThnnFusedGruCellBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.hidden_bias_ = (
-            None if hidden_bias is None else SavedVariable(hidden_bias, False)
+            None if hidden_bias is None else SavedVariable.input(hidden_bias)
         )
-        grad_fn.hidden_gates_ = SavedVariable(hidden_gates, False)
-        grad_fn.hx_ = SavedVariable(hx, False)
+        grad_fn.hidden_gates_ = SavedVariable.input(hidden_gates)
+        grad_fn.hx_ = SavedVariable.input(hx)
         grad_fn.input_bias_ = (
-            None if input_bias is None else SavedVariable(input_bias, False)
+            None if input_bias is None else SavedVariable.input(input_bias)
         )
-        grad_fn.input_gates_ = SavedVariable(input_gates, False)
+        grad_fn.input_gates_ = SavedVariable.input(input_gates)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -18758,7 +18758,7 @@ def erfc(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ErfcBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.erfc._table[ks] or operators.erfc.kernel_for(ks))(ks, self)
@@ -18785,7 +18785,7 @@ def erfc_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ErfcBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.erfc_._table[ks] or operators.erfc_.kernel_for(ks))(ks, self)
@@ -18811,8 +18811,8 @@ def xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.XlogyBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -18840,7 +18840,7 @@ def xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.XlogyBackward1()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
         grad_fn.self = self
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -18871,7 +18871,7 @@ def xlogy_Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
         grad_fn = functions.XlogyBackward2()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -18907,8 +18907,8 @@ def xlogy__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.XlogyBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -18946,7 +18946,7 @@ def xlogy__Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
         grad_fn = functions.XlogyBackward2()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -18976,7 +18976,7 @@ def mvlgamma(ks: int, self: Tensor, p: int) -> Any:
         grad_fn = functions.MvlgammaBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.p = p
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.mvlgamma._table[ks] or operators.mvlgamma.kernel_for(ks))(
@@ -19008,7 +19008,7 @@ def mvlgamma_(ks: int, self: Tensor, p: int) -> Any:
         grad_fn = functions.MvlgammaBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.p = p
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.mvlgamma_._table[ks] or operators.mvlgamma_.kernel_for(ks))(
@@ -19035,7 +19035,7 @@ def logit(ks: int, self: Tensor, eps: float | None) -> Any:
         grad_fn = functions.LogitBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.logit._table[ks] or operators.logit.kernel_for(ks))(
@@ -19065,7 +19065,7 @@ def logit_(ks: int, self: Tensor, eps: float | None) -> Any:
         grad_fn = functions.LogitBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.eps = eps
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.logit_._table[ks] or operators.logit_.kernel_for(ks))(
@@ -19091,7 +19091,7 @@ def sinc(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SincBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.sinc._table[ks] or operators.sinc.kernel_for(ks))(ks, self)
@@ -19118,7 +19118,7 @@ def sinc_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SincBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.sinc_._table[ks] or operators.sinc_.kernel_for(ks))(ks, self)
@@ -19147,7 +19147,7 @@ def lgamma_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LgammaBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.lgamma_._table[ks] or operators.lgamma_.kernel_for(ks))(
@@ -19173,7 +19173,7 @@ def lgamma(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LgammaBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.lgamma._table[ks] or operators.lgamma.kernel_for(ks))(ks, self)
@@ -19195,7 +19195,7 @@ def digamma(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.DigammaBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.digamma._table[ks] or operators.digamma.kernel_for(ks))(
@@ -19224,7 +19224,7 @@ def digamma_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.DigammaBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.digamma_._table[ks] or operators.digamma_.kernel_for(ks))(
@@ -19251,7 +19251,7 @@ def polygamma(ks: int, n: int, self: Tensor) -> Any:
         grad_fn = functions.PolygammaBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.n = n
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.polygamma._table[ks] or operators.polygamma.kernel_for(ks))(
@@ -19281,7 +19281,7 @@ def polygamma_(ks: int, self: Tensor, n: int) -> Any:
         grad_fn = functions.PolygammaBackward1()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.n = n
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.polygamma_._table[ks] or operators.polygamma_.kernel_for(ks))(
@@ -19300,7 +19300,7 @@ def erfinv(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ErfinvBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.erfinv._table[ks] or operators.erfinv.kernel_for(ks))(ks, self)
@@ -19327,7 +19327,7 @@ def erfinv_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ErfinvBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.erfinv_._table[ks] or operators.erfinv_.kernel_for(ks))(
@@ -19353,7 +19353,7 @@ def i0(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.I0Backward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.i0._table[ks] or operators.i0.kernel_for(ks))(ks, self)
@@ -19380,7 +19380,7 @@ def i0_(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.I0Backward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.i0_._table[ks] or operators.i0_.kernel_for(ks))(ks, self)
@@ -19407,9 +19407,9 @@ def igamma(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.IgammaBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[1][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
+            grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.igamma._table[ks] or operators.igamma.kernel_for(ks))(
@@ -19434,9 +19434,9 @@ def igamma_(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.IgammaBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[1][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self.clone(), False)
+            grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.igamma_._table[ks] or operators.igamma_.kernel_for(ks))(
@@ -19460,9 +19460,9 @@ def igammac(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.IgammacBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[1][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
+            grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.igammac._table[ks] or operators.igammac.kernel_for(ks))(
@@ -19487,9 +19487,9 @@ def igammac_(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.IgammacBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[1][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self.clone(), False)
+            grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.igammac_._table[ks] or operators.igammac_.kernel_for(ks))(
@@ -19532,7 +19532,7 @@ def special_entr(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SpecialEntrBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -19584,7 +19584,7 @@ def special_log_ndtr(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SpecialLogNdtrBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -19612,7 +19612,7 @@ def special_erfcx(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SpecialErfcxBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -19641,8 +19641,8 @@ def special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SpecialXlog1PyBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -19670,7 +19670,7 @@ def special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SpecialXlog1PyBackward1()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
         grad_fn.self = self
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -19701,7 +19701,7 @@ def special_xlog1py_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
         grad_fn = functions.SpecialXlog1PyBackward2()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other = other
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -19735,9 +19735,9 @@ def special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.SpecialZetaBackward0()
         grad_fn.set_next_edges(_next_edges)
         if _next_edges[1][0] is not None:
-            grad_fn.other_ = SavedVariable(other, False)
+            grad_fn.other_ = SavedVariable.input(other)
         if _next_edges[1][0] is not None:
-            grad_fn.self_ = SavedVariable(self, False)
+            grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -19758,7 +19758,7 @@ def special_zeta_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SpecialZetaBackward1()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
         grad_fn.self = self
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -19800,7 +19800,7 @@ def special_i0e(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SpecialI0EBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.special_i0e._table[ks] or operators.special_i0e.kernel_for(ks))(
@@ -19827,7 +19827,7 @@ def special_i1(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SpecialI1Backward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.special_i1._table[ks] or operators.special_i1.kernel_for(ks))(
@@ -19852,7 +19852,7 @@ def special_i1e(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SpecialI1EBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.special_i1e._table[ks] or operators.special_i1e.kernel_for(ks))(

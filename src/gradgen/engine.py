@@ -45,6 +45,15 @@ from .scalars import python_type_name
 from .tensor import Tensor
 
 _NDARRAY = np.ndarray
+_GRAD_MODE = grad_mode._state
+# What a 0-d array form's arithmetic returns: numpy scalars, handed on as they are
+# (each is a 0-d gradient of its dtype; numpy's scalar arithmetic does what its 0-d
+# array arithmetic does, in the same dtype, at a fraction of the cost).
+_SCALARS: frozenset[Any] = frozenset(
+    {np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128}
+)
+# ndarray and the numpy scalars: what a buffer holds while arrays flow.
+_ARRAYS: frozenset[Any] = frozenset({np.ndarray}) | _SCALARS
 
 
 class _ArrayForms:
@@ -71,7 +80,7 @@ def buffer_add(slots: InputBuffer, position: int, gradient: Any) -> None:
     old = slots[position]
     if old is None:
         slots[position] = gradient
-    elif old.__class__ is _NDARRAY or gradient.__class__ is _NDARRAY:
+    elif old.__class__ in _ARRAYS or gradient.__class__ in _ARRAYS:
         _array_buffer_add(slots, position, old, gradient)
     elif grad_mode.is_grad_enabled():
         slots[position] = old + gradient  # recorded: create_graph
@@ -92,10 +101,14 @@ def _array_buffer_add(
 ) -> None:
     """buffer_add where a gradient is a bare array (no graph recorded): in place into
     the array already there when nothing else sees it, else into a new array."""
-    old_array = old if old.__class__ is _NDARRAY else old._data
-    new_array = gradient if gradient.__class__ is _NDARRAY else gradient._data
-    if old.__class__ is not _NDARRAY and old.__class__ is not Tensor:
-        slots[position] = old + Tensor(new_array)  # a subclass (vmap's BatchedTensor)
+    old_array: Any = old if old.__class__ in _ARRAYS else old._data
+    new_array: Any = gradient if gradient.__class__ in _ARRAYS else gradient._data
+    if old.__class__ not in _ARRAYS and old.__class__ is not Tensor:
+        # a subclass (vmap's BatchedTensor)
+        slots[position] = old + Tensor(np.asarray(new_array))
+        return
+    if old_array.__class__ is not _NDARRAY or new_array.__class__ is not _NDARRAY:
+        slots[position] = old_array + new_array  # a numpy scalar: 0-d, no copy to save
         return
     slots[position] = None
     del old
@@ -121,6 +134,8 @@ def _as_tensors(inputs: InputBuffer) -> list[Tensor | None]:
     for slot, value in enumerate(inputs):
         if value.__class__ is _NDARRAY:
             inputs[slot] = Tensor(value)
+        elif value.__class__ in _SCALARS:
+            inputs[slot] = Tensor(np.asarray(value))
     return inputs  # type: ignore[return-value]
 
 
@@ -128,7 +143,7 @@ def _as_arrays(inputs: InputBuffer) -> bool:
     """Replace each plain Tensor of the buffer by its array (in place); False (and
     nothing changed that matters) when a slot holds a Tensor subclass."""
     for slot, value in enumerate(inputs):
-        if value is None or value.__class__ is _NDARRAY:
+        if value is None or value.__class__ in _ARRAYS:
             continue
         if value.__class__ is not Tensor:
             return False
@@ -225,8 +240,8 @@ class GraphTask:
     __slots__ = (
         "task_id",
         "keep_graph",
+        "root",
         "dependencies",
-        "nodes_in_graph",
         "not_ready",
         "exec_info",
         "needed",
@@ -234,19 +249,30 @@ class GraphTask:
         "captured",
     )
 
-    def __init__(self, keep_graph: bool) -> None:
+    def __init__(self, keep_graph: bool, root: Node | None = None) -> None:
         self.task_id = next(_task_ids)  # PyTorch's _current_graph_task_id
         self.keep_graph = keep_graph
+        self.root = root
+        # Every node reached from the root, with the number of edges into it not yet
+        # run (0 once it was ready).
         self.dependencies: dict[Node, int] = {}
-        self.nodes_in_graph: set[Node] = set()  # reached from the root
         self.not_ready: dict[Node, InputBuffer] = {}
         # None: run everything. Otherwise the nodes gradients must reach (PyTorch's
         # should_execute: needed or captured) ...
         self.exec_info: dict[Node, bool] | None = None
-        # ... and, of those, the nodes whose apply runs.
-        self.needed: set[Node] = set()
-        self.captures: dict[Node, list[tuple[int, int]]] = {}
+        # ... and, of those, the nodes whose apply runs (init_to_execute sets these).
+        self.needed: set[Node] = _NOTHING_NEEDED
+        self.captures: dict[Node, list[tuple[int, int]]] = _NO_CAPTURES
         self.captured: list[Tensor | None] = []
+
+    def in_graph(self, node: Node) -> bool:
+        """Whether `node` was reached from the root (PyTorch's nodes_in_graph)."""
+        return node is self.root or node in self.dependencies
+
+
+# What a task without exec info reads (init_to_execute replaces both).
+_NOTHING_NEEDED: set[Node] = set()
+_NO_CAPTURES: dict[Node, list[tuple[int, int]]] = {}
 
 
 def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> None:
@@ -256,18 +282,20 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> N
     requested outputs, so the search does not go below them (PyTorch's pruning).
     """
     dependencies = task.dependencies
-    seen = task.nodes_in_graph
-    seen.add(root)
+    task.root = root
     stack = [root]
+    pop, push, get = stack.pop, stack.append, dependencies.get
     while stack:
-        node = stack.pop()
-        for function, _ in node._next_edges:
+        for function, _ in pop()._next_edges:
             if function is None:
                 continue
-            dependencies[function] = dependencies.get(function, 0) + 1
-            if function not in seen and function._topological_nr >= min_topo_nr:
-                seen.add(function)
-                stack.append(function)
+            count = get(function)
+            if count is None:
+                dependencies[function] = 1
+                if function._topological_nr >= min_topo_nr:
+                    push(function)
+            else:
+                dependencies[function] = count + 1
 
 
 def init_to_execute(
@@ -279,6 +307,7 @@ def init_to_execute(
 ) -> None:
     """Mark the nodes that lead to `outputs`; only they will run."""
     needed: set[Node] = set()
+    task.captures = {}
     for index, (function, input_nr) in enumerate(outputs):
         if function is None:
             continue
@@ -480,26 +509,27 @@ def _run_task(
     task: GraphTask, root: Node, root_buffer: InputBuffer, create_graph: bool
 ) -> None:
     """Run `task` from `root` with grad mode and the task state set for it."""
-    previous_mode = grad_mode.is_grad_enabled()
-    previous_exec_info, previous_task = task_state.exec_info, task_state.task
-    grad_mode._set_enabled(create_graph)
-    task_state.exec_info, task_state.task = task.exec_info, task
+    mode = _GRAD_MODE
+    state = task_state
+    previous_mode = mode.enabled
+    previous_exec_info, previous_task = state.exec_info, state.task
+    mode.enabled = create_graph
+    state.exec_info, state.task = task.exec_info, task
     try:
         _run(task, root, root_buffer)
     finally:
-        grad_mode._set_enabled(previous_mode)
-        task_state.exec_info, task_state.task = previous_exec_info, previous_task
+        mode.enabled = previous_mode
+        state.exec_info, state.task = previous_exec_info, previous_task
     if task.not_ready and task.exec_info is None:
         raise RuntimeError("could not compute gradients for some functions")
 
 
-def execute_root(
-    root: Node, input_nr: int, root_grad: np.ndarray, keep_graph: bool
-) -> bool:
-    """`execute` of one root (input `input_nr` of `root`) and one gradient array, no
-    graph recorded, gradients accumulated into the leaves: `backward()`'s common case
-    without the general checks. False (nothing run) when the array does not match
-    that input's shape and dtype: `execute` must run (and raise) instead."""
+def execute_root(root: Node, input_nr: int, root_grad: Any, keep_graph: bool) -> bool:
+    """`execute` of one root (input `input_nr` of `root`) and one gradient array (or
+    numpy scalar, for a 0-d root), no graph recorded, gradients accumulated into the
+    leaves: `backward()`'s common case without the general checks. False (nothing
+    run) when the array does not match that input's shape and dtype: `execute` must
+    run (and raise) instead."""
     metadata = root._input_metadata
     expected_shape, expected_dtype = metadata[input_nr]
     if root_grad.shape != expected_shape or (
@@ -507,7 +537,7 @@ def execute_root(
     ):
         return False
     root_buffer: InputBuffer = [None] * len(metadata)
-    root_buffer[input_nr] = Tensor(root_grad)
+    root_buffer[input_nr] = root_grad  # _run wraps it when no arrays flow
     task = GraphTask(keep_graph)
     compute_dependencies(root, task)
     _run_task(task, root, root_buffer, False)
@@ -528,18 +558,49 @@ def _arrays_may_flow(create_graph: bool) -> bool:
 
 def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
     # Heap entries: (-sequence_nr, tie-breaker, node, buffer). Later nodes pop first.
-    ready: list[tuple[int, int, Node, InputBuffer]] = [
-        (-root._sequence_number, 0, root, root_buffer)
-    ]
-    pushes = 1
+    ready: list[tuple[int, int, Node, InputBuffer]] = []
+    pushes = 0
     dependencies = task.dependencies
     not_ready = task.not_ready
     exec_info = task.exec_info
     keep_graph = task.keep_graph
-    arrays = _arrays_may_flow(grad_mode.is_grad_enabled())
+    arrays = (  # _arrays_may_flow, inline
+        not _GRAD_MODE.enabled
+        and not dispatch.forward_ad_levels.open
+        and dispatch._detour is None
+        and ARRAY_FORMS.enabled
+    )
+    # With arrays flowing, a plain Tensor is handed on as its array to a node with an
+    # array form (or a leaf's sink), so their buffers hold bare arrays, numpy scalars
+    # and None only, until `mixed`: something else went in (a Tensor subclass), and
+    # every node's buffer is converted (_as_arrays) first. A node that runs its tensor
+    # form keeps the Tensors it is given.
+    mixed = False
+    if arrays and (root._has_array_form or type(root) is AccumulateGrad):
+        mixed = not _as_arrays(root_buffer)
+        for slot, value in enumerate(root_buffer):
+            if (
+                value.__class__ is _NDARRAY
+                and not value.ndim
+                and value.dtype.type in _SCALARS
+            ):
+                # A 0-d seed as a numpy scalar: 0-d arithmetic on it costs a tenth.
+                root_buffer[slot] = value[()]
+    elif not arrays:
+        _as_tensors(root_buffer)
     heappop, heappush = heapq.heappop, heapq.heappush
-    while ready:
-        _, _, node, inputs = heappop(ready)
+    # The one node that became ready while no other was (a chain's next link, the
+    # root): run next without going through the heap.
+    following: tuple[Node, InputBuffer] | None = (root, root_buffer)
+    while True:
+        if following is not None:
+            node, inputs = following
+            following = None
+        elif ready:
+            _, _, node, inputs = heappop(ready)
+        else:
+            break
+        convert = mixed
         if type(node) is AccumulateGrad:
             if (
                 arrays
@@ -550,12 +611,15 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
             ):
                 continue  # the leaf's sink, straight from the buffer
             _call_tensor_pre_hooks(node, _as_tensors(inputs))
+            convert = True
         elif node._tensor_pre_hooks or node._retains_grad:
             _call_tensor_pre_hooks(node, _as_tensors(inputs))
+            convert = True
         if exec_info is not None:
             captures = task.captures.get(node)
             if captures:
                 _as_tensors(inputs)
+                convert = True
                 for input_nr, output_index in captures:
                     task.captured[output_index] = inputs[input_nr]  # type: ignore
             if node not in task.needed:
@@ -566,10 +630,10 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
         else:
             # _call_function's common case, with validate_outputs folded into the loop
             # below that hands the gradients on.
-            if not keep_graph:
+            if not keep_graph and node._will_release:
                 node.will_release_variables()
             produced: Any = None
-            if arrays and node._has_array_form and _as_arrays(inputs):
+            if arrays and node._has_array_form and (not convert or _as_arrays(inputs)):
                 produced = node.apply_arrays(inputs)
             if produced is None:
                 # Only a backward that hands arrays on has arrays in its buffers.
@@ -580,12 +644,12 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
             if len(outputs) != len(edges):
                 validate_outputs(edges, outputs, node)  # raises the count error
         del inputs
-        if not keep_graph:
+        if not keep_graph and node._releases:
             node.release_variables()
         for index, (function, input_nr) in enumerate(edges):
             if function is None:
                 continue
-            gradient = outputs[index]
+            gradient: Any = outputs[index]
             if gradient is not None:
                 # The common case inline: an array (or a plain Tensor's) of the
                 # input's shape and dtype; anything else through _checked.
@@ -593,7 +657,7 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                 cls = gradient.__class__
                 data = (
                     gradient
-                    if cls is _NDARRAY
+                    if cls is _NDARRAY or (arrays and cls in _SCALARS)
                     else gradient._data if cls is Tensor else None
                 )
                 if (
@@ -602,7 +666,20 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                     or (expected_dtype is not None and data.dtype != expected_dtype)
                 ):
                     gradient = _checked(node, index, gradient, function, input_nr)
-                outputs[index] = gradient
+                    cls = gradient.__class__
+                    data = (
+                        gradient
+                        if cls is _NDARRAY
+                        else gradient._data if cls is Tensor else None
+                    )
+                if arrays:
+                    if data is None:
+                        mixed = True  # a Tensor subclass goes on as it is
+                    elif cls is not Tensor or (
+                        function._has_array_form or type(function) is AccumulateGrad
+                    ):
+                        gradient = data
+                    # (a Tensor for a node that runs its tensor form stays one)
             remaining = dependencies[function] - 1
             next_buffer = not_ready.pop(function, None)
             if next_buffer is None:
@@ -616,14 +693,23 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                 else:
                     buffer_add(next_buffer, input_nr, gradient)
             if remaining == 0:
-                del dependencies[function]
-                heappush(
-                    ready, (-function._sequence_number, pushes, function, next_buffer)
-                )
-                pushes += 1
+                # (its count stays: no edge leads into it again, in_graph reads it)
+                if following is None:
+                    following = (function, next_buffer)
+                else:
+                    heappush(
+                        ready,
+                        (-function._sequence_number, pushes, function, next_buffer),
+                    )
+                    pushes += 1
             else:
                 dependencies[function] = remaining
                 not_ready[function] = next_buffer
+        if following is not None and ready:
+            function, next_buffer = following
+            following = None
+            heappush(ready, (-function._sequence_number, pushes, function, next_buffer))
+            pushes += 1
         # Drop this node's references to the gradients it passed on: a gradient that
         # only its buffer holds can be taken over (not copied) where it arrives.
         outputs = produced = gradient = next_buffer = data = None  # type: ignore
@@ -667,7 +753,11 @@ def _accumulate_array(node: AccumulateGrad, inputs: InputBuffer) -> bool:
     new = inputs[0]
     if new.__class__ is Tensor:
         return False  # the Tensor itself may become .grad: AccumulateGrad.apply
-    if new is None or new.__class__ is not _NDARRAY or grad_mode._state.enabled:
+    if new.__class__ in _SCALARS:
+        new = np.asarray(new)  # a new 0-d array, nobody else's
+    elif new is None or new.__class__ is not _NDARRAY:
+        return False
+    if grad_mode._state.enabled:
         return False
     variable = node.variable
     if variable._grad_fn is not None:

@@ -11,10 +11,12 @@ Invariants:
 - A leaf that requires grad owns an `AccumulateGrad` only weakly; the graph's edges
   hold it strongly. AccumulateGrad holds its leaf strongly. It is the only writer of
   a leaf's `.grad`.
-- `SavedVariable` keeps what a backward formula needs. An output of the very node that
-  saves it is stored without its grad_fn (a new Tensor over the same data and version
-  counter), so node -> saved -> tensor -> node never forms a cycle; unpack rebuilds it.
-  Saved tensors are released after the node ran unless the graph is retained.
+- A saved input is kept plain (`SavedVariable.input`: the tensor, or `(tensor,
+  version)`) unless saved-tensor hooks are open; `SavedVariable` keeps the rest. An
+  output of the very node that saves it is stored without its grad_fn (a new Tensor
+  over the same data and version counter), so node -> saved -> tensor -> node never
+  forms a cycle; unpack rebuilds it. Saved tensors are released (`RELEASED`) after the
+  node ran unless the graph is retained.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, final
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, cast, final
 
 import numpy as np
 
@@ -239,6 +241,17 @@ class Node:
 
     # Whether the class overrides apply_arrays (the engine hands such a node arrays).
     _has_array_form: ClassVar[bool] = False
+    # Whether the class overrides will_release_variables / release_variables (the
+    # engine calls them only then): set for every subclass by __init_subclass__.
+    _will_release: ClassVar[bool] = False
+    _releases: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._will_release = (
+            cls.will_release_variables is not Node.will_release_variables
+        )
+        cls._releases = cls.release_variables is not Node.release_variables
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         """`apply` over bare arrays, for a backward that records no graph (the
@@ -306,7 +319,7 @@ class AccumulateGrad(Node):
     __slots__ = ("variable", "_mutex")
 
     def __init__(self, variable: Tensor) -> None:
-        super().__init__()
+        Node.__init__(self)  # without super()'s lookup: one per leaf and graph
         self._sequence_number = MAX_SEQUENCE_NR
         self.variable = variable
         # Made when a gradient first arrives (most accumulators of a forward that is
@@ -557,12 +570,61 @@ class SavedVariable:
         """Free the saved tensor; unpacking afterwards is the backward-twice error."""
         self._data = None
 
+    @staticmethod
+    def input(tensor: Tensor) -> Saved:
+        """What a node keeps of an input it saves: the tensor itself when it is at
+        version 0 (or has no version counter yet), `(tensor, version)` otherwise, with
+        no SavedVariable object; a SavedVariable when saved-tensor hooks are open
+        (in any thread: the hooks must see every save)."""
+        if _open_hooks[0] and SAVED_TENSORS_HOOKS.stack:
+            return SavedVariable(tensor, False)
+        counter = tensor._version_counter
+        if counter is None:
+            return tensor
+        version = counter.version
+        return tensor if not version else (tensor, version)
 
-def unpack_saved(
-    saved: SavedVariable | SavedVariableList | None, saved_for: Node
-) -> Any:
-    """Unpack an optional SavedVariable or list (None when nothing was saved)."""
-    return None if saved is None else saved.unpack(saved_for)
+
+# What a Backward node's slot holds for a saved tensor: None (nothing saved), an
+# input saved plain (`SavedVariable.input`: a Tensor saved at version 0, or a
+# `(tensor, version)` pair), a SavedVariable (outputs, saves under hooks) or a
+# SavedVariableList; `RELEASED` once the node ran without retain_graph.
+Saved: TypeAlias = "Tensor | tuple[Tensor, int] | SavedVariable | SavedVariableList"
+
+
+# A released slot: unpacking it is the backward-twice error.
+def _saved_plain(tensor: Tensor | None, version: int) -> SavedVariable:
+    """A SavedVariable of an input as SavedVariable(tensor, False) keeps it, made
+    without the save (no hooks, no version read)."""
+    saved = SavedVariable.__new__(SavedVariable)
+    saved._data, saved._saved_version, saved._output = tensor, version, None
+    return saved
+
+
+RELEASED = _saved_plain(None, 0)
+
+
+def unpack_saved(saved: Saved | None, saved_for: Node) -> Any:
+    """A saved tensor back (None when nothing was saved), checked against in-place
+    changes since it was saved."""
+    if saved is None:
+        return None
+    cls = saved.__class__
+    if cls is SavedVariable or cls is SavedVariableList:
+        return saved.unpack(saved_for)  # type: ignore[union-attr]
+    tensor: Any = saved
+    version = 0
+    if cls is tuple:
+        tensor, version = cast("tuple[Tensor, int]", saved)
+    counter = tensor._version_counter
+    if counter is not None and counter.version != version:
+        raise RuntimeError(plain_version_error(tensor, version))
+    return tensor
+
+
+def plain_version_error(tensor: Tensor, version: int) -> str:
+    """The in-place modification error of an input saved plain at `version`."""
+    return _saved_plain(tensor, version)._version_error(tensor, None)
 
 
 def _legacy_type_name(tensor: Tensor) -> str:

@@ -195,13 +195,19 @@ def _implicit_backward(output: Tensor, node: Any, retain_graph: bool) -> bool:
     data = output._data
     if data.size != 1 or data.dtype.kind not in "fV":
         return False
-    one = np.array(1, data.dtype)
-    if data.ndim:
+    scalar = data.dtype.type
+    if not data.ndim and scalar in _NUMPY_FLOATS:
+        one: Any = scalar(1)  # the engine takes a 0-d gradient as a numpy scalar
+    else:
         one = np.full(data.shape, 1, data.dtype)
     if engine.execute_root(node, output._output_nr, one, retain_graph):
         return True
-    engine.execute((Edge(node, output._output_nr),), [Tensor(one)], retain_graph, False)
+    seed = Tensor(np.asarray(one))
+    engine.execute((Edge(node, output._output_nr),), [seed], retain_graph, False)
     return True
+
+
+_NUMPY_FLOATS = frozenset({np.float16, np.float32, np.float64})
 
 
 def backward(

@@ -133,7 +133,7 @@ def _will_engine_execute_node(node: Node) -> bool:
         )
     if task.exec_info is not None:
         return bool(task.exec_info.get(node, False))
-    return node in task.nodes_in_graph
+    return bool(task.in_graph(node))
 
 
 class _MultiHandle(RemovableHandle):

@@ -16,6 +16,7 @@ import numpy as np
 
 from ... import dispatch, dtypes, grad_mode
 from ...engine import ARRAY_FORMS
+from ...graph import Saved, plain_version_error, unpack_saved
 from ...tensor import Tensor
 from ...variable_type_utils import _normalise_dtype as normalise_dtype
 
@@ -28,6 +29,8 @@ __all__ = [
     "as_tensor",
     "as_grad_array",
     "plain_tensors",
+    "saved_array",
+    "NOT_PLAIN",
     "tensors_of",
     "scalar_conj",
 ]
@@ -79,6 +82,36 @@ def array_of(tensor: Tensor | None) -> Any:
     stands for, so that it keeps ranking lowest in type promotion."""
     if tensor is None:
         return None
+    if tensor._is_wrapped_number:
+        return tensor._data.item()
+    return tensor._data
+
+
+class _NotPlain:
+    """saved_array's answer for a saved tensor that is no plain Tensor."""
+
+    __slots__ = ()
+
+
+NOT_PLAIN: Any = _NotPlain()
+
+
+def saved_array(saved: Saved | None, node: Any) -> Any:
+    """What `array_of(unpack_saved(saved, node))` gives, in one step: the array of a
+    saved tensor (checked against in-place changes), a wrapped number as its Python
+    number, None when nothing was saved; NOT_PLAIN when the tensor is no plain Tensor
+    (a subclass: the node runs its tensor form)."""
+    if saved.__class__ is Tensor:
+        tensor: Any = saved
+        counter = tensor._version_counter
+        if counter is not None and counter.version:
+            raise RuntimeError(plain_version_error(tensor, 0))
+    elif saved is None:
+        return None
+    else:
+        tensor = unpack_saved(saved, node)
+        if tensor.__class__ is not Tensor:
+            return NOT_PLAIN
     if tensor._is_wrapped_number:
         return tensor._data.item()
     return tensor._data

@@ -94,10 +94,11 @@ __all__ = [
 
 
 def _same_dtype(self: Any, other: Any) -> bool:
-    """Two ndarrays of one dtype: the kernels' promotion does nothing (the fast path)."""
+    """Two arrays (ndarrays or numpy floating scalars) of one dtype: the kernels'
+    promotion does nothing (the fast path)."""
     return (
-        self.__class__ is _NDARRAY
-        and other.__class__ is _NDARRAY
+        self.__class__ in _FLOAT_ARRAYS
+        and other.__class__ in _FLOAT_ARRAYS
         and self.dtype is other.dtype
     )
 
@@ -105,13 +106,18 @@ def _same_dtype(self: Any, other: Any) -> bool:
 # Python numbers that a real floating array takes in its own dtype (NEP 50): the
 # kernels' promotion of `array OP number` changes neither operand then.
 _REAL_NUMBERS = (int, float)
+# ndarrays and the numpy scalars a 0-d array's arithmetic returns (which the engine
+# hands on as they are: 0-d gradients without a 0-d array made for each).
+_FLOAT_ARRAYS: frozenset[Any] = frozenset(
+    {np.ndarray, np.float16, np.float32, np.float64}
+)
 
 
 def _float_and_number(self: Any, other: Any) -> bool:
     """A real floating ndarray and a Python int or float (not a bool): the fast path
     of the arithmetic twins, computing what their general path computes."""
     return (
-        self.__class__ is _NDARRAY
+        self.__class__ in _FLOAT_ARRAYS
         and other.__class__ in _REAL_NUMBERS
         and self.dtype.kind == "f"
     )
@@ -172,6 +178,8 @@ def div(self: Any, other: Any, rounding_mode: str | None = None) -> np.ndarray:
 
 
 def neg(self: np.ndarray) -> np.ndarray:
+    if self.__class__ in _FLOAT_ARRAYS and self.dtype.kind == "f":
+        return negative(self)  # a 0-d one as a numpy scalar (handed on as it is)
     return as_array(negative(self))
 
 
@@ -352,10 +360,16 @@ def maybe_multiply(tensor: np.ndarray, scalar: Any) -> np.ndarray:
 def mul_tensor_backward(
     grad: np.ndarray, other: np.ndarray, self_type: dtype
 ) -> np.ndarray | None:
-    if (_same_dtype(grad, other) and grad.dtype.kind != "c") or _float_and_number(
-        grad, other
-    ):
-        return as_array(grad * other)  # real: conj and handle_r_to_c change nothing
+    # _same_dtype (not complex) or _float_and_number, inline: every mul node runs it.
+    if grad.__class__ in _FLOAT_ARRAYS:
+        kind = grad.dtype.kind
+        if (other.__class__ in _REAL_NUMBERS and kind == "f") or (
+            other.__class__ in _FLOAT_ARRAYS
+            and grad.dtype is other.dtype
+            and kind != "c"
+        ):
+            product: np.ndarray = grad * other  # real: conj, handle_r_to_c: nothing
+            return product
     return handle_r_to_c(self_type, mul(grad, conj(other)))
 
 
@@ -386,15 +400,15 @@ def pow_backward(
         return zeros_like(self)
     if (
         _float_and_number(self, exponent)
-        and grad.__class__ is _NDARRAY
+        and grad.__class__ in _FLOAT_ARRAYS
         and grad.dtype is self.dtype
         and grad.shape == self.shape
     ):
         # The common case (`x ** 3` on a real floating x): the steps below, each on
         # its fast path, without their checks (the same numpy calls, the same bits).
-        if not self.ndim:  # 0-d: numpy's scalar arithmetic, one array at the end
+        if not self.ndim:  # 0-d: numpy's scalar arithmetic, a numpy scalar out
             powered = self if exponent == 2 else self ** (exponent - 1)
-            return as_array(powered * exponent * grad)
+            return powered * exponent * grad  # type: ignore[no-any-return]
         powered = self if exponent == 2 else as_array(self ** (exponent - 1))
         derivative = as_array(powered * exponent)
         product: np.ndarray = np.multiply(derivative, grad, out=derivative)
