@@ -78,7 +78,7 @@ _SELECT_MIN_SIZE = 256
 
 
 # The integer of a floating dtype's size, to select its bits with.
-_SAME_SIZE_INTS = {
+_SAME_SIZE_INTS: dict[np.dtype[Any], np.dtype[Any]] = {
     np.dtype(np.float16): np.dtype(np.int16),
     np.dtype(np.float32): np.dtype(np.int32),
     np.dtype(np.float64): np.dtype(np.int64),
