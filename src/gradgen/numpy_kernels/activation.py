@@ -70,13 +70,40 @@ _GELU_BETA = 2.0**0.5 * _M_2_SQRTPI * 0.5  # sqrt(2/pi), PyTorch's kBeta for 'ta
 _GELU_KAPPA = 0.044715
 
 
+# np.where(drop, 0, values) takes a branch per element, which mispredicts about half
+# the time on data of random sign (a relu's input): ~8 ns an element. From this many
+# elements on, _zeroed_where selects with an integer AND instead (measured on fresh
+# random data: even at 256 elements, 7x faster at 64x128, 20x at 1e6 float32).
+_SELECT_MIN_SIZE = 256
+
+
+# The integer of a floating dtype's size, to select its bits with.
+_SAME_SIZE_INTS: dict[np.dtype[Any], np.dtype[Any]] = {
+    np.dtype(np.float16): np.dtype(np.int16),
+    np.dtype(np.float32): np.dtype(np.int32),
+    np.dtype(np.float64): np.dtype(np.int64),
+}
+
+
+def _zeroed_where(drop: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """np.where(drop, 0, values) in values' dtype, bit for bit (values' -0.0, NaN and
+    subnormals kept), as a new array; branchless for float16/32/64 arrays of the
+    mask's shape: values' bits AND (0 where dropped, all ones where kept)."""
+    ints = _SAME_SIZE_INTS.get(values.dtype)
+    if ints is None or values.size < _SELECT_MIN_SIZE or drop.shape != values.shape:
+        return np.where(drop, np.zeros((), values.dtype), values)
+    bits = np.subtract(drop, 1, dtype=ints)
+    np.bitwise_and(values.view(ints), bits, out=bits)
+    return bits.view(values.dtype)
+
+
 def relu(self: np.ndarray) -> np.ndarray:
     """max(x, 0), keeping NaN and -0.0 (PyTorch's clamp_min(0)); dtype kept."""
     if self.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
     if self.dtype.kind == "c":
         raise NotImplementedError("clamp is not supported for complex types")
-    return np.where(self < 0, np.zeros((), self.dtype), self)
+    return _zeroed_where(self < 0, self)
 
 
 def _check_gelu(self: np.ndarray, approximate: str, kernel: str) -> None:
@@ -142,7 +169,7 @@ def threshold_backward(
     through, as PyTorch's `self <= threshold ? 0 : grad`)."""
     if self.dtype.kind in "bc":
         raise _not_implemented_for("threshold_cpu", self)
-    return np.where(self <= threshold, np.zeros((), grad_output.dtype), grad_output)
+    return _zeroed_where(self <= threshold, grad_output)
 
 
 @_silently
@@ -314,7 +341,7 @@ def hardtanh_backward(
     """grad_output, except 0 where x <= min_val or x >= max_val (NaN lets it through)."""
     _check_floating("hardtanh_backward_cpu", self)
     outside = (self <= min_val) | (self >= max_val)
-    return np.where(outside, np.zeros((), grad_output.dtype), grad_output)
+    return _zeroed_where(outside, grad_output)
 
 
 def _softplus_unit(x: np.ndarray) -> np.ndarray:
@@ -400,7 +427,7 @@ def _inside(self: np.ndarray, lambd: Any) -> np.ndarray:
 def hardshrink(self: np.ndarray, lambd: Any) -> np.ndarray:
     """0 where -lambd <= x <= lambd, else x."""
     _check_floating("hardshrink_cpu", self)
-    return np.where(_inside(self, lambd), np.zeros((), self.dtype), self)
+    return _zeroed_where(_inside(self, lambd), self)
 
 
 def hardshrink_backward(
@@ -408,7 +435,7 @@ def hardshrink_backward(
 ) -> np.ndarray:
     """grad_out, except 0 where -lambd <= x <= lambd."""
     _check_floating("hardshrink_backward_cpu", self)
-    return np.where(_inside(self, lambd), np.zeros((), grad_out.dtype), grad_out)
+    return _zeroed_where(_inside(self, lambd), grad_out)
 
 
 def softshrink(self: np.ndarray, lambd: Any) -> np.ndarray:
@@ -424,7 +451,7 @@ def softshrink_backward(
 ) -> np.ndarray:
     """grad_output, except 0 where -lambd <= x <= lambd."""
     _check_floating("softshrink_backward_cpu", self)
-    return np.where(_inside(self, lambd), np.zeros((), grad_output.dtype), grad_output)
+    return _zeroed_where(_inside(self, lambd), grad_output)
 
 
 # PyTorch's CPU backward kernel multiplies by 1/6 rounded to float32 (`1.0f / 6.0f`),
@@ -442,21 +469,21 @@ def hardsigmoid_backward(grad_output: np.ndarray, self: np.ndarray) -> np.ndarra
     """grad_output / 6 where -3 < x < 3, else 0."""
     _check_floating("hardsigmoid_backward", self)
     inside = (self > -3) & (self < 3)
-    return _same_dtype(np.where(inside, grad_output * _ONE_SIXTH, 0), grad_output)
+    return _same_dtype(_zeroed_where(~inside, grad_output * _ONE_SIXTH), grad_output)
 
 
 def hardswish(self: np.ndarray) -> np.ndarray:
     """0 below -3, x above 3, x * (x + 3) / 6 between."""
     _check_floating("hardswish_cpu", self)
     middle = np.where(self <= 3, self * (self + 3) / 6, self)
-    return _same_dtype(np.where(self < -3, 0, middle), self)
+    return _same_dtype(_zeroed_where(self < -3, middle), self)
 
 
 def hardswish_backward(grad_output: np.ndarray, self: np.ndarray) -> np.ndarray:
     """0 below -3, grad_output above 3, grad_output * (x / 3 + 0.5) between."""
     _check_floating("hardswish_backward_cpu", self)
     middle = np.where(self <= 3, grad_output * (self / 3 + 0.5), grad_output)
-    return _same_dtype(np.where(self < -3, 0, middle), grad_output)
+    return _same_dtype(_zeroed_where(self < -3, middle), grad_output)
 
 
 def threshold_kernel(self: np.ndarray, threshold: Any, value: Any) -> np.ndarray:
