@@ -71,6 +71,30 @@ def test_relu_and_its_backward_render_as_where_with_signed_zeros_and_nans(
         assert _bits(out) == _bits(results[0][0])
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64])
+def test_large_relu_and_its_backward_select_bits_without_a_branch(dtype: Any) -> None:
+    # from 256 elements the kernels' branchless select: values' bits AND a mask made
+    # from the comparison; the same bits as np.where (specials included)
+    def f(x: Any) -> Any:
+        return (torch.relu(x) * 3).sum()
+
+    rng = np.random.default_rng(0)
+    values = np.concatenate([SPECIAL * 8, rng.standard_normal(300)])
+    compiled = torch.compile(f)
+    x_eager, x_compiled = (
+        torch.tensor(values, dtype=dtype, requires_grad=True) for _ in range(2)
+    )
+    f(x_eager).backward()
+    out = compiled(x_compiled)
+    out.backward()
+    code = _code_lines(_source(compiled))
+    assert code.count("np.bitwise_and(") == 2 and "np.where(" not in code
+    x = values.astype(dtype.numpy)  # type: ignore[attr-defined]
+    expected_grad = np.where(np.where(x < 0, 0, x) <= 0, 0, 3).astype(x.dtype)
+    assert _bits(x_compiled.grad) == _bits(x_eager.grad) == expected_grad.tobytes()
+    assert _bits(out) == _bits(f(x_eager.detach()))
+
+
 def test_relu_of_an_integer_tensor_keeps_the_helper() -> None:
     compiled = torch.compile(lambda x: torch.relu(x) + 1)
     x = torch.tensor([-2, 3])

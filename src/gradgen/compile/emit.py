@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import Reduction, integer_to_float, result_type
+from ..numpy_kernels.activation import _SAME_SIZE_INTS, _SELECT_MIN_SIZE
 from .passes import fold_constants
 from .trace import Op, Value
 
@@ -338,13 +339,29 @@ def _zero_of(value: Value, at: _Specialise) -> ast.expr:
     return at.bound(zero)
 
 
+def _zeroed(
+    drop: ast.expr, values: ast.expr, value: Value, at: _Specialise
+) -> ast.expr:
+    """The kernels' `_zeroed_where(drop, values)` for traced `values`: `np.where(drop,
+    0, values)` when small, else values' bits AND (0 where dropped, all ones where
+    kept) in the integer of its size, computed into the mask (no branch per element)."""
+    ints = _SAME_SIZE_INTS.get(value.array.dtype)
+    if ints is None or value.array.size < _SELECT_MIN_SIZE:
+        return _call("where", [drop, _zero_of(value, at), values])
+    int_type, float_type = (_call(t.name, []).func for t in (ints, value.array.dtype))
+    view = ast.Call(ast.Attribute(values, "view", ast.Load()), [int_type], [])
+    mask = _scratch(_call("subtract", [drop, ast.Constant(1)], dtype=int_type))
+    selected = _call("bitwise_and", [view, mask], out=_scratch_name())
+    return ast.Call(ast.Attribute(selected, "view", ast.Load()), [float_type], [])
+
+
 def _relu(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
     """relu's own `np.where(x < 0, 0, x)`, without the helper's dtype checks."""
     value = at.value(args[0])
     if len(args) != 1 or value is None or value.array.dtype.kind != "f":
         return None
     below = ast.Compare(args[0], [ast.Lt()], [ast.Constant(0)])
-    return _call("where", [below, _zero_of(value, at), args[0]])
+    return _zeroed(below, args[0], value, at)
 
 
 def _threshold_backward(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
@@ -357,7 +374,9 @@ def _threshold_backward(args: list[ast.expr], at: _Specialise) -> ast.expr | Non
     if type(_literal(args[2])) not in (int, float):
         return None
     below = ast.Compare(args[1], [ast.LtE()], [args[2]])
-    return _call("where", [below, _zero_of(grad, at), args[0]])
+    if grad.array.shape != value.array.shape:
+        return _call("where", [below, _zero_of(grad, at), args[0]])
+    return _zeroed(below, args[0], grad, at)
 
 
 def _div_true(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
