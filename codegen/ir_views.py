@@ -86,6 +86,22 @@ class OperatorIR:
     # vmap's rule, from `batching:` (codegen/batching.py): (kind, names) or None
     batching: tuple[str, tuple[str, ...]] | None = None
 
+    @property
+    def fast_path(self) -> bool:
+        """Whether variable_type.py gives the operator a fused common case
+        (`fast_<identifier>`, called by its bindings through `OperatorHandle.fast`): a
+        recording operator that neither writes into an input nor returns a view or a
+        Tensor[] (those need the ADInplaceOrView layer), whose differentiable inputs are
+        one or two plain Tensors."""
+        return (
+            self.autograd is not None
+            and not self.is_inplace
+            and not self.is_view
+            and not self.returns_list
+            and not self.autograd.list_output
+            and self.autograd.edges_function in ("next_edges_1", "next_edges_2")
+        )
+
 
 # -- the public bindings ----------------------------------------------------------------
 
