@@ -76,6 +76,9 @@ class OperatorIR:
     returns_list: bool  # one Tensor[] output (split, unbind, ...)
     # backend kernel
     promoted: str  # "self, other" ("" when the expression decides the dtype)
+    # The two promoted arguments when both are plain Tensors: the kernel then takes
+    # their common dtype inline when they share one ("" otherwise).
+    promoted_pair: tuple[str, ...]
     integer_to_float: bool  # an integral common dtype becomes the default float dtype
     tensor_unwraps: tuple[str, ...]  # lines turning Tensor arguments into arrays
     kernel_body: tuple[str, ...]  # lines computing and returning the result
