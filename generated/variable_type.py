@@ -23,9 +23,11 @@ from gradgen.dispatch import (
     redispatch,
 )
 from gradgen.dtypes import dtype
-from gradgen.graph import SavedVariable, SavedVariableList
+from gradgen.grad_mode import _state as grad_mode_state
+from gradgen.graph import NO_EDGE, SavedVariable, SavedVariableList
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import (
+    ONE_OUTPUT_METADATA,
     SCALAR_TYPES,
     NotImplementedBackward,
     TypeAndSize,
@@ -35,6 +37,7 @@ from gradgen.variable_type_utils import (
     next_edges_1,
     next_edges_2,
     rebase_history,
+    refresh_view,
     set_history,
     set_history_if_differentiable,
 )
@@ -20420,14 +20423,35 @@ def fast_sum_to_size(self: Tensor, size: Sequence[int]) -> Any:
         return handle.call(self, size)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, size)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, size)
+    _next_edges = (edge_0,)
     grad_fn = functions.SumToSizeBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, size)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20440,15 +20464,36 @@ def fast_select_backward(
         return handle.call(grad_output, input_sizes, dim, index)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, input_sizes, dim, index)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_output, input_sizes, dim, index)
+    _next_edges = (edge_0,)
     grad_fn = functions.SelectBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.index = index
     result = kernel(ks, grad_output, input_sizes, dim, index)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20466,9 +20511,23 @@ def fast_slice_backward(
         return handle.call(grad_output, input_sizes, dim, start, end, step)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, input_sizes, dim, start, end, step)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_output, input_sizes, dim, start, end, step)
+    _next_edges = (edge_0,)
     grad_fn = functions.SliceBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -20476,7 +20535,14 @@ def fast_slice_backward(
     grad_fn.start = start
     grad_fn.step = step
     result = kernel(ks, grad_output, input_sizes, dim, start, end, step)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20487,14 +20553,35 @@ def fast_flip(self: Tensor, dims: Sequence[int]) -> Any:
         return handle.call(self, dims)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dims)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dims)
+    _next_edges = (edge_0,)
     grad_fn = functions.FlipBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dims = dims
     result = kernel(ks, self, dims)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20505,15 +20592,36 @@ def fast_roll(self: Tensor, shifts: Sequence[int], dims: Sequence[int]) -> Any:
         return handle.call(self, shifts, dims)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, shifts, dims)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, shifts, dims)
+    _next_edges = (edge_0,)
     grad_fn = functions.RollBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dims = dims
     grad_fn.shifts = shifts
     result = kernel(ks, self, shifts, dims)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20524,15 +20632,36 @@ def fast_repeat(self: Tensor, repeats: Sequence[int]) -> Any:
         return handle.call(self, repeats)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, repeats)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, repeats)
+    _next_edges = (edge_0,)
     grad_fn = functions.RepeatBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.repeats = repeats
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, repeats)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20543,14 +20672,35 @@ def fast__unsafe_view(self: Tensor, size: Sequence[int]) -> Any:
         return handle.call(self, size)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, size)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, size)
+    _next_edges = (edge_0,)
     grad_fn = functions.UnsafeViewBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, size)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20561,14 +20711,35 @@ def fast_constant_pad_nd(self: Tensor, pad: Sequence[int], value: Number) -> Any
         return handle.call(self, pad, value)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, pad, value)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, pad, value)
+    _next_edges = (edge_0,)
     grad_fn = functions.ConstantPadNdBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.pad = pad
     result = kernel(ks, self, pad, value)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20581,16 +20752,37 @@ def fast_diagonal_backward(
         return handle.call(grad_output, input_sizes, offset, dim1, dim2)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, input_sizes, offset, dim1, dim2)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_output, input_sizes, offset, dim1, dim2)
+    _next_edges = (edge_0,)
     grad_fn = functions.DiagonalBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim1 = dim1
     grad_fn.dim2 = dim2
     grad_fn.offset = offset
     result = kernel(ks, grad_output, input_sizes, offset, dim1, dim2)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20601,9 +20793,23 @@ def fast_diagonal_copy(self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
         return handle.call(self, offset, dim1, dim2)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, offset, dim1, dim2)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, offset, dim1, dim2)
+    _next_edges = (edge_0,)
     grad_fn = functions.DiagonalCopyBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim1 = dim1
@@ -20611,7 +20817,14 @@ def fast_diagonal_copy(self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     grad_fn.offset = offset
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, offset, dim1, dim2)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20622,16 +20835,37 @@ def fast_diag_embed(self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
         return handle.call(self, offset, dim1, dim2)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, offset, dim1, dim2)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, offset, dim1, dim2)
+    _next_edges = (edge_0,)
     grad_fn = functions.DiagEmbedBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim1 = dim1
     grad_fn.dim2 = dim2
     grad_fn.offset = offset
     result = kernel(ks, self, offset, dim1, dim2)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20642,9 +20876,23 @@ def fast_repeat_interleave_Tensor(repeats: Tensor, output_size: int | None) -> A
         return handle.call(repeats, output_size)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(repeats)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, repeats, output_size)
+    # next_edges, inline: where each input's gradient goes.
+    if repeats._base is not None:
+        refresh_view(repeats)
+    if repeats._grad_fn is not None:
+        edge_0 = (repeats._grad_fn, repeats._output_nr)
+    elif repeats._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = repeats._grad_accumulator and repeats._grad_accumulator()
+        if accumulator is None:
+            accumulator = repeats._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, repeats, output_size)
+    _next_edges = (edge_0,)
     grad_fn = NotImplementedBackward("repeat_interleave")
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, repeats, output_size)
@@ -20665,9 +20913,34 @@ def fast_as_strided_scatter(
         return handle.call(self, src, size, stride, storage_offset)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, src)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, src, size, stride, storage_offset)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if src._base is not None:
+        refresh_view(src)
+    if src._grad_fn is not None:
+        edge_1 = (src._grad_fn, src._output_nr)
+    elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = src._grad_accumulator and src._grad_accumulator()
+        if accumulator is None:
+            accumulator = src._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, src, size, stride, storage_offset)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AsStridedScatterBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[0][0] is not None:
@@ -20678,7 +20951,14 @@ def fast_as_strided_scatter(
     grad_fn.storage_offset = storage_offset
     grad_fn.stride = stride
     result = kernel(ks, self, src, size, stride, storage_offset)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20691,16 +20971,37 @@ def fast_unfold_backward(
         return handle.call(grad_in, input_sizes, dim, size, step)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_in)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_in, input_sizes, dim, size, step)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_in._base is not None:
+        refresh_view(grad_in)
+    if grad_in._grad_fn is not None:
+        edge_0 = (grad_in._grad_fn, grad_in._output_nr)
+    elif grad_in._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_in._grad_accumulator and grad_in._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_in._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_in, input_sizes, dim, size, step)
+    _next_edges = (edge_0,)
     grad_fn = functions.UnfoldBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.size = size
     grad_fn.step = step
     result = kernel(ks, grad_in, input_sizes, dim, size, step)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20711,9 +21012,23 @@ def fast_narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Any:
         return handle.call(self, dim, start, length)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, start, length)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, start, length)
+    _next_edges = (edge_0,)
     grad_fn = functions.NarrowCopyBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -20721,7 +21036,14 @@ def fast_narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Any:
     grad_fn.self_sym_sizes = tuple(self.shape)
     grad_fn.start = start
     result = kernel(ks, self, dim, start, length)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20732,13 +21054,34 @@ def fast_lift(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.LiftBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20749,15 +21092,36 @@ def fast_rot90(self: Tensor, k: int, dims: Sequence[int]) -> Any:
         return handle.call(self, k, dims)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, k, dims)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, k, dims)
+    _next_edges = (edge_0,)
     grad_fn = functions.Rot90Backward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dims = dims
     grad_fn.k = k
     result = kernel(ks, self, k, dims)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20768,13 +21132,45 @@ def fast_complex(real: Tensor, imag: Tensor) -> Any:
         return handle.call(real, imag)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(real, imag)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, real, imag)
+    # next_edges, inline: where each input's gradient goes.
+    if real._base is not None:
+        refresh_view(real)
+    if real._grad_fn is not None:
+        edge_0 = (real._grad_fn, real._output_nr)
+    elif real._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = real._grad_accumulator and real._grad_accumulator()
+        if accumulator is None:
+            accumulator = real._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if imag._base is not None:
+        refresh_view(imag)
+    if imag._grad_fn is not None:
+        edge_1 = (imag._grad_fn, imag._output_nr)
+    elif imag._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = imag._grad_accumulator and imag._grad_accumulator()
+        if accumulator is None:
+            accumulator = imag._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, real, imag)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ComplexBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, real, imag)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20785,13 +21181,45 @@ def fast_polar(abs: Tensor, angle: Tensor) -> Any:
         return handle.call(abs, angle)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(abs, angle)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, abs, angle)
+    # next_edges, inline: where each input's gradient goes.
+    if abs._base is not None:
+        refresh_view(abs)
+    if abs._grad_fn is not None:
+        edge_0 = (abs._grad_fn, abs._output_nr)
+    elif abs._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = abs._grad_accumulator and abs._grad_accumulator()
+        if accumulator is None:
+            accumulator = abs._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if angle._base is not None:
+        refresh_view(angle)
+    if angle._grad_fn is not None:
+        edge_1 = (angle._grad_fn, angle._output_nr)
+    elif angle._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = angle._grad_accumulator and angle._grad_accumulator()
+        if accumulator is None:
+            accumulator = angle._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, abs, angle)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.PolarBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, abs, angle)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -20803,16 +21231,48 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
         return handle.call(self, other, alpha)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other, alpha)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other, alpha)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AddBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.alpha = alpha
     grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other, alpha)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20823,16 +21283,48 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
         return handle.call(self, other, alpha)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other, alpha)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other, alpha)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SubBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.alpha = alpha
     grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other, alpha)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20843,9 +21335,34 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MulBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[0][0] is not None:
@@ -20855,7 +21372,14 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
         grad_fn.self_ = SavedVariable(self, False)
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20866,15 +21390,36 @@ def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
         return handle.call(self, exponent)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, exponent)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, exponent)
+    _next_edges = (edge_0,)
     grad_fn = functions.PowBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.exponent = exponent
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, exponent)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20885,13 +21430,34 @@ def fast_neg(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.NegBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20902,13 +21468,34 @@ def fast_clone(self: Tensor, memory_format: Any | None) -> Any:
         return handle.call(self, memory_format)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, memory_format)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, memory_format)
+    _next_edges = (edge_0,)
     grad_fn = functions.CloneBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, memory_format)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20929,18 +21516,41 @@ def fast__to_copy(
         )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks, self, dtype, layout, device, pin_memory, non_blocking, memory_format
         )
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, self, dtype, layout, device, pin_memory, non_blocking, memory_format
+        )
+    _next_edges = (edge_0,)
     grad_fn = functions.ToCopyBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
     result = kernel(
         ks, self, dtype, layout, device, pin_memory, non_blocking, memory_format
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -20951,13 +21561,34 @@ def fast_exp(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.ExpBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -20969,13 +21600,34 @@ def fast_exp2(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.Exp2Backward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -20987,14 +21639,35 @@ def fast_log(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.LogBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21005,14 +21678,35 @@ def fast_log2(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.Log2Backward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21023,14 +21717,35 @@ def fast_log10(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.Log10Backward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21041,14 +21756,35 @@ def fast_log1p(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.Log1PBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21059,13 +21795,34 @@ def fast_expm1(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.Expm1Backward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -21077,13 +21834,34 @@ def fast_sqrt(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.SqrtBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -21095,13 +21873,34 @@ def fast_rsqrt(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.RsqrtBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -21113,13 +21912,34 @@ def fast_reciprocal(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.ReciprocalBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -21131,14 +21951,35 @@ def fast_abs(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.AbsBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21149,14 +21990,35 @@ def fast_sgn(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.SgnBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -21168,13 +22030,34 @@ def fast_sign(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.SignBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21185,14 +22068,35 @@ def fast_sin(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.SinBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21203,14 +22107,35 @@ def fast_cos(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.CosBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21221,13 +22146,34 @@ def fast_tan(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.TanBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -21239,14 +22185,35 @@ def fast_asin(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.AsinBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21257,14 +22224,35 @@ def fast_acos(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.AcosBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21275,14 +22263,35 @@ def fast_atan(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.AtanBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21293,14 +22302,35 @@ def fast_sinh(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.SinhBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21311,14 +22341,35 @@ def fast_cosh(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.CoshBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21329,13 +22380,34 @@ def fast_tanh(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.TanhBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -21347,13 +22419,34 @@ def fast_sigmoid(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.SigmoidBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -21365,14 +22458,35 @@ def fast_erf(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.ErfBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21383,13 +22497,34 @@ def fast_floor(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.FloorBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21400,13 +22535,34 @@ def fast_ceil(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.CeilBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21417,13 +22573,34 @@ def fast_round(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.RoundBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21434,13 +22611,34 @@ def fast_round_decimals(self: Tensor, decimals: int) -> Any:
         return handle.call(self, decimals)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, decimals)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, decimals)
+    _next_edges = (edge_0,)
     grad_fn = functions.RoundBackward1()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, decimals)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21451,13 +22649,34 @@ def fast_trunc(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.TruncBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21468,14 +22687,35 @@ def fast_angle(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.AngleBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21486,15 +22726,47 @@ def fast_sigmoid_backward(grad_output: Tensor, output: Tensor) -> Any:
         return handle.call(grad_output, output)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if output._base is not None:
+        refresh_view(output)
+    if output._grad_fn is not None:
+        edge_1 = (output._grad_fn, output._output_nr)
+    elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = output._grad_accumulator and output._grad_accumulator()
+        if accumulator is None:
+            accumulator = output._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, output)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SigmoidBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.grad_output_ = SavedVariable(grad_output, False)
     grad_fn.output_ = SavedVariable(output, False)
     result = kernel(ks, grad_output, output)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21505,15 +22777,47 @@ def fast_tanh_backward(grad_output: Tensor, output: Tensor) -> Any:
         return handle.call(grad_output, output)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if output._base is not None:
+        refresh_view(output)
+    if output._grad_fn is not None:
+        edge_1 = (output._grad_fn, output._output_nr)
+    elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = output._grad_accumulator and output._grad_accumulator()
+        if accumulator is None:
+            accumulator = output._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, output)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.TanhBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.grad_output_ = SavedVariable(grad_output, False)
     grad_fn.output_ = SavedVariable(output, False)
     result = kernel(ks, grad_output, output)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21524,15 +22828,47 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
         return handle.call(self, exponent)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, exponent)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, exponent)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if exponent._base is not None:
+        refresh_view(exponent)
+    if exponent._grad_fn is not None:
+        edge_1 = (exponent._grad_fn, exponent._output_nr)
+    elif exponent._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = exponent._grad_accumulator and exponent._grad_accumulator()
+        if accumulator is None:
+            accumulator = exponent._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, exponent)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.PowBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.exponent_ = SavedVariable(exponent, False)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, exponent)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -21544,15 +22880,36 @@ def fast_pow_Scalar(self: Number, exponent: Tensor) -> Any:
         return handle.call(self, exponent)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(exponent)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, exponent)
+    # next_edges, inline: where each input's gradient goes.
+    if exponent._base is not None:
+        refresh_view(exponent)
+    if exponent._grad_fn is not None:
+        edge_0 = (exponent._grad_fn, exponent._output_nr)
+    elif exponent._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = exponent._grad_accumulator and exponent._grad_accumulator()
+        if accumulator is None:
+            accumulator = exponent._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, exponent)
+    _next_edges = (edge_0,)
     grad_fn = functions.PowBackward2()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.exponent_ = SavedVariable(exponent, False)
     grad_fn.self = self
     result = kernel(ks, self, exponent)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -21564,14 +22921,35 @@ def fast_add_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
         return handle.call(self, other, alpha)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other, alpha)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other, alpha)
+    _next_edges = (edge_0,)
     grad_fn = functions.AddBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other, alpha)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21582,14 +22960,35 @@ def fast_sub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
         return handle.call(self, other, alpha)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other, alpha)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other, alpha)
+    _next_edges = (edge_0,)
     grad_fn = functions.SubBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other, alpha)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21600,15 +22999,36 @@ def fast_mul_Scalar(self: Tensor, other: Number) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
     grad_fn = functions.MulBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other = other
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21619,9 +23039,34 @@ def fast_div_Tensor(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.DivBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other_ = SavedVariable(other, False)
@@ -21629,7 +23074,14 @@ def fast_div_Tensor(self: Tensor, other: Tensor) -> Any:
         grad_fn.self_ = SavedVariable(self, False)
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21640,15 +23092,36 @@ def fast_div_Scalar(self: Tensor, other: Number) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
     grad_fn = functions.DivBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other = other
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21659,9 +23132,34 @@ def fast_div_Tensor_mode(self: Tensor, other: Tensor, rounding_mode: str | None)
         return handle.call(self, other, rounding_mode)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other, rounding_mode)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other, rounding_mode)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.DivBackward2()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other_ = SavedVariable(other, False)
@@ -21670,7 +23168,14 @@ def fast_div_Tensor_mode(self: Tensor, other: Tensor, rounding_mode: str | None)
         grad_fn.self_ = SavedVariable(self, False)
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other, rounding_mode)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21681,9 +23186,34 @@ def fast_floor_divide(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("floor_divide")
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, other)
@@ -21698,9 +23228,23 @@ def fast_floor_divide_Scalar(self: Tensor, other: Number) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
     grad_fn = NotImplementedBackward("floor_divide")
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, other)
@@ -21715,16 +23259,48 @@ def fast_rsub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
         return handle.call(self, other, alpha)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other, alpha)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other, alpha)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.RsubBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.alpha = alpha
     grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other, alpha)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21735,15 +23311,36 @@ def fast_rsub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
         return handle.call(self, other, alpha)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other, alpha)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other, alpha)
+    _next_edges = (edge_0,)
     grad_fn = functions.RsubBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.alpha = alpha
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other, alpha)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21754,15 +23351,47 @@ def fast_maximum(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaximumBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other_ = SavedVariable(other, False)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21773,15 +23402,47 @@ def fast_minimum(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MinimumBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other_ = SavedVariable(other, False)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21792,15 +23453,47 @@ def fast_fmax(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FmaxBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other_ = SavedVariable(other, False)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21811,15 +23504,47 @@ def fast_fmin(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FminBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other_ = SavedVariable(other, False)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21830,15 +23555,47 @@ def fast_atan2(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.Atan2Backward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other_ = SavedVariable(other, False)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21849,9 +23606,34 @@ def fast_hypot(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.HypotBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[1][0] is not None:
@@ -21859,7 +23641,14 @@ def fast_hypot(self: Tensor, other: Tensor) -> Any:
     if _next_edges[0][0] is not None:
         grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -21873,9 +23662,23 @@ def fast_fake_quantize_per_tensor_affine_cachemask(
         return handle.call(self, scale, zero_point, quant_min, quant_max)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, scale, zero_point, quant_min, quant_max)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, scale, zero_point, quant_min, quant_max)
+    _next_edges = (edge_0,)
     grad_fn = functions.FakeQuantizePerTensorAffineCachemaskBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, scale, zero_point, quant_min, quant_max)
@@ -21893,9 +23696,34 @@ def fast_fake_quantize_per_tensor_affine_cachemask_backward(
         return handle.call(grad, mask)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad, mask)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad, mask)
+    # next_edges, inline: where each input's gradient goes.
+    if grad._base is not None:
+        refresh_view(grad)
+    if grad._grad_fn is not None:
+        edge_0 = (grad._grad_fn, grad._output_nr)
+    elif grad._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad._grad_accumulator and grad._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if mask._base is not None:
+        refresh_view(mask)
+    if mask._grad_fn is not None:
+        edge_1 = (mask._grad_fn, mask._output_nr)
+    elif mask._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = mask._grad_accumulator and mask._grad_accumulator()
+        if accumulator is None:
+            accumulator = mask._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad, mask)
+    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward(
         "fake_quantize_per_tensor_affine_cachemask_backward"
     )
@@ -21923,9 +23751,23 @@ def fast_fake_quantize_per_channel_affine_cachemask(
     )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, scale, zero_point, axis, quant_min, quant_max)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, scale, zero_point, axis, quant_min, quant_max)
+    _next_edges = (edge_0,)
     grad_fn = functions.FakeQuantizePerChannelAffineCachemaskBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, scale, zero_point, axis, quant_min, quant_max)
@@ -21943,9 +23785,34 @@ def fast_fake_quantize_per_channel_affine_cachemask_backward(
         return handle.call(grad, mask)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad, mask)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad, mask)
+    # next_edges, inline: where each input's gradient goes.
+    if grad._base is not None:
+        refresh_view(grad)
+    if grad._grad_fn is not None:
+        edge_0 = (grad._grad_fn, grad._output_nr)
+    elif grad._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad._grad_accumulator and grad._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if mask._base is not None:
+        refresh_view(mask)
+    if mask._grad_fn is not None:
+        edge_1 = (mask._grad_fn, mask._output_nr)
+    elif mask._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = mask._grad_accumulator and mask._grad_accumulator()
+        if accumulator is None:
+            accumulator = mask._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad, mask)
+    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward(
         "fake_quantize_per_channel_affine_cachemask_backward"
     )
@@ -21962,14 +23829,46 @@ def fast_where_self(condition: Tensor, self: Tensor, other: Tensor) -> Any:
         return handle.call(condition, self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, condition, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, condition, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.WhereBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.condition_ = SavedVariable(condition, False)
     result = kernel(ks, condition, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -21980,16 +23879,37 @@ def fast_clamp(self: Tensor, min: Number | None, max: Number | None) -> Any:
         return handle.call(self, min, max)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, min, max)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, min, max)
+    _next_edges = (edge_0,)
     grad_fn = functions.ClampBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.max = max
     grad_fn.min = min
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, min, max)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22000,15 +23920,36 @@ def fast_clamp_min(self: Tensor, min: Number) -> Any:
         return handle.call(self, min)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, min)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, min)
+    _next_edges = (edge_0,)
     grad_fn = functions.ClampMinBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.min = min
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, min)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22019,15 +23960,36 @@ def fast_clamp_max(self: Tensor, max: Number) -> Any:
         return handle.call(self, max)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, max)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, max)
+    _next_edges = (edge_0,)
     grad_fn = functions.ClampMaxBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.max = max
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, max)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22038,9 +24000,34 @@ def fast_fmod_Tensor(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FmodBackward1()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[1][0] is not None:
@@ -22048,7 +24035,14 @@ def fast_fmod_Tensor(self: Tensor, other: Tensor) -> Any:
     if _next_edges[1][0] is not None:
         grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22059,13 +24053,34 @@ def fast_fmod_Scalar(self: Tensor, other: Number) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
     grad_fn = functions.FmodBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22076,9 +24091,34 @@ def fast_remainder_Tensor(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.RemainderBackward1()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[1][0] is not None:
@@ -22086,7 +24126,14 @@ def fast_remainder_Tensor(self: Tensor, other: Tensor) -> Any:
     if _next_edges[1][0] is not None:
         grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22097,13 +24144,34 @@ def fast_remainder_Scalar(self: Tensor, other: Number) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
     grad_fn = functions.RemainderBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22114,9 +24182,34 @@ def fast_bitwise_and_Tensor(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("bitwise_and")
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, other)
@@ -22131,9 +24224,34 @@ def fast_bitwise_or_Tensor(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("bitwise_or")
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, other)
@@ -22148,9 +24266,34 @@ def fast_bitwise_xor_Tensor(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("bitwise_xor")
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, other)
@@ -22165,9 +24308,23 @@ def fast_bitwise_not(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = NotImplementedBackward("bitwise_not")
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
@@ -22182,14 +24339,46 @@ def fast_copy(self: Tensor, src: Tensor, non_blocking: bool) -> Any:
         return handle.call(self, src, non_blocking)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, src)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, src, non_blocking)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if src._base is not None:
+        refresh_view(src)
+    if src._grad_fn is not None:
+        edge_1 = (src._grad_fn, src._output_nr)
+    elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = src._grad_accumulator and src._grad_accumulator()
+        if accumulator is None:
+            accumulator = src._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, src, non_blocking)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.CopyBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.src_options = SCALAR_TYPES[src._data.dtype]
     result = kernel(ks, self, src, non_blocking)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22200,13 +24389,34 @@ def fast_zero(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.ZeroBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22217,13 +24427,34 @@ def fast_fill_Scalar(self: Tensor, value: Number) -> Any:
         return handle.call(self, value)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, value)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, value)
+    _next_edges = (edge_0,)
     grad_fn = functions.FillBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, value)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22234,13 +24465,45 @@ def fast_fill_Tensor(self: Tensor, value: Tensor) -> Any:
         return handle.call(self, value)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, value)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, value)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if value._base is not None:
+        refresh_view(value)
+    if value._grad_fn is not None:
+        edge_1 = (value._grad_fn, value._output_nr)
+    elif value._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = value._grad_accumulator and value._grad_accumulator()
+        if accumulator is None:
+            accumulator = value._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, value)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FillBackward1()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, value)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22251,14 +24514,46 @@ def fast_lerp_Scalar(self: Tensor, end: Tensor, weight: Number) -> Any:
         return handle.call(self, end, weight)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, end)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, end, weight)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if end._base is not None:
+        refresh_view(end)
+    if end._grad_fn is not None:
+        edge_1 = (end._grad_fn, end._output_nr)
+    elif end._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = end._grad_accumulator and end._grad_accumulator()
+        if accumulator is None:
+            accumulator = end._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, end, weight)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LerpBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.weight = weight
     result = kernel(ks, self, end, weight)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22271,14 +24566,35 @@ def fast_nan_to_num(
         return handle.call(self, nan, posinf, neginf)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, nan, posinf, neginf)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, nan, posinf, neginf)
+    _next_edges = (edge_0,)
     grad_fn = functions.NanToNumBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, nan, posinf, neginf)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22289,14 +24605,35 @@ def fast_acosh(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.AcoshBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22307,14 +24644,35 @@ def fast_asinh(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.AsinhBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22325,14 +24683,35 @@ def fast_atanh(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.AtanhBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22343,13 +24722,34 @@ def fast_deg2rad(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.Deg2RadBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22360,13 +24760,34 @@ def fast_rad2deg(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.Rad2DegBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22377,16 +24798,48 @@ def fast_copysign_Tensor(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.CopysignBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other_info = TypeAndSize(other)
     if _next_edges[0][0] is not None:
         grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -22398,14 +24851,35 @@ def fast_copysign_Scalar(self: Tensor, other: Number) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
     grad_fn = functions.CopysignBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -22417,13 +24891,34 @@ def fast_frac(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.FracBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22434,9 +24929,23 @@ def fast_frexp_Tensor(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.FrexpBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
@@ -22452,15 +24961,47 @@ def fast_ldexp_Tensor(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LdexpBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[0][0] is not None:
         grad_fn.other_ = SavedVariable(other, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -22472,9 +25013,34 @@ def fast_heaviside(self: Tensor, values: Tensor) -> Any:
         return handle.call(self, values)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, values)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, values)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if values._base is not None:
+        refresh_view(values)
+    if values._grad_fn is not None:
+        edge_1 = (values._grad_fn, values._output_nr)
+    elif values._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = values._grad_accumulator and values._grad_accumulator()
+        if accumulator is None:
+            accumulator = values._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, values)
+    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("heaviside")
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, values)
@@ -22489,9 +25055,34 @@ def fast_nextafter(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.NextafterBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[0][0] is not None:
@@ -22500,7 +25091,14 @@ def fast_nextafter(self: Tensor, other: Tensor) -> Any:
     if _next_edges[0][0] is not None:
         grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22511,15 +25109,47 @@ def fast_logaddexp2(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.Logaddexp2Backward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other_ = SavedVariable(other, False)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22530,15 +25160,47 @@ def fast_clamp_min_Tensor(self: Tensor, min: Tensor) -> Any:
         return handle.call(self, min)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, min)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, min)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if min._base is not None:
+        refresh_view(min)
+    if min._grad_fn is not None:
+        edge_1 = (min._grad_fn, min._output_nr)
+    elif min._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = min._grad_accumulator and min._grad_accumulator()
+        if accumulator is None:
+            accumulator = min._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, min)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ClampMinBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.min_ = SavedVariable(min, False)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, min)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22549,15 +25211,47 @@ def fast_clamp_max_Tensor(self: Tensor, max: Tensor) -> Any:
         return handle.call(self, max)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, max)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, max)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if max._base is not None:
+        refresh_view(max)
+    if max._grad_fn is not None:
+        edge_1 = (max._grad_fn, max._output_nr)
+    elif max._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = max._grad_accumulator and max._grad_accumulator()
+        if accumulator is None:
+            accumulator = max._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, max)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ClampMaxBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.max_ = SavedVariable(max, False)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, max)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22568,15 +25262,47 @@ def fast_logaddexp(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LogaddexpBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other_ = SavedVariable(other, False)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22587,14 +25313,35 @@ def fast_poisson(self: Tensor, generator: Any | None) -> Any:
         return handle.call(self, generator)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, generator)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, generator)
+    _next_edges = (edge_0,)
     grad_fn = functions.PoissonBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, self, generator)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22605,13 +25352,34 @@ def fast_bernoulli(self: Tensor, generator: Any | None) -> Any:
         return handle.call(self, generator)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, generator)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, generator)
+    _next_edges = (edge_0,)
     grad_fn = functions.BernoulliBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, generator)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22622,9 +25390,23 @@ def fast_bernoulli_p(self: Tensor, p: float, generator: Any | None) -> Any:
         return handle.call(self, p, generator)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, p, generator)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, p, generator)
+    _next_edges = (edge_0,)
     grad_fn = NotImplementedBackward("bernoulli")
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, p, generator)
@@ -22639,14 +25421,35 @@ def fast_sum(self: Tensor, dtype: dtype | None) -> Any:
         return handle.call(self, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dtype)
+    _next_edges = (edge_0,)
     grad_fn = functions.SumBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, dtype)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22659,16 +25462,37 @@ def fast_sum_dim_IntList(
         return handle.call(self, dim, keepdim, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim, dtype)
+    _next_edges = (edge_0,)
     grad_fn = functions.SumBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, dim, keepdim, dtype)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22679,15 +25503,36 @@ def fast_mean(self: Tensor, dtype: dtype | None) -> Any:
         return handle.call(self, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dtype)
+    _next_edges = (edge_0,)
     grad_fn = functions.MeanBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_sym_numel = self.numel()
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, dtype)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22700,9 +25545,23 @@ def fast_mean_dim(
         return handle.call(self, dim, keepdim, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim, dtype)
+    _next_edges = (edge_0,)
     grad_fn = functions.MeanBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -22710,7 +25569,14 @@ def fast_mean_dim(
     grad_fn.self_sym_numel = self.numel()
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, dim, keepdim, dtype)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22721,14 +25587,35 @@ def fast_prod(self: Tensor, dtype: dtype | None) -> Any:
         return handle.call(self, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dtype)
+    _next_edges = (edge_0,)
     grad_fn = functions.ProdBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, dtype)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -22742,16 +25629,37 @@ def fast_prod_dim_int(
         return handle.call(self, dim, keepdim, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim, dtype)
+    _next_edges = (edge_0,)
     grad_fn = functions.ProdBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, dim, keepdim, dtype)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -22763,9 +25671,23 @@ def fast_max_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
         return handle.call(self, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim)
+    _next_edges = (edge_0,)
     grad_fn = functions.MaxBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -22784,14 +25706,35 @@ def fast_max(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.MaxBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -22803,9 +25746,23 @@ def fast_min_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
         return handle.call(self, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim)
+    _next_edges = (edge_0,)
     grad_fn = functions.MinBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -22824,14 +25781,35 @@ def fast_min(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.MinBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -22843,16 +25821,37 @@ def fast_amax(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
         return handle.call(self, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim)
+    _next_edges = (edge_0,)
     grad_fn = functions.AmaxBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, dim, keepdim)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -22864,16 +25863,37 @@ def fast_amin(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
         return handle.call(self, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim)
+    _next_edges = (edge_0,)
     grad_fn = functions.AminBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, dim, keepdim)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -22885,16 +25905,37 @@ def fast_logsumexp(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
         return handle.call(self, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim)
+    _next_edges = (edge_0,)
     grad_fn = functions.LogsumexpBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, dim, keepdim)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -22908,9 +25949,23 @@ def fast_var_correction(
         return handle.call(self, dim, correction, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, correction, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, correction, keepdim)
+    _next_edges = (edge_0,)
     grad_fn = functions.VarBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.correction = correction
@@ -22918,7 +25973,14 @@ def fast_var_correction(
     grad_fn.keepdim = keepdim
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, dim, correction, keepdim)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22931,9 +25993,23 @@ def fast_std_correction(
         return handle.call(self, dim, correction, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, correction, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, correction, keepdim)
+    _next_edges = (edge_0,)
     grad_fn = functions.StdBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.correction = correction
@@ -22941,7 +26017,14 @@ def fast_std_correction(
     grad_fn.keepdim = keepdim
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, dim, correction, keepdim)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -22953,15 +26036,36 @@ def fast_cumsum(self: Tensor, dim: int, dtype: dtype | None) -> Any:
         return handle.call(self, dim, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, dtype)
+    _next_edges = (edge_0,)
     grad_fn = functions.CumsumBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, dim, dtype)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -22972,16 +26076,37 @@ def fast_cumprod(self: Tensor, dim: int, dtype: dtype | None) -> Any:
         return handle.call(self, dim, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, dtype)
+    _next_edges = (edge_0,)
     grad_fn = functions.CumprodBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, dim, dtype)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -22993,9 +26118,23 @@ def fast_sort(self: Tensor, dim: int, descending: bool) -> Any:
         return handle.call(self, dim, descending)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, descending)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, descending)
+    _next_edges = (edge_0,)
     grad_fn = functions.SortBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -23015,9 +26154,23 @@ def fast_sort_stable(
         return handle.call(self, stable, dim, descending)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, stable, dim, descending)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, stable, dim, descending)
+    _next_edges = (edge_0,)
     grad_fn = functions.SortBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -23035,9 +26188,23 @@ def fast_topk(self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -> An
         return handle.call(self, k, dim, largest, sorted)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, k, dim, largest, sorted)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, k, dim, largest, sorted)
+    _next_edges = (edge_0,)
     grad_fn = functions.TopkBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -23055,15 +26222,36 @@ def fast_logcumsumexp(self: Tensor, dim: int) -> Any:
         return handle.call(self, dim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim)
+    _next_edges = (edge_0,)
     grad_fn = functions.LogcumsumexpBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, dim)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -23075,9 +26263,23 @@ def fast_cummax(self: Tensor, dim: int) -> Any:
         return handle.call(self, dim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim)
+    _next_edges = (edge_0,)
     grad_fn = functions.CummaxBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -23095,9 +26297,23 @@ def fast_cummin(self: Tensor, dim: int) -> Any:
         return handle.call(self, dim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim)
+    _next_edges = (edge_0,)
     grad_fn = functions.CumminBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -23115,9 +26331,23 @@ def fast_kthvalue(self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
         return handle.call(self, k, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, k, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, k, dim, keepdim)
+    _next_edges = (edge_0,)
     grad_fn = functions.KthvalueBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -23136,14 +26366,35 @@ def fast_median(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.MedianBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -23155,9 +26406,23 @@ def fast_median_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
         return handle.call(self, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim)
+    _next_edges = (edge_0,)
     grad_fn = functions.MedianBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -23176,14 +26441,35 @@ def fast_nanmedian(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.NanmedianBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -23195,9 +26481,23 @@ def fast_nanmedian_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
         return handle.call(self, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim)
+    _next_edges = (edge_0,)
     grad_fn = functions.NanmedianBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -23216,9 +26516,23 @@ def fast_mode(self: Tensor, dim: int, keepdim: bool) -> Any:
         return handle.call(self, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim)
+    _next_edges = (edge_0,)
     grad_fn = functions.ModeBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -23237,9 +26551,23 @@ def fast_aminmax(self: Tensor, dim: int | None, keepdim: bool) -> Any:
         return handle.call(self, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim)
+    _next_edges = (edge_0,)
     grad_fn = functions.AminmaxBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -23262,9 +26590,23 @@ def fast_nansum(
         return handle.call(self, dim, keepdim, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim, dtype)
+    _next_edges = (edge_0,)
     grad_fn = functions.NansumBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -23272,7 +26614,14 @@ def fast_nansum(
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, dim, keepdim, dtype)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23285,9 +26634,23 @@ def fast_std_mean_correction(
         return handle.call(self, dim, correction, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, correction, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, correction, keepdim)
+    _next_edges = (edge_0,)
     grad_fn = functions.StdMeanBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.correction = correction
@@ -23310,9 +26673,23 @@ def fast_var_mean_correction(
         return handle.call(self, dim, correction, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, correction, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, correction, keepdim)
+    _next_edges = (edge_0,)
     grad_fn = functions.VarMeanBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.correction = correction
@@ -23334,9 +26711,23 @@ def fast__unique2(
         return handle.call(self, sorted, return_inverse, return_counts)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, sorted, return_inverse, return_counts)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, sorted, return_inverse, return_counts)
+    _next_edges = (edge_0,)
     grad_fn = functions.Unique2Backward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, sorted, return_inverse, return_counts)
@@ -23353,9 +26744,23 @@ def fast_unique_dim(
         return handle.call(self, dim, sorted, return_inverse, return_counts)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, sorted, return_inverse, return_counts)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, sorted, return_inverse, return_counts)
+    _next_edges = (edge_0,)
     grad_fn = functions.UniqueDimBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, dim, sorted, return_inverse, return_counts)
@@ -23372,9 +26777,23 @@ def fast_unique_consecutive(
         return handle.call(self, return_inverse, return_counts, dim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, return_inverse, return_counts, dim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, return_inverse, return_counts, dim)
+    _next_edges = (edge_0,)
     grad_fn = functions.UniqueConsecutiveBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, return_inverse, return_counts, dim)
@@ -23389,9 +26808,34 @@ def fast_bincount(self: Tensor, weights: Tensor | None, minlength: int) -> Any:
         return handle.call(self, weights, minlength)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, weights)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, weights, minlength)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if weights._base is not None:
+        refresh_view(weights)
+    if weights._grad_fn is not None:
+        edge_1 = (weights._grad_fn, weights._output_nr)
+    elif weights._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = weights._grad_accumulator and weights._grad_accumulator()
+        if accumulator is None:
+            accumulator = weights._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, weights, minlength)
+    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("bincount")
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, weights, minlength)
@@ -23406,9 +26850,23 @@ def fast__unique(self: Tensor, sorted: bool, return_inverse: bool) -> Any:
         return handle.call(self, sorted, return_inverse)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, sorted, return_inverse)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, sorted, return_inverse)
+    _next_edges = (edge_0,)
     grad_fn = functions.UniqueBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, sorted, return_inverse)
@@ -23425,9 +26883,23 @@ def fast_unique_dim_consecutive(
         return handle.call(self, dim, return_inverse, return_counts)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, return_inverse, return_counts)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, return_inverse, return_counts)
+    _next_edges = (edge_0,)
     grad_fn = functions.UniqueDimConsecutiveBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, dim, return_inverse, return_counts)
@@ -23456,11 +26928,27 @@ def fast_segment_reduce(
     check_no_requires_grad(offsets, "offsets", "segment_reduce")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(data)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks, data, reduce, lengths, indices, offsets, axis, unsafe, initial
         )
+    # next_edges, inline: where each input's gradient goes.
+    if data._base is not None:
+        refresh_view(data)
+    if data._grad_fn is not None:
+        edge_0 = (data._grad_fn, data._output_nr)
+    elif data._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = data._grad_accumulator and data._grad_accumulator()
+        if accumulator is None:
+            accumulator = data._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, data, reduce, lengths, indices, offsets, axis, unsafe, initial
+        )
+    _next_edges = (edge_0,)
     grad_fn = functions.SegmentReduceBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.axis = axis
@@ -23470,7 +26958,14 @@ def fast_segment_reduce(
     grad_fn.offsets_ = None if offsets is None else SavedVariable(offsets, False)
     grad_fn.reduce = reduce
     result = kernel(ks, data, reduce, lengths, indices, offsets, axis, unsafe, initial)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -23482,16 +26977,37 @@ def fast_index_select(self: Tensor, dim: int, index: Tensor) -> Any:
         return handle.call(self, dim, index)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, index)
+    _next_edges = (edge_0,)
     grad_fn = functions.IndexSelectBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.index_ = SavedVariable(index, False)
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, dim, index)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23504,9 +27020,34 @@ def fast_index_add(
         return handle.call(self, dim, index, source, alpha)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, source)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, source, alpha)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if source._base is not None:
+        refresh_view(source)
+    if source._grad_fn is not None:
+        edge_1 = (source._grad_fn, source._output_nr)
+    elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = source._grad_accumulator and source._grad_accumulator()
+        if accumulator is None:
+            accumulator = source._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, dim, index, source, alpha)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IndexAddBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.alpha = alpha
@@ -23517,7 +27058,14 @@ def fast_index_add(
         grad_fn.source_ = SavedVariable(source, False)
     grad_fn.source_dim = source.dim()
     result = kernel(ks, self, dim, index, source, alpha)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23528,9 +27076,23 @@ def fast_gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool) -> Any
         return handle.call(self, dim, index, sparse_grad)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, sparse_grad)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, index, sparse_grad)
+    _next_edges = (edge_0,)
     grad_fn = functions.GatherBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -23538,7 +27100,14 @@ def fast_gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool) -> Any
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.sparse_grad = sparse_grad
     result = kernel(ks, self, dim, index, sparse_grad)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23549,15 +27118,47 @@ def fast_scatter_src(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
         return handle.call(self, dim, index, src)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, src)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, src)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if src._base is not None:
+        refresh_view(src)
+    if src._grad_fn is not None:
+        edge_1 = (src._grad_fn, src._output_nr)
+    elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = src._grad_accumulator and src._grad_accumulator()
+        if accumulator is None:
+            accumulator = src._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, dim, index, src)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ScatterBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.index_ = SavedVariable(index, False)
     result = kernel(ks, self, dim, index, src)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23568,15 +27169,36 @@ def fast_scatter_value(self: Tensor, dim: int, index: Tensor, value: Number) -> 
         return handle.call(self, dim, index, value)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, value)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, index, value)
+    _next_edges = (edge_0,)
     grad_fn = functions.ScatterBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.index_ = SavedVariable(index, False)
     result = kernel(ks, self, dim, index, value)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23587,16 +27209,48 @@ def fast_scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
         return handle.call(self, dim, index, src)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, src)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, src)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if src._base is not None:
+        refresh_view(src)
+    if src._grad_fn is not None:
+        edge_1 = (src._grad_fn, src._output_nr)
+    elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = src._grad_accumulator and src._grad_accumulator()
+        if accumulator is None:
+            accumulator = src._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, dim, index, src)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ScatterAddBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     if _next_edges[1][0] is not None:
         grad_fn.index_ = SavedVariable(index, False)
     result = kernel(ks, self, dim, index, src)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23607,14 +27261,35 @@ def fast_masked_fill_Scalar(self: Tensor, mask: Tensor, value: Number) -> Any:
         return handle.call(self, mask, value)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, mask, value)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, mask, value)
+    _next_edges = (edge_0,)
     grad_fn = functions.MaskedFillBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.mask_ = SavedVariable(mask, False)
     result = kernel(ks, self, mask, value)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23625,14 +27300,46 @@ def fast_masked_fill_Tensor(self: Tensor, mask: Tensor, value: Tensor) -> Any:
         return handle.call(self, mask, value)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, value)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, mask, value)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if value._base is not None:
+        refresh_view(value)
+    if value._grad_fn is not None:
+        edge_1 = (value._grad_fn, value._output_nr)
+    elif value._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = value._grad_accumulator and value._grad_accumulator()
+        if accumulator is None:
+            accumulator = value._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, mask, value)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaskedFillBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.mask_ = SavedVariable(mask, False)
     result = kernel(ks, self, mask, value)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23643,15 +27350,36 @@ def fast_index_Tensor(self: Tensor, indices: Sequence[Tensor | None]) -> Any:
         return handle.call(self, indices)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, indices)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, indices)
+    _next_edges = (edge_0,)
     grad_fn = functions.IndexBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.indices_ = SavedVariableList(indices)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, self, indices)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23664,16 +27392,48 @@ def fast_index_put(
         return handle.call(self, indices, values, accumulate)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, values)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, indices, values, accumulate)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if values._base is not None:
+        refresh_view(values)
+    if values._grad_fn is not None:
+        edge_1 = (values._grad_fn, values._output_nr)
+    elif values._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = values._grad_accumulator and values._grad_accumulator()
+        if accumulator is None:
+            accumulator = values._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, indices, values, accumulate)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IndexPutBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.accumulate = accumulate
     grad_fn.indices_ = SavedVariableList(indices)
     grad_fn.values_info = TypeAndSize(values)
     result = kernel(ks, self, indices, values, accumulate)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23686,9 +27446,34 @@ def fast_scatter_reduce_two(
         return handle.call(self, dim, index, src, reduce, include_self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, src)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, src, reduce, include_self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if src._base is not None:
+        refresh_view(src)
+    if src._grad_fn is not None:
+        edge_1 = (src._grad_fn, src._output_nr)
+    elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = src._grad_accumulator and src._grad_accumulator()
+        if accumulator is None:
+            accumulator = src._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, dim, index, src, reduce, include_self)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ScatterReduceBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -23698,7 +27483,14 @@ def fast_scatter_reduce_two(
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.src_ = SavedVariable(src, False)
     result = kernel(ks, self, dim, index, src, reduce, include_self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -23710,9 +27502,34 @@ def fast_index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor) -> An
         return handle.call(self, dim, index, source)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, source)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, source)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if source._base is not None:
+        refresh_view(source)
+    if source._grad_fn is not None:
+        edge_1 = (source._grad_fn, source._output_nr)
+    elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = source._grad_accumulator and source._grad_accumulator()
+        if accumulator is None:
+            accumulator = source._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, dim, index, source)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IndexCopyBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -23721,7 +27538,14 @@ def fast_index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor) -> An
         grad_fn.source_ = SavedVariable(source, False)
     grad_fn.source_dim = source.dim()
     result = kernel(ks, self, dim, index, source)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23734,15 +27558,36 @@ def fast_index_fill_int_Scalar(
         return handle.call(self, dim, index, value)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, value)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, index, value)
+    _next_edges = (edge_0,)
     grad_fn = functions.IndexFillBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.index_ = SavedVariable(index, False)
     result = kernel(ks, self, dim, index, value)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23755,15 +27600,47 @@ def fast_index_fill_int_Tensor(
         return handle.call(self, dim, index, value)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, value)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, value)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if value._base is not None:
+        refresh_view(value)
+    if value._grad_fn is not None:
+        edge_1 = (value._grad_fn, value._output_nr)
+    elif value._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = value._grad_accumulator and value._grad_accumulator()
+        if accumulator is None:
+            accumulator = value._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, dim, index, value)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IndexFillBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.index_ = SavedVariable(index, False)
     result = kernel(ks, self, dim, index, value)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23774,15 +27651,47 @@ def fast_masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Any:
         return handle.call(self, mask, source)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, source)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, mask, source)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if source._base is not None:
+        refresh_view(source)
+    if source._grad_fn is not None:
+        edge_1 = (source._grad_fn, source._output_nr)
+    elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = source._grad_accumulator and source._grad_accumulator()
+        if accumulator is None:
+            accumulator = source._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, mask, source)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaskedScatterBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.mask_ = SavedVariable(mask, False)
     grad_fn.source_sym_sizes = tuple(source.shape)
     result = kernel(ks, self, mask, source)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23793,15 +27702,36 @@ def fast_masked_select(self: Tensor, mask: Tensor) -> Any:
         return handle.call(self, mask)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, mask)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, mask)
+    _next_edges = (edge_0,)
     grad_fn = functions.MaskedSelectBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.mask_ = SavedVariable(mask, False)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, mask)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23812,15 +27742,36 @@ def fast_take(self: Tensor, index: Tensor) -> Any:
         return handle.call(self, index)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, index)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, index)
+    _next_edges = (edge_0,)
     grad_fn = functions.TakeBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.index_ = SavedVariable(index, False)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, index)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23831,9 +27782,34 @@ def fast_put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> A
         return handle.call(self, index, source, accumulate)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, source)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, index, source, accumulate)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if source._base is not None:
+        refresh_view(source)
+    if source._grad_fn is not None:
+        edge_1 = (source._grad_fn, source._output_nr)
+    elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = source._grad_accumulator and source._grad_accumulator()
+        if accumulator is None:
+            accumulator = source._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, index, source, accumulate)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.PutBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.accumulate = accumulate
@@ -23842,7 +27818,14 @@ def fast_put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> A
         grad_fn.source_ = SavedVariable(source, False)
     grad_fn.source_info = TypeAndSize(source)
     result = kernel(ks, self, index, source, accumulate)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23855,9 +27838,34 @@ def fast_scatter_value_reduce(
         return handle.call(self, dim, index, value, reduce)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, index)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, value, reduce)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if index._base is not None:
+        refresh_view(index)
+    if index._grad_fn is not None:
+        edge_1 = (index._grad_fn, index._output_nr)
+    elif index._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = index._grad_accumulator and index._grad_accumulator()
+        if accumulator is None:
+            accumulator = index._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, dim, index, value, reduce)
+    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("scatter")
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, dim, index, value, reduce)
@@ -23879,9 +27887,34 @@ def fast_index_reduce(
         return handle.call(self, dim, index, source, reduce, include_self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, source)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, source, reduce, include_self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if source._base is not None:
+        refresh_view(source)
+    if source._grad_fn is not None:
+        edge_1 = (source._grad_fn, source._output_nr)
+    elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = source._grad_accumulator and source._grad_accumulator()
+        if accumulator is None:
+            accumulator = source._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, dim, index, source, reduce, include_self)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IndexReduceBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -23891,7 +27924,14 @@ def fast_index_reduce(
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.source_ = SavedVariable(source, False)
     result = kernel(ks, self, dim, index, source, reduce, include_self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -23905,15 +27945,36 @@ def fast_masked_scatter_backward(
         return handle.call(grad_output, mask, sizes)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, mask, sizes)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_output, mask, sizes)
+    _next_edges = (edge_0,)
     grad_fn = functions.MaskedScatterBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.grad_output_info = TypeAndSize(grad_output)
     grad_fn.mask_ = SavedVariable(mask, False)
     result = kernel(ks, grad_output, mask, sizes)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23926,9 +27987,34 @@ def fast_slice_scatter(
         return handle.call(self, src, dim, start, end, step)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, src)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, src, dim, start, end, step)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if src._base is not None:
+        refresh_view(src)
+    if src._grad_fn is not None:
+        edge_1 = (src._grad_fn, src._output_nr)
+    elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = src._grad_accumulator and src._grad_accumulator()
+        if accumulator is None:
+            accumulator = src._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, src, dim, start, end, step)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SliceScatterBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -23937,7 +28023,14 @@ def fast_slice_scatter(
     grad_fn.start = start
     grad_fn.step = step
     result = kernel(ks, self, src, dim, start, end, step)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23948,16 +28041,48 @@ def fast_select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Any:
         return handle.call(self, src, dim, index)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, src)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, src, dim, index)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if src._base is not None:
+        refresh_view(src)
+    if src._grad_fn is not None:
+        edge_1 = (src._grad_fn, src._output_nr)
+    elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = src._grad_accumulator and src._grad_accumulator()
+        if accumulator is None:
+            accumulator = src._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, src, dim, index)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SelectScatterBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.index = index
     grad_fn.src_info = TypeAndSize(src)
     result = kernel(ks, self, src, dim, index)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23970,9 +28095,34 @@ def fast_diagonal_scatter(
         return handle.call(self, src, offset, dim1, dim2)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, src)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, src, offset, dim1, dim2)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if src._base is not None:
+        refresh_view(src)
+    if src._grad_fn is not None:
+        edge_1 = (src._grad_fn, src._output_nr)
+    elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = src._grad_accumulator and src._grad_accumulator()
+        if accumulator is None:
+            accumulator = src._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, src, offset, dim1, dim2)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.DiagonalScatterBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim1 = dim1
@@ -23980,7 +28130,14 @@ def fast_diagonal_scatter(
     grad_fn.offset = offset
     grad_fn.src_info = TypeAndSize(src)
     result = kernel(ks, self, src, offset, dim1, dim2)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -23991,15 +28148,36 @@ def fast__unsafe_index_Tensor(self: Tensor, indices: Sequence[Tensor | None]) ->
         return handle.call(self, indices)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, indices)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, indices)
+    _next_edges = (edge_0,)
     grad_fn = functions.UnsafeIndexBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.indices_ = SavedVariableList(indices)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, self, indices)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -24012,16 +28190,48 @@ def fast__unsafe_index_put(
         return handle.call(self, indices, values, accumulate)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, values)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, indices, values, accumulate)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if values._base is not None:
+        refresh_view(values)
+    if values._grad_fn is not None:
+        edge_1 = (values._grad_fn, values._output_nr)
+    elif values._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = values._grad_accumulator and values._grad_accumulator()
+        if accumulator is None:
+            accumulator = values._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, indices, values, accumulate)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.UnsafeIndexPutBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.accumulate = accumulate
     grad_fn.indices_ = SavedVariableList(indices)
     grad_fn.values_info = TypeAndSize(values)
     result = kernel(ks, self, indices, values, accumulate)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -24032,9 +28242,34 @@ def fast_mm(self: Tensor, mat2: Tensor) -> Any:
         return handle.call(self, mat2)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, mat2)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, mat2)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if mat2._base is not None:
+        refresh_view(mat2)
+    if mat2._grad_fn is not None:
+        edge_1 = (mat2._grad_fn, mat2._output_nr)
+    elif mat2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = mat2._grad_accumulator and mat2._grad_accumulator()
+        if accumulator is None:
+            accumulator = mat2._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, mat2)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MmBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[0][0] is not None:
@@ -24046,7 +28281,14 @@ def fast_mm(self: Tensor, mat2: Tensor) -> Any:
     grad_fn.self_sym_sizes = tuple(self.shape)
     grad_fn.self_sym_strides = self.stride()
     result = kernel(ks, self, mat2)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -24057,9 +28299,34 @@ def fast_bmm(self: Tensor, mat2: Tensor) -> Any:
         return handle.call(self, mat2)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, mat2)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, mat2)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if mat2._base is not None:
+        refresh_view(mat2)
+    if mat2._grad_fn is not None:
+        edge_1 = (mat2._grad_fn, mat2._output_nr)
+    elif mat2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = mat2._grad_accumulator and mat2._grad_accumulator()
+        if accumulator is None:
+            accumulator = mat2._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, mat2)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.BmmBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[0][0] is not None:
@@ -24067,7 +28334,14 @@ def fast_bmm(self: Tensor, mat2: Tensor) -> Any:
     if _next_edges[1][0] is not None:
         grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, mat2)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -24078,9 +28352,34 @@ def fast_dot(self: Tensor, tensor: Tensor) -> Any:
         return handle.call(self, tensor)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, tensor)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, tensor)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if tensor._base is not None:
+        refresh_view(tensor)
+    if tensor._grad_fn is not None:
+        edge_1 = (tensor._grad_fn, tensor._output_nr)
+    elif tensor._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = tensor._grad_accumulator and tensor._grad_accumulator()
+        if accumulator is None:
+            accumulator = tensor._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, tensor)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.DotBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[1][0] is not None:
@@ -24088,7 +28387,14 @@ def fast_dot(self: Tensor, tensor: Tensor) -> Any:
     if _next_edges[0][0] is not None:
         grad_fn.tensor_ = SavedVariable(tensor, False)
     result = kernel(ks, self, tensor)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -24099,9 +28405,34 @@ def fast_vdot(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.VdotBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[0][0] is not None:
@@ -24109,7 +28440,14 @@ def fast_vdot(self: Tensor, other: Tensor) -> Any:
     if _next_edges[1][0] is not None:
         grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -24120,9 +28458,34 @@ def fast_mv(self: Tensor, vec: Tensor) -> Any:
         return handle.call(self, vec)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, vec)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, vec)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if vec._base is not None:
+        refresh_view(vec)
+    if vec._grad_fn is not None:
+        edge_1 = (vec._grad_fn, vec._output_nr)
+    elif vec._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = vec._grad_accumulator and vec._grad_accumulator()
+        if accumulator is None:
+            accumulator = vec._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, vec)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MvBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[1][0] is not None:
@@ -24130,7 +28493,14 @@ def fast_mv(self: Tensor, vec: Tensor) -> Any:
     if _next_edges[0][0] is not None:
         grad_fn.vec_ = SavedVariable(vec, False)
     result = kernel(ks, self, vec)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -24143,16 +28513,48 @@ def fast__cdist_forward(
         return handle.call(x1, x2, p, compute_mode)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(x1, x2)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, x1, x2, p, compute_mode)
+    # next_edges, inline: where each input's gradient goes.
+    if x1._base is not None:
+        refresh_view(x1)
+    if x1._grad_fn is not None:
+        edge_0 = (x1._grad_fn, x1._output_nr)
+    elif x1._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = x1._grad_accumulator and x1._grad_accumulator()
+        if accumulator is None:
+            accumulator = x1._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if x2._base is not None:
+        refresh_view(x2)
+    if x2._grad_fn is not None:
+        edge_1 = (x2._grad_fn, x2._output_nr)
+    elif x2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = x2._grad_accumulator and x2._grad_accumulator()
+        if accumulator is None:
+            accumulator = x2._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, x1, x2, p, compute_mode)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.CdistBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.p = p
     grad_fn.x1_ = SavedVariable(x1, False)
     grad_fn.x2_ = SavedVariable(x2, False)
     result = kernel(ks, x1, x2, p, compute_mode)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -24164,15 +28566,36 @@ def fast__pdist_forward(self: Tensor, p: float) -> Any:
         return handle.call(self, p)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, p)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, p)
+    _next_edges = (edge_0,)
     grad_fn = functions.PdistBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.p = p
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, p)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -24184,14 +28607,35 @@ def fast_tril(self: Tensor, diagonal: int) -> Any:
         return handle.call(self, diagonal)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, diagonal)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, diagonal)
+    _next_edges = (edge_0,)
     grad_fn = functions.TrilBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.diagonal = diagonal
     result = kernel(ks, self, diagonal)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -24202,14 +28646,35 @@ def fast_triu(self: Tensor, diagonal: int) -> Any:
         return handle.call(self, diagonal)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, diagonal)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, diagonal)
+    _next_edges = (edge_0,)
     grad_fn = functions.TriuBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.diagonal = diagonal
     result = kernel(ks, self, diagonal)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -24220,14 +28685,35 @@ def fast_trace(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.TraceBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -24244,9 +28730,23 @@ def fast_linalg_vector_norm(
         return handle.call(self, ord, dim, keepdim, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, ord, dim, keepdim, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, ord, dim, keepdim, dtype)
+    _next_edges = (edge_0,)
     grad_fn = functions.LinalgVectorNormBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -24254,7 +28754,14 @@ def fast_linalg_vector_norm(
     grad_fn.ord = ord
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, ord, dim, keepdim, dtype)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -24266,15 +28773,36 @@ def fast_norm_Scalar(self: Tensor, p: Number) -> Any:
         return handle.call(self, p)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, p)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, p)
+    _next_edges = (edge_0,)
     grad_fn = functions.NormBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.p = p
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, p)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -24288,9 +28816,23 @@ def fast_norm_ScalarOpt_dim(
         return handle.call(self, p, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, p, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, p, dim, keepdim)
+    _next_edges = (edge_0,)
     grad_fn = functions.NormBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -24298,7 +28840,14 @@ def fast_norm_ScalarOpt_dim(
     grad_fn.p = p
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, p, dim, keepdim)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -24310,16 +28859,48 @@ def fast_dist(self: Tensor, other: Tensor, p: Number) -> Any:
         return handle.call(self, other, p)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other, p)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other, p)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.DistBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other_ = SavedVariable(other, False)
     grad_fn.p = p
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other, p)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -24331,9 +28912,23 @@ def fast_linalg_inv_ex(A: Tensor, check_errors: bool) -> Any:
         return handle.call(A, check_errors)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(A)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, A, check_errors)
+    # next_edges, inline: where each input's gradient goes.
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_0 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, A, check_errors)
+    _next_edges = (edge_0,)
     grad_fn = functions.LinalgInvExBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, A, check_errors)
@@ -24349,9 +28944,23 @@ def fast__linalg_det(A: Tensor) -> Any:
         return handle.call(A)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(A)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, A)
+    # next_edges, inline: where each input's gradient goes.
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_0 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, A)
+    _next_edges = (edge_0,)
     grad_fn = functions.LinalgDetBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.A_ = SavedVariable(A, False)
@@ -24370,9 +28979,23 @@ def fast__linalg_slogdet(A: Tensor) -> Any:
         return handle.call(A)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(A)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, A)
+    # next_edges, inline: where each input's gradient goes.
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_0 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, A)
+    _next_edges = (edge_0,)
     grad_fn = functions.LinalgSlogdetBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.A_ = SavedVariable(A, False)
@@ -24392,9 +29015,34 @@ def fast__linalg_solve_ex(A: Tensor, B: Tensor, left: bool, check_errors: bool) 
         return handle.call(A, B, left, check_errors)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(A, B)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, A, B, left, check_errors)
+    # next_edges, inline: where each input's gradient goes.
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_0 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if B._base is not None:
+        refresh_view(B)
+    if B._grad_fn is not None:
+        edge_1 = (B._grad_fn, B._output_nr)
+    elif B._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = B._grad_accumulator and B._grad_accumulator()
+        if accumulator is None:
+            accumulator = B._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, A, B, left, check_errors)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgSolveExBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.A_ = SavedVariable(A, False)
@@ -24414,9 +29062,23 @@ def fast_linalg_cholesky_ex(self: Tensor, upper: bool, check_errors: bool) -> An
         return handle.call(self, upper, check_errors)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, upper, check_errors)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, upper, check_errors)
+    _next_edges = (edge_0,)
     grad_fn = functions.LinalgCholeskyExBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.upper = upper
@@ -24433,9 +29095,23 @@ def fast_linalg_qr(A: Tensor, mode: str) -> Any:
         return handle.call(A, mode)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(A)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, A, mode)
+    # next_edges, inline: where each input's gradient goes.
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_0 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, A, mode)
+    _next_edges = (edge_0,)
     grad_fn = functions.LinalgQrBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.mode = mode
@@ -24456,9 +29132,23 @@ def fast__linalg_svd(
         return handle.call(A, full_matrices, compute_uv, driver)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(A)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, A, full_matrices, compute_uv, driver)
+    # next_edges, inline: where each input's gradient goes.
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_0 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, A, full_matrices, compute_uv, driver)
+    _next_edges = (edge_0,)
     grad_fn = functions.LinalgSvdBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.A_sym_sizes = tuple(A.shape)
@@ -24480,9 +29170,23 @@ def fast__linalg_eigh(A: Tensor, UPLO: str, compute_v: bool) -> Any:
         return handle.call(A, UPLO, compute_v)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(A)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, A, UPLO, compute_v)
+    # next_edges, inline: where each input's gradient goes.
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_0 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, A, UPLO, compute_v)
+    _next_edges = (edge_0,)
     grad_fn = functions.LinalgEighBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, A, UPLO, compute_v)
@@ -24500,9 +29204,23 @@ def fast_linalg_eig(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.LinalgEigBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
@@ -24523,9 +29241,34 @@ def fast_linalg_solve_triangular(
         return handle.call(self, B, upper, left, unitriangular)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, B)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, B, upper, left, unitriangular)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if B._base is not None:
+        refresh_view(B)
+    if B._grad_fn is not None:
+        edge_1 = (B._grad_fn, B._output_nr)
+    elif B._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = B._grad_accumulator and B._grad_accumulator()
+        if accumulator is None:
+            accumulator = B._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, B, upper, left, unitriangular)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgSolveTriangularBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.left = left
@@ -24533,7 +29276,14 @@ def fast_linalg_solve_triangular(
     grad_fn.unitriangular = unitriangular
     grad_fn.upper = upper
     result = kernel(ks, self, B, upper, left, unitriangular)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -24545,9 +29295,34 @@ def fast_linalg_cross(self: Tensor, other: Tensor, dim: int) -> Any:
         return handle.call(self, other, dim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other, dim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other, dim)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgCrossBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -24556,7 +29331,14 @@ def fast_linalg_cross(self: Tensor, other: Tensor, dim: int) -> Any:
     if _next_edges[1][0] is not None:
         grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other, dim)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -24567,14 +29349,35 @@ def fast_linalg_matrix_exp(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.LinalgMatrixExpBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -24589,14 +29392,35 @@ def fast_linalg_pinv_atol_rtol_tensor(
     check_no_requires_grad(rtol, "rtol", "linalg_pinv")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, atol, rtol, hermitian)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, atol, rtol, hermitian)
+    _next_edges = (edge_0,)
     grad_fn = functions.LinalgPinvBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, atol, rtol, hermitian)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -24610,9 +29434,34 @@ def fast_linalg_lstsq(
         return handle.call(self, b, rcond, driver)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, b)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, b, rcond, driver)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if b._base is not None:
+        refresh_view(b)
+    if b._grad_fn is not None:
+        edge_1 = (b._grad_fn, b._output_nr)
+    elif b._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = b._grad_accumulator and b._grad_accumulator()
+        if accumulator is None:
+            accumulator = b._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, b, rcond, driver)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgLstsqBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.b_ = SavedVariable(b, False)
@@ -24631,9 +29480,23 @@ def fast_linalg_lu_factor_ex(A: Tensor, pivot: bool, check_errors: bool) -> Any:
         return handle.call(A, pivot, check_errors)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(A)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, A, pivot, check_errors)
+    # next_edges, inline: where each input's gradient goes.
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_0 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, A, pivot, check_errors)
+    _next_edges = (edge_0,)
     grad_fn = functions.LinalgLuFactorExBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.pivot = pivot
@@ -24651,9 +29514,23 @@ def fast_linalg_lu(A: Tensor, pivot: bool) -> Any:
         return handle.call(A, pivot)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(A)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, A, pivot)
+    # next_edges, inline: where each input's gradient goes.
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_0 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, A, pivot)
+    _next_edges = (edge_0,)
     grad_fn = functions.LinalgLuBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.pivot = pivot
@@ -24677,9 +29554,34 @@ def fast_linalg_lu_solve(
     check_no_requires_grad(pivots, "pivots", "linalg_lu_solve")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(LU, B)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, LU, pivots, B, left, adjoint)
+    # next_edges, inline: where each input's gradient goes.
+    if LU._base is not None:
+        refresh_view(LU)
+    if LU._grad_fn is not None:
+        edge_0 = (LU._grad_fn, LU._output_nr)
+    elif LU._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = LU._grad_accumulator and LU._grad_accumulator()
+        if accumulator is None:
+            accumulator = LU._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if B._base is not None:
+        refresh_view(B)
+    if B._grad_fn is not None:
+        edge_1 = (B._grad_fn, B._output_nr)
+    elif B._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = B._grad_accumulator and B._grad_accumulator()
+        if accumulator is None:
+            accumulator = B._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, LU, pivots, B, left, adjoint)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgLuSolveBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.LU_ = SavedVariable(LU, False)
@@ -24687,7 +29589,14 @@ def fast_linalg_lu_solve(
     grad_fn.left = left
     grad_fn.pivots_ = SavedVariable(pivots, False)
     result = kernel(ks, LU, pivots, B, left, adjoint)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -24699,14 +29608,35 @@ def fast_cholesky(self: Tensor, upper: bool) -> Any:
         return handle.call(self, upper)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, upper)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, upper)
+    _next_edges = (edge_0,)
     grad_fn = functions.CholeskyBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.upper = upper
     result = kernel(ks, self, upper)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -24718,15 +29648,47 @@ def fast_linalg_householder_product(input: Tensor, tau: Tensor) -> Any:
         return handle.call(input, tau)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(input, tau)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, input, tau)
+    # next_edges, inline: where each input's gradient goes.
+    if input._base is not None:
+        refresh_view(input)
+    if input._grad_fn is not None:
+        edge_0 = (input._grad_fn, input._output_nr)
+    elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = input._grad_accumulator and input._grad_accumulator()
+        if accumulator is None:
+            accumulator = input._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if tau._base is not None:
+        refresh_view(tau)
+    if tau._grad_fn is not None:
+        edge_1 = (tau._grad_fn, tau._output_nr)
+    elif tau._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = tau._grad_accumulator and tau._grad_accumulator()
+        if accumulator is None:
+            accumulator = tau._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, input, tau)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgHouseholderProductBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.input_ = SavedVariable(input, False)
     grad_fn.tau_ = SavedVariable(tau, False)
     result = kernel(ks, input, tau)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -24738,15 +29700,36 @@ def fast_norm_ScalarOpt_dtype(self: Tensor, p: Number | None, dtype: dtype) -> A
         return handle.call(self, p, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, p, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, p, dtype)
+    _next_edges = (edge_0,)
     grad_fn = functions.NormBackward2()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.p = p
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, p, dtype)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -24760,9 +29743,23 @@ def fast_norm_ScalarOpt_dim_dtype(
         return handle.call(self, p, dim, keepdim, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, p, dim, keepdim, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, p, dim, keepdim, dtype)
+    _next_edges = (edge_0,)
     grad_fn = functions.NormBackward3()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -24770,7 +29767,14 @@ def fast_norm_ScalarOpt_dim_dtype(
     grad_fn.p = p
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, p, dim, keepdim, dtype)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -24782,9 +29786,23 @@ def fast_renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
         return handle.call(self, p, dim, maxnorm)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, p, dim, maxnorm)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, p, dim, maxnorm)
+    _next_edges = (edge_0,)
     grad_fn = functions.RenormBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -24792,7 +29810,14 @@ def fast_renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
     grad_fn.p = p
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, p, dim, maxnorm)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -24803,15 +29828,36 @@ def fast_cholesky_inverse(self: Tensor, upper: bool) -> Any:
         return handle.call(self, upper)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, upper)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, upper)
+    _next_edges = (edge_0,)
     grad_fn = functions.CholeskyInverseBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.upper = upper
     result = kernel(ks, self, upper)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -24823,16 +29869,48 @@ def fast_cholesky_solve(self: Tensor, input2: Tensor, upper: bool) -> Any:
         return handle.call(self, input2, upper)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, input2)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, input2, upper)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if input2._base is not None:
+        refresh_view(input2)
+    if input2._grad_fn is not None:
+        edge_1 = (input2._grad_fn, input2._output_nr)
+    elif input2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = input2._grad_accumulator and input2._grad_accumulator()
+        if accumulator is None:
+            accumulator = input2._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, input2, upper)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.CholeskySolveBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.input2_ = SavedVariable(input2, False)
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.upper = upper
     result = kernel(ks, self, input2, upper)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -24846,9 +29924,34 @@ def fast_triangular_solve(
         return handle.call(self, A, upper, transpose, unitriangular)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, A)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, A, upper, transpose, unitriangular)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_1 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, A, upper, transpose, unitriangular)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.TriangularSolveBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.A_ = SavedVariable(A, False)
@@ -24872,9 +29975,23 @@ def fast_lu_unpack(
         return handle.call(LU_data, LU_pivots, unpack_data, unpack_pivots)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(LU_data)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, LU_data, LU_pivots, unpack_data, unpack_pivots)
+    # next_edges, inline: where each input's gradient goes.
+    if LU_data._base is not None:
+        refresh_view(LU_data)
+    if LU_data._grad_fn is not None:
+        edge_0 = (LU_data._grad_fn, LU_data._output_nr)
+    elif LU_data._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = LU_data._grad_accumulator and LU_data._grad_accumulator()
+        if accumulator is None:
+            accumulator = LU_data._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, LU_data, LU_pivots, unpack_data, unpack_pivots)
+    _next_edges = (edge_0,)
     grad_fn = functions.LuUnpackBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.LU_data_sym_sizes = tuple(LU_data.shape)
@@ -24892,9 +30009,23 @@ def fast_geqrf(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.GeqrfBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
@@ -24909,13 +30040,34 @@ def fast_relu(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.ReluBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -24927,15 +30079,36 @@ def fast_gelu(self: Tensor, approximate: str) -> Any:
         return handle.call(self, approximate)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, approximate)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, approximate)
+    _next_edges = (edge_0,)
     grad_fn = functions.GeluBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.approximate = approximate
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, approximate)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -24946,14 +30119,35 @@ def fast_silu(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.SiluBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -24966,15 +30160,47 @@ def fast_threshold_backward(
         return handle.call(grad_output, self, threshold)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, threshold)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, threshold)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ThresholdBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.threshold = threshold
     result = kernel(ks, grad_output, self, threshold)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -24985,16 +30211,48 @@ def fast_gelu_backward(grad_output: Tensor, self: Tensor, approximate: str) -> A
         return handle.call(grad_output, self, approximate)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, approximate)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, approximate)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.GeluBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.approximate = approximate
     grad_fn.grad_output_ = SavedVariable(grad_output, False)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, grad_output, self, approximate)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25005,9 +30263,34 @@ def fast_silu_backward(grad_output: Tensor, self: Tensor) -> Any:
         return handle.call(grad_output, self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self)
+    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("silu_backward")
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, grad_output, self)
@@ -25022,15 +30305,36 @@ def fast__softmax(self: Tensor, dim: int, half_to_float: bool) -> Any:
         return handle.call(self, dim, half_to_float)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, half_to_float)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, half_to_float)
+    _next_edges = (edge_0,)
     grad_fn = functions.SoftmaxBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, dim, half_to_float)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -25044,9 +30348,34 @@ def fast__softmax_backward_data(
         return handle.call(grad_output, output, dim, input_dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output, dim, input_dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if output._base is not None:
+        refresh_view(output)
+    if output._grad_fn is not None:
+        edge_1 = (output._grad_fn, output._output_nr)
+    elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = output._grad_accumulator and output._grad_accumulator()
+        if accumulator is None:
+            accumulator = output._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, output, dim, input_dtype)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SoftmaxBackwardDataBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -25055,7 +30384,14 @@ def fast__softmax_backward_data(
     grad_fn.output_ = SavedVariable(output, False)
     grad_fn.output_scalar_type = SCALAR_TYPES[output._data.dtype]
     result = kernel(ks, grad_output, output, dim, input_dtype)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25066,15 +30402,36 @@ def fast__log_softmax(self: Tensor, dim: int, half_to_float: bool) -> Any:
         return handle.call(self, dim, half_to_float)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, half_to_float)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, half_to_float)
+    _next_edges = (edge_0,)
     grad_fn = functions.LogSoftmaxBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, dim, half_to_float)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -25088,9 +30445,34 @@ def fast__log_softmax_backward_data(
         return handle.call(grad_output, output, dim, input_dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output, dim, input_dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if output._base is not None:
+        refresh_view(output)
+    if output._grad_fn is not None:
+        edge_1 = (output._grad_fn, output._output_nr)
+    elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = output._grad_accumulator and output._grad_accumulator()
+        if accumulator is None:
+            accumulator = output._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, output, dim, input_dtype)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LogSoftmaxBackwardDataBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -25098,7 +30480,14 @@ def fast__log_softmax_backward_data(
     grad_fn.output_ = SavedVariable(output, False)
     grad_fn.output_scalar_type = SCALAR_TYPES[output._data.dtype]
     result = kernel(ks, grad_output, output, dim, input_dtype)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25109,15 +30498,36 @@ def fast_leaky_relu(self: Tensor, negative_slope: Number) -> Any:
         return handle.call(self, negative_slope)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, negative_slope)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, negative_slope)
+    _next_edges = (edge_0,)
     grad_fn = functions.LeakyReluBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.negative_slope = negative_slope
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, negative_slope)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25130,15 +30540,47 @@ def fast_leaky_relu_backward(
         return handle.call(grad_output, self, negative_slope, self_is_result)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, negative_slope, self_is_result)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, negative_slope, self_is_result)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LeakyReluBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.negative_slope = negative_slope
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, grad_output, self, negative_slope, self_is_result)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25149,9 +30591,23 @@ def fast_elu(self: Tensor, alpha: Number, scale: Number, input_scale: Number) ->
         return handle.call(self, alpha, scale, input_scale)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, alpha, scale, input_scale)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, alpha, scale, input_scale)
+    _next_edges = (edge_0,)
     grad_fn = functions.EluBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.alpha = alpha
@@ -25159,7 +30615,14 @@ def fast_elu(self: Tensor, alpha: Number, scale: Number, input_scale: Number) ->
     grad_fn.scale = scale
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, alpha, scale, input_scale)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25179,11 +30642,40 @@ def fast_elu_backward(
         )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self_or_result)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks, grad_output, alpha, scale, input_scale, is_result, self_or_result
         )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self_or_result._base is not None:
+        refresh_view(self_or_result)
+    if self_or_result._grad_fn is not None:
+        edge_1 = (self_or_result._grad_fn, self_or_result._output_nr)
+    elif self_or_result._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = (
+            self_or_result._grad_accumulator and self_or_result._grad_accumulator()
+        )
+        if accumulator is None:
+            accumulator = self_or_result._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(
+            ks, grad_output, alpha, scale, input_scale, is_result, self_or_result
+        )
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.EluBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.alpha = alpha
@@ -25195,7 +30687,14 @@ def fast_elu_backward(
     result = kernel(
         ks, grad_output, alpha, scale, input_scale, is_result, self_or_result
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25206,16 +30705,37 @@ def fast_softplus(self: Tensor, beta: Number, threshold: Number) -> Any:
         return handle.call(self, beta, threshold)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, beta, threshold)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, beta, threshold)
+    _next_edges = (edge_0,)
     grad_fn = functions.SoftplusBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.beta = beta
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.threshold = threshold
     result = kernel(ks, self, beta, threshold)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25228,9 +30748,34 @@ def fast_softplus_backward(
         return handle.call(grad_output, self, beta, threshold)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, beta, threshold)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, beta, threshold)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SoftplusBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.beta = beta
@@ -25238,7 +30783,14 @@ def fast_softplus_backward(
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.threshold = threshold
     result = kernel(ks, grad_output, self, beta, threshold)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25249,9 +30801,23 @@ def fast_log_sigmoid_forward(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.LogSigmoidBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
@@ -25269,16 +30835,48 @@ def fast_log_sigmoid_backward(grad_output: Tensor, self: Tensor, buffer: Tensor)
     check_no_requires_grad(buffer, "buffer", "log_sigmoid_backward")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, buffer)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, buffer)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LogSigmoidBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.buffer_ = SavedVariable(buffer, False)
     grad_fn.grad_output_ = SavedVariable(grad_output, False)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, grad_output, self, buffer)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25289,16 +30887,37 @@ def fast_hardtanh(self: Tensor, min_val: Number, max_val: Number) -> Any:
         return handle.call(self, min_val, max_val)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, min_val, max_val)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, min_val, max_val)
+    _next_edges = (edge_0,)
     grad_fn = functions.HardtanhBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.max_val = max_val
     grad_fn.min_val = min_val
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, min_val, max_val)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25311,16 +30930,48 @@ def fast_hardtanh_backward(
         return handle.call(grad_output, self, min_val, max_val)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, min_val, max_val)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, min_val, max_val)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.HardtanhBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.max_val = max_val
     grad_fn.min_val = min_val
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, grad_output, self, min_val, max_val)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25331,14 +30982,35 @@ def fast_mish(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.MishBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25349,9 +31021,34 @@ def fast_mish_backward(grad_output: Tensor, self: Tensor) -> Any:
         return handle.call(grad_output, self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self)
+    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("mish_backward")
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, grad_output, self)
@@ -25366,15 +31063,36 @@ def fast_celu(self: Tensor, alpha: Number) -> Any:
         return handle.call(self, alpha)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, alpha)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, alpha)
+    _next_edges = (edge_0,)
     grad_fn = functions.CeluBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.alpha = alpha
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, alpha)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25385,15 +31103,36 @@ def fast_glu(self: Tensor, dim: int) -> Any:
         return handle.call(self, dim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim)
+    _next_edges = (edge_0,)
     grad_fn = functions.GluBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, dim)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25404,16 +31143,48 @@ def fast_glu_backward(grad_output: Tensor, self: Tensor, dim: int) -> Any:
         return handle.call(grad_output, self, dim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, dim)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, dim)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.GluBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.grad_output_ = SavedVariable(grad_output, False)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, grad_output, self, dim)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25424,15 +31195,36 @@ def fast_hardshrink(self: Tensor, lambd: Number) -> Any:
         return handle.call(self, lambd)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, lambd)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, lambd)
+    _next_edges = (edge_0,)
     grad_fn = functions.HardshrinkBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.lambd = lambd
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, lambd)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25443,15 +31235,47 @@ def fast_hardshrink_backward(grad_out: Tensor, self: Tensor, lambd: Number) -> A
         return handle.call(grad_out, self, lambd)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_out, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_out, self, lambd)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_out._base is not None:
+        refresh_view(grad_out)
+    if grad_out._grad_fn is not None:
+        edge_0 = (grad_out._grad_fn, grad_out._output_nr)
+    elif grad_out._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_out._grad_accumulator and grad_out._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_out._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_out, self, lambd)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.HardshrinkBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.lambd = lambd
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, grad_out, self, lambd)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25462,15 +31286,36 @@ def fast_softshrink(self: Tensor, lambd: Number) -> Any:
         return handle.call(self, lambd)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, lambd)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, lambd)
+    _next_edges = (edge_0,)
     grad_fn = functions.SoftshrinkBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.lambd = lambd
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, lambd)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25481,15 +31326,47 @@ def fast_softshrink_backward(grad_output: Tensor, self: Tensor, lambd: Number) -
         return handle.call(grad_output, self, lambd)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, lambd)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, lambd)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SoftshrinkBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.lambd = lambd
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, grad_output, self, lambd)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25500,14 +31377,35 @@ def fast_hardsigmoid(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.HardsigmoidBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25518,14 +31416,46 @@ def fast_hardsigmoid_backward(grad_output: Tensor, self: Tensor) -> Any:
         return handle.call(grad_output, self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.HardsigmoidBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, grad_output, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25536,14 +31466,35 @@ def fast_hardswish(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.HardswishBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25554,16 +31505,48 @@ def fast_hardswish_backward(grad_output: Tensor, self: Tensor) -> Any:
         return handle.call(grad_output, self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.HardswishBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.grad_output_ = SavedVariable(grad_output, False)
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, grad_output, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25574,15 +31557,36 @@ def fast_threshold(self: Tensor, threshold: Number, value: Number) -> Any:
         return handle.call(self, threshold, value)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, threshold, value)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, threshold, value)
+    _next_edges = (edge_0,)
     grad_fn = functions.ThresholdBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.threshold = threshold
     result = kernel(ks, self, threshold, value)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25600,9 +31604,23 @@ def fast_rrelu_with_noise(
         return handle.call(self, noise, lower, upper, training, generator)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, noise, lower, upper, training, generator)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, noise, lower, upper, training, generator)
+    _next_edges = (edge_0,)
     grad_fn = functions.RreluWithNoiseBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.lower = lower
@@ -25611,7 +31629,14 @@ def fast_rrelu_with_noise(
     grad_fn.training = training
     grad_fn.upper = upper
     result = kernel(ks, self, noise, lower, upper, training, generator)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25633,11 +31658,38 @@ def fast_rrelu_with_noise_backward(
     check_no_requires_grad(noise, "noise", "rrelu_with_noise_backward")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks, grad_output, self, noise, lower, upper, training, self_is_result
         )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(
+            ks, grad_output, self, noise, lower, upper, training, self_is_result
+        )
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.RreluWithNoiseBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.lower = lower
@@ -25648,7 +31700,14 @@ def fast_rrelu_with_noise_backward(
     result = kernel(
         ks, grad_output, self, noise, lower, upper, training, self_is_result
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25659,15 +31718,47 @@ def fast__prelu_kernel(self: Tensor, weight: Tensor) -> Any:
         return handle.call(self, weight)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, weight)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, weight)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if weight._base is not None:
+        refresh_view(weight)
+    if weight._grad_fn is not None:
+        edge_1 = (weight._grad_fn, weight._output_nr)
+    elif weight._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = weight._grad_accumulator and weight._grad_accumulator()
+        if accumulator is None:
+            accumulator = weight._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, weight)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.PreluKernelBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.weight_ = SavedVariable(weight, False)
     result = kernel(ks, self, weight)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25678,9 +31769,23 @@ def fast_native_dropout(input: Tensor, p: float, train: bool | None) -> Any:
         return handle.call(input, p, train)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(input)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, input, p, train)
+    # next_edges, inline: where each input's gradient goes.
+    if input._base is not None:
+        refresh_view(input)
+    if input._grad_fn is not None:
+        edge_0 = (input._grad_fn, input._output_nr)
+    elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = input._grad_accumulator and input._grad_accumulator()
+        if accumulator is None:
+            accumulator = input._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, input, p, train)
+    _next_edges = (edge_0,)
     grad_fn = functions.NativeDropoutBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.p = p
@@ -25700,16 +31805,48 @@ def fast_native_dropout_backward(
         return handle.call(grad_output, mask, scale)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, mask)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, mask, scale)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if mask._base is not None:
+        refresh_view(mask)
+    if mask._grad_fn is not None:
+        edge_1 = (mask._grad_fn, mask._output_nr)
+    elif mask._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = mask._grad_accumulator and mask._grad_accumulator()
+        if accumulator is None:
+            accumulator = mask._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, mask, scale)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.NativeDropoutBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.grad_output_ = SavedVariable(grad_output, False)
     grad_fn.mask_ = SavedVariable(mask, False)
     grad_fn.scale = scale
     result = kernel(ks, grad_output, mask, scale)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25720,16 +31857,48 @@ def fast_mse_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
         return handle.call(self, target, reduction)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, target)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, target, reduction)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if target._base is not None:
+        refresh_view(target)
+    if target._grad_fn is not None:
+        edge_1 = (target._grad_fn, target._output_nr)
+    elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = target._grad_accumulator and target._grad_accumulator()
+        if accumulator is None:
+            accumulator = target._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, target, reduction)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MseLossBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.reduction = reduction
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.target_ = SavedVariable(target, False)
     result = kernel(ks, self, target, reduction)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25747,9 +31916,23 @@ def fast_nll_loss_forward(
     check_no_requires_grad(weight, "weight", "nll_loss_forward")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, target, weight, reduction, ignore_index)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, target, weight, reduction, ignore_index)
+    _next_edges = (edge_0,)
     grad_fn = functions.NllLossBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.ignore_index = ignore_index
@@ -25782,11 +31965,38 @@ def fast_nll_loss_backward(
     check_no_requires_grad(total_weight, "total_weight", "nll_loss_backward")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
         )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(
+            ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
+        )
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.NllLossBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.ignore_index = ignore_index
@@ -25796,7 +32006,14 @@ def fast_nll_loss_backward(
     result = kernel(
         ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25814,9 +32031,23 @@ def fast_nll_loss2d_forward(
     check_no_requires_grad(weight, "weight", "nll_loss2d_forward")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, target, weight, reduction, ignore_index)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, target, weight, reduction, ignore_index)
+    _next_edges = (edge_0,)
     grad_fn = functions.NllLoss2DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.ignore_index = ignore_index
@@ -25849,11 +32080,38 @@ def fast_nll_loss2d_backward(
     check_no_requires_grad(total_weight, "total_weight", "nll_loss2d_backward")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
         )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(
+            ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
+        )
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.NllLoss2DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.ignore_index = ignore_index
@@ -25863,7 +32121,14 @@ def fast_nll_loss2d_backward(
     result = kernel(
         ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25877,9 +32142,34 @@ def fast_binary_cross_entropy(
     check_no_requires_grad(weight, "weight", "binary_cross_entropy")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, target)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, target, weight, reduction)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if target._base is not None:
+        refresh_view(target)
+    if target._grad_fn is not None:
+        edge_1 = (target._grad_fn, target._output_nr)
+    elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = target._grad_accumulator and target._grad_accumulator()
+        if accumulator is None:
+            accumulator = target._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, target, weight, reduction)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.BinaryCrossEntropyBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.reduction = reduction
@@ -25887,7 +32177,14 @@ def fast_binary_cross_entropy(
     grad_fn.target_ = SavedVariable(target, False)
     grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
     result = kernel(ks, self, target, weight, reduction)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25900,9 +32197,34 @@ def fast_smooth_l1_loss(
         return handle.call(self, target, reduction, beta)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, target)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, target, reduction, beta)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if target._base is not None:
+        refresh_view(target)
+    if target._grad_fn is not None:
+        edge_1 = (target._grad_fn, target._output_nr)
+    elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = target._grad_accumulator and target._grad_accumulator()
+        if accumulator is None:
+            accumulator = target._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, target, reduction, beta)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SmoothL1LossBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.beta = beta
@@ -25910,7 +32232,14 @@ def fast_smooth_l1_loss(
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.target_ = SavedVariable(target, False)
     result = kernel(ks, self, target, reduction, beta)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25921,9 +32250,34 @@ def fast_huber_loss(self: Tensor, target: Tensor, reduction: int, delta: float) 
         return handle.call(self, target, reduction, delta)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, target)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, target, reduction, delta)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if target._base is not None:
+        refresh_view(target)
+    if target._grad_fn is not None:
+        edge_1 = (target._grad_fn, target._output_nr)
+    elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = target._grad_accumulator and target._grad_accumulator()
+        if accumulator is None:
+            accumulator = target._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, target, reduction, delta)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.HuberLossBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.delta = delta
@@ -25931,7 +32285,14 @@ def fast_huber_loss(self: Tensor, target: Tensor, reduction: int, delta: float) 
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.target_ = SavedVariable(target, False)
     result = kernel(ks, self, target, reduction, delta)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25950,9 +32311,34 @@ def fast_binary_cross_entropy_with_logits(
     check_no_requires_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, target)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, target, weight, pos_weight, reduction)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if target._base is not None:
+        refresh_view(target)
+    if target._grad_fn is not None:
+        edge_1 = (target._grad_fn, target._output_nr)
+    elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = target._grad_accumulator and target._grad_accumulator()
+        if accumulator is None:
+            accumulator = target._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, target, weight, pos_weight, reduction)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.BinaryCrossEntropyWithLogitsBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.pos_weight_ = (
@@ -25963,7 +32349,14 @@ def fast_binary_cross_entropy_with_logits(
     grad_fn.target_ = SavedVariable(target, False)
     grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
     result = kernel(ks, self, target, weight, pos_weight, reduction)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25975,16 +32368,37 @@ def fast_soft_margin_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
     check_no_requires_grad(target, "target", "soft_margin_loss")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, target, reduction)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, target, reduction)
+    _next_edges = (edge_0,)
     grad_fn = functions.SoftMarginLossBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.reduction = reduction
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.target_ = SavedVariable(target, False)
     result = kernel(ks, self, target, reduction)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -25998,9 +32412,34 @@ def fast_soft_margin_loss_backward(
     check_no_requires_grad(target, "target", "soft_margin_loss_backward")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, target, reduction)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, target, reduction)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SoftMarginLossBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -26008,7 +32447,14 @@ def fast_soft_margin_loss_backward(
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.target_ = SavedVariable(target, False)
     result = kernel(ks, grad_output, self, target, reduction)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26027,9 +32473,23 @@ def fast_multi_margin_loss(
     check_no_requires_grad(weight, "weight", "multi_margin_loss")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, target, p, margin, weight, reduction)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, target, p, margin, weight, reduction)
+    _next_edges = (edge_0,)
     grad_fn = functions.MultiMarginLossBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.margin = margin
@@ -26039,7 +32499,14 @@ def fast_multi_margin_loss(
     grad_fn.target_ = SavedVariable(target, False)
     grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
     result = kernel(ks, self, target, p, margin, weight, reduction)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26059,9 +32526,34 @@ def fast_multi_margin_loss_backward(
     check_no_requires_grad(weight, "weight", "multi_margin_loss_backward")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, target, p, margin, weight, reduction)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, target, p, margin, weight, reduction)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MultiMarginLossBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -26072,7 +32564,14 @@ def fast_multi_margin_loss_backward(
     grad_fn.target_ = SavedVariable(target, False)
     grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
     result = kernel(ks, grad_output, self, target, p, margin, weight, reduction)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26085,9 +32584,23 @@ def fast_multilabel_margin_loss_forward(
         return handle.call(self, target, reduction)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, target, reduction)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, target, reduction)
+    _next_edges = (edge_0,)
     grad_fn = functions.MultilabelMarginLossBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.reduction = reduction
@@ -26108,9 +32621,34 @@ def fast_multilabel_margin_loss_backward(
         return handle.call(grad_output, self, target, reduction, is_target)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, target, reduction, is_target)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, target, reduction, is_target)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MultilabelMarginLossBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -26119,7 +32657,14 @@ def fast_multilabel_margin_loss_backward(
     grad_fn.self_ = SavedVariable(self, False)
     grad_fn.target_ = SavedVariable(target, False)
     result = kernel(ks, grad_output, self, target, reduction, is_target)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26135,9 +32680,34 @@ def fast__fused_rms_norm(
         return handle.call(input, normalized_shape, weight, eps)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(input, weight)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, input, normalized_shape, weight, eps)
+    # next_edges, inline: where each input's gradient goes.
+    if input._base is not None:
+        refresh_view(input)
+    if input._grad_fn is not None:
+        edge_0 = (input._grad_fn, input._output_nr)
+    elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = input._grad_accumulator and input._grad_accumulator()
+        if accumulator is None:
+            accumulator = input._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if weight._base is not None:
+        refresh_view(weight)
+    if weight._grad_fn is not None:
+        edge_1 = (weight._grad_fn, weight._output_nr)
+    elif weight._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = weight._grad_accumulator and weight._grad_accumulator()
+        if accumulator is None:
+            accumulator = weight._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, input, normalized_shape, weight, eps)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FusedRmsNormBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.input_ = SavedVariable(input, False)
@@ -26163,9 +32733,23 @@ def fast_embedding(
         return handle.call(weight, indices, padding_idx, scale_grad_by_freq, sparse)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(weight)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    # next_edges, inline: where each input's gradient goes.
+    if weight._base is not None:
+        refresh_view(weight)
+    if weight._grad_fn is not None:
+        edge_0 = (weight._grad_fn, weight._output_nr)
+    elif weight._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = weight._grad_accumulator and weight._grad_accumulator()
+        if accumulator is None:
+            accumulator = weight._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    _next_edges = (edge_0,)
     grad_fn = functions.EmbeddingBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.indices_ = SavedVariable(indices, False)
@@ -26174,7 +32758,14 @@ def fast_embedding(
     grad_fn.sparse = sparse
     grad_fn.weight_sym_sizes = tuple(weight.shape)
     result = kernel(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26193,11 +32784,27 @@ def fast_embedding_dense_backward(
         )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
         )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
+        )
+    _next_edges = (edge_0,)
     grad_fn = functions.EmbeddingDenseBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.indices_ = SavedVariable(indices, False)
@@ -26206,7 +32813,14 @@ def fast_embedding_dense_backward(
     result = kernel(
         ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26217,15 +32831,36 @@ def fast_reflection_pad1d(self: Tensor, padding: Sequence[int]) -> Any:
         return handle.call(self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, padding)
+    _next_edges = (edge_0,)
     grad_fn = functions.ReflectionPad1DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.padding = padding
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, padding)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26238,15 +32873,47 @@ def fast_reflection_pad1d_backward(
         return handle.call(grad_output, self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, padding)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ReflectionPad1DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.padding = padding
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, padding)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26257,15 +32924,36 @@ def fast_reflection_pad2d(self: Tensor, padding: Sequence[int]) -> Any:
         return handle.call(self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, padding)
+    _next_edges = (edge_0,)
     grad_fn = functions.ReflectionPad2DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.padding = padding
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, padding)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26278,15 +32966,47 @@ def fast_reflection_pad2d_backward(
         return handle.call(grad_output, self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, padding)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ReflectionPad2DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.padding = padding
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, padding)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26297,15 +33017,36 @@ def fast_reflection_pad3d(self: Tensor, padding: Sequence[int]) -> Any:
         return handle.call(self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, padding)
+    _next_edges = (edge_0,)
     grad_fn = functions.ReflectionPad3DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.padding = padding
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, padding)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26318,15 +33059,47 @@ def fast_reflection_pad3d_backward(
         return handle.call(grad_output, self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, padding)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ReflectionPad3DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.padding = padding
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, padding)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26337,15 +33110,36 @@ def fast_replication_pad1d(self: Tensor, padding: Sequence[int]) -> Any:
         return handle.call(self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, padding)
+    _next_edges = (edge_0,)
     grad_fn = functions.ReplicationPad1DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.padding = padding
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, padding)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26358,15 +33152,47 @@ def fast_replication_pad1d_backward(
         return handle.call(grad_output, self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, padding)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ReplicationPad1DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.padding = padding
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, padding)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26377,15 +33203,36 @@ def fast_replication_pad2d(self: Tensor, padding: Sequence[int]) -> Any:
         return handle.call(self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, padding)
+    _next_edges = (edge_0,)
     grad_fn = functions.ReplicationPad2DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.padding = padding
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, padding)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26398,15 +33245,47 @@ def fast_replication_pad2d_backward(
         return handle.call(grad_output, self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, padding)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ReplicationPad2DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.padding = padding
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, padding)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26417,15 +33296,36 @@ def fast_replication_pad3d(self: Tensor, padding: Sequence[int]) -> Any:
         return handle.call(self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, padding)
+    _next_edges = (edge_0,)
     grad_fn = functions.ReplicationPad3DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.padding = padding
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, padding)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26438,15 +33338,47 @@ def fast_replication_pad3d_backward(
         return handle.call(grad_output, self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, padding)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ReplicationPad3DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.padding = padding
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, padding)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26464,9 +33396,23 @@ def fast_max_pool2d_with_indices(
         return handle.call(self, kernel_size, stride, padding, dilation, ceil_mode)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
+    _next_edges = (edge_0,)
     grad_fn = functions.MaxPool2DWithIndicesBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.ceil_mode = ceil_mode
@@ -26506,8 +33452,7 @@ def fast_max_pool2d_with_indices_backward(
         )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks,
             grad_output,
@@ -26519,6 +33464,42 @@ def fast_max_pool2d_with_indices_backward(
             ceil_mode,
             indices,
         )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(
+            ks,
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+            indices,
+        )
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaxPool2DWithIndicesBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.indices_ = SavedVariable(indices, False)
@@ -26534,7 +33515,14 @@ def fast_max_pool2d_with_indices_backward(
         ceil_mode,
         indices,
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26552,9 +33540,23 @@ def fast_max_pool3d_with_indices(
         return handle.call(self, kernel_size, stride, padding, dilation, ceil_mode)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
+    _next_edges = (edge_0,)
     grad_fn = functions.MaxPool3DWithIndicesBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.ceil_mode = ceil_mode
@@ -26594,8 +33596,7 @@ def fast_max_pool3d_with_indices_backward(
         )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks,
             grad_output,
@@ -26607,6 +33608,42 @@ def fast_max_pool3d_with_indices_backward(
             ceil_mode,
             indices,
         )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(
+            ks,
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+            indices,
+        )
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaxPool3DWithIndicesBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.indices_ = SavedVariable(indices, False)
@@ -26622,7 +33659,14 @@ def fast_max_pool3d_with_indices_backward(
         ceil_mode,
         indices,
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26649,8 +33693,7 @@ def fast_avg_pool2d(
         )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks,
             self,
@@ -26661,6 +33704,30 @@ def fast_avg_pool2d(
             count_include_pad,
             divisor_override,
         )
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    _next_edges = (edge_0,)
     grad_fn = functions.AvgPool2DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.ceil_mode = ceil_mode
@@ -26680,7 +33747,14 @@ def fast_avg_pool2d(
         count_include_pad,
         divisor_override,
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26709,8 +33783,7 @@ def fast_avg_pool2d_backward(
         )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks,
             grad_output,
@@ -26722,6 +33795,42 @@ def fast_avg_pool2d_backward(
             count_include_pad,
             divisor_override,
         )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(
+            ks,
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AvgPool2DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.ceil_mode = ceil_mode
@@ -26742,7 +33851,14 @@ def fast_avg_pool2d_backward(
         count_include_pad,
         divisor_override,
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26769,8 +33885,7 @@ def fast_avg_pool3d(
         )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks,
             self,
@@ -26781,6 +33896,30 @@ def fast_avg_pool3d(
             count_include_pad,
             divisor_override,
         )
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    _next_edges = (edge_0,)
     grad_fn = functions.AvgPool3DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.ceil_mode = ceil_mode
@@ -26800,7 +33939,14 @@ def fast_avg_pool3d(
         count_include_pad,
         divisor_override,
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26829,8 +33975,7 @@ def fast_avg_pool3d_backward(
         )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks,
             grad_output,
@@ -26842,6 +33987,42 @@ def fast_avg_pool3d_backward(
             count_include_pad,
             divisor_override,
         )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(
+            ks,
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AvgPool3DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.ceil_mode = ceil_mode
@@ -26862,7 +34043,14 @@ def fast_avg_pool3d_backward(
         count_include_pad,
         divisor_override,
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26873,14 +34061,35 @@ def fast__adaptive_avg_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
         return handle.call(self, output_size)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, output_size)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size)
+    _next_edges = (edge_0,)
     grad_fn = functions.AdaptiveAvgPool2DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, output_size)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26891,15 +34100,47 @@ def fast__adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Any
         return handle.call(grad_output, self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AdaptiveAvgPool2DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26910,14 +34151,35 @@ def fast__adaptive_avg_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
         return handle.call(self, output_size)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, output_size)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size)
+    _next_edges = (edge_0,)
     grad_fn = functions.AdaptiveAvgPool3DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, output_size)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26928,15 +34190,47 @@ def fast__adaptive_avg_pool3d_backward(grad_output: Tensor, self: Tensor) -> Any
         return handle.call(grad_output, self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AdaptiveAvgPool3DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26947,9 +34241,23 @@ def fast_adaptive_max_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
         return handle.call(self, output_size)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, output_size)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size)
+    _next_edges = (edge_0,)
     grad_fn = functions.AdaptiveMaxPool2DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
@@ -26968,15 +34276,47 @@ def fast_adaptive_max_pool2d_backward(
         return handle.call(grad_output, self, indices)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, indices)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, indices)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AdaptiveMaxPool2DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.indices_ = SavedVariable(indices, False)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, indices)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -26987,9 +34327,23 @@ def fast_adaptive_max_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
         return handle.call(self, output_size)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, output_size)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size)
+    _next_edges = (edge_0,)
     grad_fn = functions.AdaptiveMaxPool3DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
@@ -27008,15 +34362,47 @@ def fast_adaptive_max_pool3d_backward(
         return handle.call(grad_output, self, indices)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, indices)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, indices)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AdaptiveMaxPool3DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.indices_ = SavedVariable(indices, False)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, indices)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27027,14 +34413,35 @@ def fast_max_unpool2d(self: Tensor, indices: Tensor, output_size: Sequence[int])
         return handle.call(self, indices, output_size)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, indices, output_size)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, indices, output_size)
+    _next_edges = (edge_0,)
     grad_fn = functions.MaxUnpool2DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.indices_ = SavedVariable(indices, False)
     result = kernel(ks, self, indices, output_size)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27051,14 +34458,35 @@ def fast_max_unpool3d(
         return handle.call(self, indices, output_size, stride, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, indices, output_size, stride, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, indices, output_size, stride, padding)
+    _next_edges = (edge_0,)
     grad_fn = functions.MaxUnpool3DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.indices_ = SavedVariable(indices, False)
     result = kernel(ks, self, indices, output_size, stride, padding)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27075,9 +34503,23 @@ def fast_fractional_max_pool2d(
     check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool2d")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, kernel_size, output_size, random_samples)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, kernel_size, output_size, random_samples)
+    _next_edges = (edge_0,)
     grad_fn = functions.FractionalMaxPool2DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.kernel_size = kernel_size
@@ -27102,15 +34544,47 @@ def fast_fractional_max_pool2d_backward(
         return handle.call(grad_output, self, kernel_size, output_size, indices)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, kernel_size, output_size, indices)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, kernel_size, output_size, indices)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FractionalMaxPool2DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.indices_ = SavedVariable(indices, False)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, kernel_size, output_size, indices)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27127,9 +34601,23 @@ def fast_fractional_max_pool3d(
     check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool3d")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, kernel_size, output_size, random_samples)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, kernel_size, output_size, random_samples)
+    _next_edges = (edge_0,)
     grad_fn = functions.FractionalMaxPool3DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.kernel_size = kernel_size
@@ -27154,15 +34642,47 @@ def fast_fractional_max_pool3d_backward(
         return handle.call(grad_output, self, kernel_size, output_size, indices)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, kernel_size, output_size, indices)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, kernel_size, output_size, indices)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FractionalMaxPool3DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.indices_ = SavedVariable(indices, False)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, kernel_size, output_size, indices)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27175,16 +34695,37 @@ def fast_upsample_nearest1d(
         return handle.call(self, output_size, scales)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, scales)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, scales)
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearest1DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.output_size = output_size
     grad_fn.scales = scales
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, output_size, scales)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27200,15 +34741,36 @@ def fast_upsample_nearest1d_backward(
         return handle.call(grad_output, output_size, input_size, scales)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output_size, input_size, scales)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_output, output_size, input_size, scales)
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearest1DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.output_size = output_size
     grad_fn.scales = scales
     result = kernel(ks, grad_output, output_size, input_size, scales)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27221,16 +34783,37 @@ def fast__upsample_nearest_exact1d(
         return handle.call(self, output_size, scales)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, scales)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, scales)
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearestExact1DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.output_size = output_size
     grad_fn.scales = scales
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, output_size, scales)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27246,15 +34829,36 @@ def fast__upsample_nearest_exact1d_backward(
         return handle.call(grad_output, output_size, input_size, scales)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output_size, input_size, scales)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_output, output_size, input_size, scales)
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearestExact1DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.output_size = output_size
     grad_fn.scales = scales
     result = kernel(ks, grad_output, output_size, input_size, scales)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27270,9 +34874,23 @@ def fast_upsample_nearest2d(
         return handle.call(self, output_size, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, scales_h, scales_w)
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearest2DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.output_size = output_size
@@ -27280,7 +34898,14 @@ def fast_upsample_nearest2d(
     grad_fn.scales_w = scales_w
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, output_size, scales_h, scales_w)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27297,16 +34922,37 @@ def fast_upsample_nearest2d_backward(
         return handle.call(grad_output, output_size, input_size, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearest2DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
     result = kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27322,9 +34968,23 @@ def fast__upsample_nearest_exact2d(
         return handle.call(self, output_size, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, scales_h, scales_w)
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearestExact2DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.output_size = output_size
@@ -27332,7 +34992,14 @@ def fast__upsample_nearest_exact2d(
     grad_fn.scales_w = scales_w
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, output_size, scales_h, scales_w)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27349,16 +35016,37 @@ def fast__upsample_nearest_exact2d_backward(
         return handle.call(grad_output, output_size, input_size, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearestExact2DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
     result = kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27375,9 +35063,23 @@ def fast_upsample_nearest3d(
         return handle.call(self, output_size, scales_d, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, scales_d, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, scales_d, scales_h, scales_w)
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearest3DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.output_size = output_size
@@ -27386,7 +35088,14 @@ def fast_upsample_nearest3d(
     grad_fn.scales_w = scales_w
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, output_size, scales_d, scales_h, scales_w)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27406,11 +35115,27 @@ def fast_upsample_nearest3d_backward(
         )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
         )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
+        )
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearest3DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.output_size = output_size
@@ -27420,7 +35145,14 @@ def fast_upsample_nearest3d_backward(
     result = kernel(
         ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27437,9 +35169,23 @@ def fast__upsample_nearest_exact3d(
         return handle.call(self, output_size, scales_d, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, scales_d, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, scales_d, scales_h, scales_w)
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearestExact3DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.output_size = output_size
@@ -27448,7 +35194,14 @@ def fast__upsample_nearest_exact3d(
     grad_fn.scales_w = scales_w
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, output_size, scales_d, scales_h, scales_w)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27468,11 +35221,27 @@ def fast__upsample_nearest_exact3d_backward(
         )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
         )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
+        )
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearestExact3DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.output_size = output_size
@@ -27482,7 +35251,14 @@ def fast__upsample_nearest_exact3d_backward(
     result = kernel(
         ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27495,9 +35271,23 @@ def fast_upsample_linear1d(
         return handle.call(self, output_size, align_corners, scales)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, align_corners, scales)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, align_corners, scales)
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleLinear1DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
@@ -27505,7 +35295,14 @@ def fast_upsample_linear1d(
     grad_fn.scales = scales
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, output_size, align_corners, scales)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27522,16 +35319,37 @@ def fast_upsample_linear1d_backward(
         return handle.call(grad_output, output_size, input_size, align_corners, scales)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output_size, input_size, align_corners, scales)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_output, output_size, input_size, align_corners, scales)
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleLinear1DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales = scales
     result = kernel(ks, grad_output, output_size, input_size, align_corners, scales)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27548,9 +35366,23 @@ def fast_upsample_bilinear2d(
         return handle.call(self, output_size, align_corners, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBilinear2DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
@@ -27559,7 +35391,14 @@ def fast_upsample_bilinear2d(
     grad_fn.scales_w = scales_w
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27579,11 +35418,27 @@ def fast_upsample_bilinear2d_backward(
         )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBilinear2DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
@@ -27593,7 +35448,14 @@ def fast_upsample_bilinear2d_backward(
     result = kernel(
         ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27610,9 +35472,23 @@ def fast_upsample_bicubic2d(
         return handle.call(self, output_size, align_corners, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBicubic2DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
@@ -27621,7 +35497,14 @@ def fast_upsample_bicubic2d(
     grad_fn.scales_w = scales_w
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27641,11 +35524,27 @@ def fast_upsample_bicubic2d_backward(
         )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBicubic2DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
@@ -27655,7 +35554,14 @@ def fast_upsample_bicubic2d_backward(
     result = kernel(
         ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27675,11 +35581,27 @@ def fast_upsample_trilinear3d(
         )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks, self, output_size, align_corners, scales_d, scales_h, scales_w
         )
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, self, output_size, align_corners, scales_d, scales_h, scales_w
+        )
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleTrilinear3DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
@@ -27689,7 +35611,14 @@ def fast_upsample_trilinear3d(
     grad_fn.scales_w = scales_w
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, output_size, align_corners, scales_d, scales_h, scales_w)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27716,8 +35645,7 @@ def fast_upsample_trilinear3d_backward(
         )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks,
             grad_output,
@@ -27728,6 +35656,30 @@ def fast_upsample_trilinear3d_backward(
             scales_h,
             scales_w,
         )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks,
+            grad_output,
+            output_size,
+            input_size,
+            align_corners,
+            scales_d,
+            scales_h,
+            scales_w,
+        )
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleTrilinear3DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
@@ -27745,7 +35697,14 @@ def fast_upsample_trilinear3d_backward(
         scales_h,
         scales_w,
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27762,9 +35721,23 @@ def fast__upsample_bilinear2d_aa(
         return handle.call(self, output_size, align_corners, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBilinear2DAaBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
@@ -27773,7 +35746,14 @@ def fast__upsample_bilinear2d_aa(
     grad_fn.scales_w = scales_w
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27793,11 +35773,27 @@ def fast__upsample_bilinear2d_aa_backward(
         )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBilinear2DAaBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
@@ -27807,7 +35803,14 @@ def fast__upsample_bilinear2d_aa_backward(
     result = kernel(
         ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27824,9 +35827,23 @@ def fast__upsample_bicubic2d_aa(
         return handle.call(self, output_size, align_corners, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBicubic2DAaBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
@@ -27835,7 +35852,14 @@ def fast__upsample_bicubic2d_aa(
     grad_fn.scales_w = scales_w
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27855,11 +35879,27 @@ def fast__upsample_bicubic2d_aa_backward(
         )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBicubic2DAaBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
@@ -27869,7 +35909,14 @@ def fast__upsample_bicubic2d_aa_backward(
     result = kernel(
         ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27886,9 +35933,23 @@ def fast__upsample_lanczos2d_aa(
         return handle.call(self, output_size, align_corners, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleLanczos2DAaBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
@@ -27897,7 +35958,14 @@ def fast__upsample_lanczos2d_aa(
     grad_fn.scales_w = scales_w
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27917,11 +35985,27 @@ def fast__upsample_lanczos2d_aa_backward(
         )
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(grad_output)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleLanczos2DAaBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
@@ -27931,7 +36015,14 @@ def fast__upsample_lanczos2d_aa_backward(
     result = kernel(
         ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
     )
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27942,14 +36033,35 @@ def fast_pixel_shuffle(self: Tensor, upscale_factor: int) -> Any:
         return handle.call(self, upscale_factor)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, upscale_factor)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, upscale_factor)
+    _next_edges = (edge_0,)
     grad_fn = functions.PixelShuffleBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.upscale_factor = upscale_factor
     result = kernel(ks, self, upscale_factor)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27960,14 +36072,35 @@ def fast_pixel_unshuffle(self: Tensor, downscale_factor: int) -> Any:
         return handle.call(self, downscale_factor)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, downscale_factor)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, downscale_factor)
+    _next_edges = (edge_0,)
     grad_fn = functions.PixelUnshuffleBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.downscale_factor = downscale_factor
     result = kernel(ks, self, downscale_factor)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -27978,14 +36111,35 @@ def fast_channel_shuffle(self: Tensor, groups: int) -> Any:
         return handle.call(self, groups)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, groups)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, groups)
+    _next_edges = (edge_0,)
     grad_fn = functions.ChannelShuffleBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.groups = groups
     result = kernel(ks, self, groups)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28002,9 +36156,23 @@ def fast_im2col(
         return handle.call(self, kernel_size, dilation, padding, stride)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, kernel_size, dilation, padding, stride)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, kernel_size, dilation, padding, stride)
+    _next_edges = (edge_0,)
     grad_fn = functions.Im2ColBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dilation = dilation
@@ -28013,7 +36181,14 @@ def fast_im2col(
     grad_fn.self_sym_sizes = tuple(self.shape)
     grad_fn.stride = stride
     result = kernel(ks, self, kernel_size, dilation, padding, stride)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28031,9 +36206,23 @@ def fast_col2im(
         return handle.call(self, output_size, kernel_size, dilation, padding, stride)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, kernel_size, dilation, padding, stride)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, kernel_size, dilation, padding, stride)
+    _next_edges = (edge_0,)
     grad_fn = functions.Col2ImBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dilation = dilation
@@ -28041,7 +36230,14 @@ def fast_col2im(
     grad_fn.padding = padding
     grad_fn.stride = stride
     result = kernel(ks, self, output_size, kernel_size, dilation, padding, stride)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28054,15 +36250,36 @@ def fast_affine_grid_generator(
         return handle.call(theta, size, align_corners)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(theta)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, theta, size, align_corners)
+    # next_edges, inline: where each input's gradient goes.
+    if theta._base is not None:
+        refresh_view(theta)
+    if theta._grad_fn is not None:
+        edge_0 = (theta._grad_fn, theta._output_nr)
+    elif theta._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = theta._grad_accumulator and theta._grad_accumulator()
+        if accumulator is None:
+            accumulator = theta._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, theta, size, align_corners)
+    _next_edges = (edge_0,)
     grad_fn = functions.AffineGridGeneratorBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
     grad_fn.size = size
     result = kernel(ks, theta, size, align_corners)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28079,9 +36296,34 @@ def fast_grid_sampler_2d(
         return handle.call(input, grid, interpolation_mode, padding_mode, align_corners)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(input, grid)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
+    # next_edges, inline: where each input's gradient goes.
+    if input._base is not None:
+        refresh_view(input)
+    if input._grad_fn is not None:
+        edge_0 = (input._grad_fn, input._output_nr)
+    elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = input._grad_accumulator and input._grad_accumulator()
+        if accumulator is None:
+            accumulator = input._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if grid._base is not None:
+        refresh_view(grid)
+    if grid._grad_fn is not None:
+        edge_1 = (grid._grad_fn, grid._output_nr)
+    elif grid._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grid._grad_accumulator and grid._grad_accumulator()
+        if accumulator is None:
+            accumulator = grid._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.GridSampler2DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
@@ -28090,7 +36332,14 @@ def fast_grid_sampler_2d(
     grad_fn.interpolation_mode = interpolation_mode
     grad_fn.padding_mode = padding_mode
     result = kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28107,9 +36356,34 @@ def fast_grid_sampler_3d(
         return handle.call(input, grid, interpolation_mode, padding_mode, align_corners)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(input, grid)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
+    # next_edges, inline: where each input's gradient goes.
+    if input._base is not None:
+        refresh_view(input)
+    if input._grad_fn is not None:
+        edge_0 = (input._grad_fn, input._output_nr)
+    elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = input._grad_accumulator and input._grad_accumulator()
+        if accumulator is None:
+            accumulator = input._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if grid._base is not None:
+        refresh_view(grid)
+    if grid._grad_fn is not None:
+        edge_1 = (grid._grad_fn, grid._output_nr)
+    elif grid._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grid._grad_accumulator and grid._grad_accumulator()
+        if accumulator is None:
+            accumulator = grid._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.GridSampler3DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
@@ -28118,7 +36392,14 @@ def fast_grid_sampler_3d(
     grad_fn.interpolation_mode = interpolation_mode
     grad_fn.padding_mode = padding_mode
     result = kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28131,9 +36412,34 @@ def fast__thnn_fused_gru_cell_backward(
         return handle.call(grad_hy, workspace, has_bias)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_hy, workspace)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_hy, workspace, has_bias)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_hy._base is not None:
+        refresh_view(grad_hy)
+    if grad_hy._grad_fn is not None:
+        edge_0 = (grad_hy._grad_fn, grad_hy._output_nr)
+    elif grad_hy._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_hy._grad_accumulator and grad_hy._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_hy._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if workspace._base is not None:
+        refresh_view(workspace)
+    if workspace._grad_fn is not None:
+        edge_1 = (workspace._grad_fn, workspace._output_nr)
+    elif workspace._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = workspace._grad_accumulator and workspace._grad_accumulator()
+        if accumulator is None:
+            accumulator = workspace._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_hy, workspace, has_bias)
+    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("_thnn_fused_gru_cell_backward")
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, grad_hy, workspace, has_bias)
@@ -28152,14 +36458,35 @@ def fast_erfc(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.ErfcBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28170,15 +36497,47 @@ def fast_xlogy_Tensor(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.XlogyBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other_ = SavedVariable(other, False)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28189,15 +36548,36 @@ def fast_xlogy_Scalar_Self(self: Number, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_0 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
     grad_fn = functions.XlogyBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other_ = SavedVariable(other, False)
     grad_fn.self = self
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28208,15 +36588,36 @@ def fast_xlogy_Scalar_Other(self: Tensor, other: Number) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
     grad_fn = functions.XlogyBackward2()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other = other
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28227,15 +36628,36 @@ def fast_mvlgamma(self: Tensor, p: int) -> Any:
         return handle.call(self, p)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, p)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, p)
+    _next_edges = (edge_0,)
     grad_fn = functions.MvlgammaBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.p = p
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, p)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28246,15 +36668,36 @@ def fast_logit(self: Tensor, eps: float | None) -> Any:
         return handle.call(self, eps)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, eps)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, eps)
+    _next_edges = (edge_0,)
     grad_fn = functions.LogitBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.eps = eps
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, eps)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28265,14 +36708,35 @@ def fast_sinc(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.SincBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28283,14 +36747,35 @@ def fast_lgamma(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.LgammaBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28301,14 +36786,35 @@ def fast_digamma(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.DigammaBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28319,15 +36825,36 @@ def fast_polygamma(n: int, self: Tensor) -> Any:
         return handle.call(n, self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, n, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, n, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.PolygammaBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.n = n
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, n, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28338,14 +36865,35 @@ def fast_erfinv(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.ErfinvBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28356,14 +36904,35 @@ def fast_i0(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.I0Backward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28374,9 +36943,34 @@ def fast_igamma(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IgammaBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[1][0] is not None:
@@ -28384,7 +36978,14 @@ def fast_igamma(self: Tensor, other: Tensor) -> Any:
     if _next_edges[1][0] is not None:
         grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28395,9 +36996,34 @@ def fast_igammac(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IgammacBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[1][0] is not None:
@@ -28405,7 +37031,14 @@ def fast_igammac(self: Tensor, other: Tensor) -> Any:
     if _next_edges[1][0] is not None:
         grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28416,9 +37049,34 @@ def fast_logit_backward(grad_output: Tensor, self: Tensor, eps: float | None) ->
         return handle.call(grad_output, self, eps)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(grad_output, self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, eps)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, eps)
+    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("logit_backward")
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, grad_output, self, eps)
@@ -28433,14 +37091,35 @@ def fast_special_entr(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.SpecialEntrBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28451,13 +37130,34 @@ def fast_special_ndtri(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.SpecialNdtriBackward0()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -28469,14 +37169,35 @@ def fast_special_log_ndtr(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.SpecialLogNdtrBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -28488,14 +37209,35 @@ def fast_special_erfcx(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.SpecialErfcxBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -28507,15 +37249,47 @@ def fast_special_xlog1py(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SpecialXlog1PyBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other_ = SavedVariable(other, False)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28526,15 +37300,36 @@ def fast_special_xlog1py_self_scalar(self: Number, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_0 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
     grad_fn = functions.SpecialXlog1PyBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other_ = SavedVariable(other, False)
     grad_fn.self = self
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28545,15 +37340,36 @@ def fast_special_xlog1py_other_scalar(self: Tensor, other: Number) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
     grad_fn = functions.SpecialXlog1PyBackward2()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other = other
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28564,9 +37380,34 @@ def fast_special_zeta(self: Tensor, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_2(self, other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SpecialZetaBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[1][0] is not None:
@@ -28574,7 +37415,14 @@ def fast_special_zeta(self: Tensor, other: Tensor) -> Any:
     if _next_edges[1][0] is not None:
         grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28585,15 +37433,36 @@ def fast_special_zeta_self_scalar(self: Number, other: Tensor) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(other)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_0 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
     grad_fn = functions.SpecialZetaBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other_ = SavedVariable(other, False)
     grad_fn.self = self
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28604,13 +37473,34 @@ def fast_special_zeta_other_scalar(self: Tensor, other: Number) -> Any:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
     grad_fn = functions.SpecialZetaBackward2()
     grad_fn.set_next_edges(_next_edges)
     result = kernel(ks, self, other)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28621,14 +37511,35 @@ def fast_special_i0e(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.SpecialI0EBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -28640,14 +37551,35 @@ def fast_special_i1(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.SpecialI1Backward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -28659,14 +37591,35 @@ def fast_special_i1e(self: Tensor) -> Any:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
     grad_fn = functions.SpecialI1EBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.self_ = SavedVariable(self, False)
     result = kernel(ks, self)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     grad_fn.result_ = SavedVariable(result, True)
     return result
 
@@ -28680,9 +37633,23 @@ def fast__fft_r2c(
         return handle.call(self, dim, normalization, onesided)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, normalization, onesided)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, normalization, onesided)
+    _next_edges = (edge_0,)
     grad_fn = functions.FftR2CBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
@@ -28690,7 +37657,14 @@ def fast__fft_r2c(
     grad_fn.onesided = onesided
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, dim, normalization, onesided)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28703,15 +37677,36 @@ def fast__fft_c2r(
         return handle.call(self, dim, normalization, last_dim_size)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, normalization, last_dim_size)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, normalization, last_dim_size)
+    _next_edges = (edge_0,)
     grad_fn = functions.FftC2RBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.normalization = normalization
     result = kernel(ks, self, dim, normalization, last_dim_size)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 
@@ -28724,16 +37719,37 @@ def fast__fft_c2c(
         return handle.call(self, dim, normalization, forward)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
-    _next_edges = next_edges_1(self)
-    if _next_edges is None:  # grad mode is off, or no input requires grad
+    if not grad_mode_state.enabled:
         return kernel(ks, self, dim, normalization, forward)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, normalization, forward)
+    _next_edges = (edge_0,)
     grad_fn = functions.FftC2CBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.forward = forward
     grad_fn.normalization = normalization
     result = kernel(ks, self, dim, normalization, forward)
-    set_history(result, grad_fn)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
     return result
 
 

@@ -158,15 +158,16 @@ def next_edges(*tensors: Tensor | None) -> tuple[EdgeTuple, ...] | None:
 _SINGLE_METADATA: dict[tuple[tuple[int, ...], np.dtype[Any]], tuple[InputMetadata]] = {}
 _SINGLE_METADATA_LIMIT = 512
 # The same tuples by shape alone, the last dtype seen with it: one dict lookup keyed by
-# a tuple that exists already, for the common case of a node's only output.
-_METADATA_BY_SHAPE: dict[tuple[int, ...], tuple[InputMetadata]] = {}
+# a tuple that exists already, for the common case of a node's only output (read inline
+# by the generated fast paths too). Only differentiable dtypes are entered.
+ONE_OUTPUT_METADATA: dict[tuple[int, ...], tuple[InputMetadata]] = {}
 
 
 def set_history(result: Tensor, grad_fn: Node) -> None:
     """Make `result` the next output of `grad_fn`."""
     data = result._data
     if not grad_fn._input_metadata:
-        single = _METADATA_BY_SHAPE.get(data.shape)
+        single = ONE_OUTPUT_METADATA.get(data.shape)
         # A differentiable dtype: only those are entered below.
         if single is not None and single[0][1] is data.dtype:
             result._grad_fn = grad_fn
@@ -191,9 +192,9 @@ def set_history(result: Tensor, grad_fn: Node) -> None:
     if single is None:
         if len(_SINGLE_METADATA) >= _SINGLE_METADATA_LIMIT:
             _SINGLE_METADATA.clear()
-            _METADATA_BY_SHAPE.clear()
+            ONE_OUTPUT_METADATA.clear()
         single = _SINGLE_METADATA[key] = (key,)
-    _METADATA_BY_SHAPE[key[0]] = single
+    ONE_OUTPUT_METADATA[key[0]] = single
     grad_fn._input_metadata = single
 
 
