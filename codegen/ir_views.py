@@ -40,6 +40,9 @@ class AutogradIR:
     # What collects the edges (None: nothing records): next_edges_1 / next_edges_2 for
     # one or two Tensor inputs, next_edges for any other count or a Tensor[] input.
     edges_function: str = "next_edges"
+    # Every differentiable input is a plain Tensor (not `Tensor?`, which may be None):
+    # the fast path collects their edges inline.
+    plain_inputs: bool = False
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,7 @@ class OperatorIR:
             and not self.returns_list
             and not self.autograd.list_output
             and self.autograd.edges_function in ("next_edges_1", "next_edges_2")
+            and self.autograd.plain_inputs
         )
 
 

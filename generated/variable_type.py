@@ -26801,48 +26801,6 @@ def fast_unique_consecutive(
     return result
 
 
-def fast_bincount(self: Tensor, weights: Tensor | None, minlength: int) -> Any:
-    """The common case of bincount: bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor"""
-    handle = operators.bincount
-    if dispatch._detour is not None or forward_ad_levels.open:
-        return handle.call(self, weights, minlength)
-    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
-    kernel = handle._table[ks] or handle.kernel_for(ks)
-    if not grad_mode_state.enabled:
-        return kernel(ks, self, weights, minlength)
-    # next_edges, inline: where each input's gradient goes.
-    if self._base is not None:
-        refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
-    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
-        accumulator = self._grad_accumulator and self._grad_accumulator()
-        if accumulator is None:
-            accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if weights._base is not None:
-        refresh_view(weights)
-    if weights._grad_fn is not None:
-        edge_1 = (weights._grad_fn, weights._output_nr)
-    elif weights._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
-        accumulator = weights._grad_accumulator and weights._grad_accumulator()
-        if accumulator is None:
-            accumulator = weights._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
-        return kernel(ks, self, weights, minlength)
-    _next_edges = (edge_0, edge_1)
-    grad_fn = NotImplementedBackward("bincount")
-    grad_fn.set_next_edges(_next_edges)
-    result = kernel(ks, self, weights, minlength)
-    set_history_if_differentiable(result, grad_fn)
-    return result
-
-
 def fast__unique(self: Tensor, sorted: bool, return_inverse: bool) -> Any:
     """The common case of _unique: _unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)"""
     handle = operators._unique
@@ -32665,58 +32623,6 @@ def fast_multilabel_margin_loss_backward(
         grad_fn._input_metadata = metadata
     else:
         set_history(result, grad_fn)
-    return result
-
-
-def fast__fused_rms_norm(
-    input: Tensor,
-    normalized_shape: Sequence[int],
-    weight: Tensor | None,
-    eps: float | None,
-) -> Any:
-    """The common case of _fused_rms_norm: _fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)"""
-    handle = operators._fused_rms_norm
-    if dispatch._detour is not None or forward_ad_levels.open:
-        return handle.call(input, normalized_shape, weight, eps)
-    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
-    kernel = handle._table[ks] or handle.kernel_for(ks)
-    if not grad_mode_state.enabled:
-        return kernel(ks, input, normalized_shape, weight, eps)
-    # next_edges, inline: where each input's gradient goes.
-    if input._base is not None:
-        refresh_view(input)
-    if input._grad_fn is not None:
-        edge_0 = (input._grad_fn, input._output_nr)
-    elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
-        accumulator = input._grad_accumulator and input._grad_accumulator()
-        if accumulator is None:
-            accumulator = input._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if weight._base is not None:
-        refresh_view(weight)
-    if weight._grad_fn is not None:
-        edge_1 = (weight._grad_fn, weight._output_nr)
-    elif weight._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
-        accumulator = weight._grad_accumulator and weight._grad_accumulator()
-        if accumulator is None:
-            accumulator = weight._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
-        return kernel(ks, input, normalized_shape, weight, eps)
-    _next_edges = (edge_0, edge_1)
-    grad_fn = functions.FusedRmsNormBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.input_ = SavedVariable(input, False)
-    grad_fn.normalized_shape = normalized_shape
-    grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = kernel(ks, input, normalized_shape, weight, eps)
-    set_history(result[0], grad_fn)
-    set_history(result[1], grad_fn)
-    grad_fn.result1_ = SavedVariable(result[1], True)
     return result
 
 
@@ -38800,7 +38706,6 @@ operators.var_mean_correction.fast = fast_var_mean_correction
 operators._unique2.fast = fast__unique2
 operators.unique_dim.fast = fast_unique_dim
 operators.unique_consecutive.fast = fast_unique_consecutive
-operators.bincount.fast = fast_bincount
 operators._unique.fast = fast__unique
 operators.unique_dim_consecutive.fast = fast_unique_dim_consecutive
 operators.segment_reduce.fast = fast_segment_reduce
@@ -38925,7 +38830,6 @@ operators.multi_margin_loss.fast = fast_multi_margin_loss
 operators.multi_margin_loss_backward.fast = fast_multi_margin_loss_backward
 operators.multilabel_margin_loss_forward.fast = fast_multilabel_margin_loss_forward
 operators.multilabel_margin_loss_backward.fast = fast_multilabel_margin_loss_backward
-operators._fused_rms_norm.fast = fast__fused_rms_norm
 operators.embedding.fast = fast_embedding
 operators.embedding_dense_backward.fast = fast_embedding_dense_backward
 operators.reflection_pad1d.fast = fast_reflection_pad1d
