@@ -30,7 +30,7 @@ from dataclasses import replace
 from .formulas import python_identifier
 from .kernels_module import MODULE_NAME
 from .model import NAMESPACES, DifferentiabilityInfo, Model, NativeFunction, Variant
-from .ir_autograd import _autograd_ir, _not_implemented_ir
+from .ir_autograd import _autograd_ir, _is_plain_tensor, _not_implemented_ir
 from .array_formulas import read_twins
 from .ir_backward import _backward_ir
 from .ir_bindings import _binding, _group
@@ -108,6 +108,7 @@ def _operator_ir(
             ("*" if _is_tensor_list(function, n) else "") + python_identifier(n)
             for n in function.type_promotion
         ),
+        promoted_pair=_promoted_pair(function),
         integer_to_float=function.integer_to_float,
         tensor_unwraps=_tensor_unwraps(function),
         kernel_body=_kernel_body(function),
@@ -120,6 +121,15 @@ def _operator_ir(
             else (function.batching.kind, function.batching.names)
         ),
     )
+
+
+def _promoted_pair(function: NativeFunction) -> tuple[str, ...]:
+    """The two promoted arguments of a binary operator over plain Tensors (`self`,
+    `other`), or () for any other promotion."""
+    names = function.type_promotion
+    if len(names) == 2 and all(_is_plain_tensor(function, n) for n in names):
+        return tuple(python_identifier(n) for n in names)
+    return ()
 
 
 def _away_from_helpers(op: OperatorIR, helpers: frozenset[str]) -> OperatorIR:

@@ -147,6 +147,9 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
         edges_function=_edges_function(
             [_is_tensor_list(function, n) for n in info.args_with_derivatives]
         ),
+        plain_inputs=all(
+            _is_plain_tensor(function, n) for n in info.args_with_derivatives
+        ),
     )
 
 
@@ -203,4 +206,9 @@ def _not_implemented_ir(function: NativeFunction) -> AutogradIR | None:
         output_saves=(),
         history_function="set_history_if_differentiable",
         edges_function=_edges_function([False] * len(inputs)),
+        plain_inputs=all(
+            not a.type.is_nullable()
+            for a in function.arguments
+            if a.type.is_tensor_like() and a.type.is_list_like() is None
+        ),
     )

@@ -31,10 +31,12 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
         params += [] if kwarg_only else ["*"]
         params.append(f"out: {out_annotation(function)} | None = None")
     if function.composite is not None:
-        target = f"composites.{function.composite}"
+        target = call_target = f"composites.{function.composite}"
     else:
         target = f"operators.{function.identifier}.call"
-    call = f"{target}({', '.join(call_names)})"
+        # The operator's fast path when it has one (`call` itself otherwise).
+        call_target = f"operators.{function.identifier}.fast"
+    call = f"{call_target}({', '.join(call_names)})"
     signature_target = target
     if returns_tensor_list(function):
         call, signature_target = f"tuple({call})", f"tuple_result({target})"

@@ -40,6 +40,9 @@ class AutogradIR:
     # What collects the edges (None: nothing records): next_edges_1 / next_edges_2 for
     # one or two Tensor inputs, next_edges for any other count or a Tensor[] input.
     edges_function: str = "next_edges"
+    # Every differentiable input is a plain Tensor (not `Tensor?`, which may be None):
+    # the fast path collects their edges inline.
+    plain_inputs: bool = False
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,9 @@ class OperatorIR:
     returns_list: bool  # one Tensor[] output (split, unbind, ...)
     # backend kernel
     promoted: str  # "self, other" ("" when the expression decides the dtype)
+    # The two promoted arguments when both are plain Tensors: the kernel then takes
+    # their common dtype inline when they share one ("" otherwise).
+    promoted_pair: tuple[str, ...]
     integer_to_float: bool  # an integral common dtype becomes the default float dtype
     tensor_unwraps: tuple[str, ...]  # lines turning Tensor arguments into arrays
     kernel_body: tuple[str, ...]  # lines computing and returning the result
@@ -85,6 +91,23 @@ class OperatorIR:
     no_requires_grad_checks: tuple[str, ...]  # argument names
     # vmap's rule, from `batching:` (codegen/batching.py): (kind, names) or None
     batching: tuple[str, tuple[str, ...]] | None = None
+
+    @property
+    def fast_path(self) -> bool:
+        """Whether variable_type.py gives the operator a fused common case
+        (`fast_<identifier>`, called by its bindings through `OperatorHandle.fast`): a
+        recording operator that neither writes into an input nor returns a view or a
+        Tensor[] (those need the ADInplaceOrView layer), whose differentiable inputs are
+        one or two plain Tensors."""
+        return (
+            self.autograd is not None
+            and not self.is_inplace
+            and not self.is_view
+            and not self.returns_list
+            and not self.autograd.list_output
+            and self.autograd.edges_function in ("next_edges_1", "next_edges_2")
+            and self.autograd.plain_inputs
+        )
 
 
 # -- the public bindings ----------------------------------------------------------------

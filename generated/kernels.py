@@ -350,6 +350,7 @@ from gradgen.numpy_kernels import (
 )
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import (
+    SCALAR_TYPES,
     broadcast_error,
     copy_into,
     promoted_array,
@@ -1027,7 +1028,14 @@ def numpy_polar(ks: int, abs: Tensor, angle: Tensor) -> Any:
 
 def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1049,7 +1057,14 @@ def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
 
 def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1071,7 +1086,14 @@ def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
 
 def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1151,7 +1173,14 @@ def numpy__to_copy(
 
 def numpy_add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self_tensor = self
     out = self._data
     self = (
@@ -1171,7 +1200,14 @@ def numpy_add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> An
 
 def numpy_sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self_tensor = self
     out = self._data
     self = (
@@ -1192,7 +1228,14 @@ def numpy_sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> An
 
 def numpy_mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self_tensor = self
     out = self._data
     self = (
@@ -1390,7 +1433,14 @@ def numpy_angle(ks: int, self: Tensor) -> Any:
 
 def numpy_sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor"""
-    common_dtype = result_type_2(grad_output, output)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if grad_output._data.dtype is output._data.dtype and not (
+        grad_output._is_wrapped_number and output._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(grad_output._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(grad_output, output)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -1412,7 +1462,14 @@ def numpy_sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
 
 def numpy_tanh_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
     """tanh_backward(Tensor grad_output, Tensor output) -> Tensor"""
-    common_dtype = result_type_2(grad_output, output)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if grad_output._data.dtype is output._data.dtype and not (
+        grad_output._is_wrapped_number and output._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(grad_output._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(grad_output, output)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -1483,7 +1540,14 @@ def numpy_tanh_(ks: int, self: Tensor) -> Any:
 
 def numpy_pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"""
-    common_dtype = result_type_2(self, exponent)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is exponent._data.dtype and not (
+        self._is_wrapped_number and exponent._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, exponent)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1573,7 +1637,14 @@ def numpy_mul_Scalar(ks: int, self: Tensor, other: Number) -> Any:
 
 def numpy_div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """div.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -1616,7 +1687,14 @@ def numpy_div_Tensor_mode(
     ks: int, self: Tensor, other: Tensor, rounding_mode: str | None
 ) -> Any:
     """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1638,7 +1716,14 @@ def numpy_div_Tensor_mode(
 
 def numpy_div__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
     self = (
@@ -1658,7 +1743,14 @@ def numpy_div__Tensor_mode(
     ks: int, self: Tensor, other: Tensor, rounding_mode: str | None
 ) -> Any:
     """div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self_tensor = self
     self = (
         self._data
@@ -1675,7 +1767,14 @@ def numpy_div__Tensor_mode(
 
 def numpy_floor_divide(ks: int, self: Tensor, other: Tensor) -> Any:
     """floor_divide(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1727,7 +1826,14 @@ def numpy_rsub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> An
 
 def numpy_maximum(ks: int, self: Tensor, other: Tensor) -> Any:
     """maximum(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1749,7 +1855,14 @@ def numpy_maximum(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_minimum(ks: int, self: Tensor, other: Tensor) -> Any:
     """minimum(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1771,7 +1884,14 @@ def numpy_minimum(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_fmax(ks: int, self: Tensor, other: Tensor) -> Any:
     """fmax(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1793,7 +1913,14 @@ def numpy_fmax(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_fmin(ks: int, self: Tensor, other: Tensor) -> Any:
     """fmin(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1815,7 +1942,14 @@ def numpy_fmin(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_atan2(ks: int, self: Tensor, other: Tensor) -> Any:
     """atan2(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -1838,7 +1972,14 @@ def numpy_atan2(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_hypot(ks: int, self: Tensor, other: Tensor) -> Any:
     """hypot(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -1912,7 +2053,14 @@ def numpy_fake_quantize_per_channel_affine_cachemask_backward(
 
 def numpy_where_self(ks: int, condition: Tensor, self: Tensor, other: Tensor) -> Any:
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     condition = condition._data
     self = (
         self._data
@@ -1970,7 +2118,14 @@ def numpy_clamp_max(ks: int, self: Tensor, max: Number) -> Any:
 
 def numpy_fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -2009,7 +2164,14 @@ def numpy_fmod_Scalar(ks: int, self: Tensor, other: Number) -> Any:
 
 def numpy_remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """remainder.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -2153,7 +2315,14 @@ def numpy_logical_not(ks: int, self: Tensor) -> Any:
 
 def numpy_bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -2175,7 +2344,14 @@ def numpy_bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -2197,7 +2373,14 @@ def numpy_bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_bitwise_xor_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -2492,7 +2675,14 @@ def numpy_rad2deg_(ks: int, self: Tensor) -> Any:
 
 def numpy_copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """copysign.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -2515,7 +2705,14 @@ def numpy_copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
     self = (
@@ -2614,7 +2811,14 @@ def numpy_heaviside_(ks: int, self: Tensor, values: Tensor) -> Any:
 
 def numpy_nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
     """nextafter(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -2636,7 +2840,14 @@ def numpy_nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_nextafter_(ks: int, self: Tensor, other: Tensor) -> Any:
     """nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self_tensor = self
     self = (
         self._data
@@ -2655,7 +2866,14 @@ def numpy_nextafter_(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_logaddexp2(ks: int, self: Tensor, other: Tensor) -> Any:
     """logaddexp2(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -2739,7 +2957,14 @@ def numpy_pow__Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
 
 def numpy_pow__Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
     """pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)"""
-    common_dtype = result_type_2(self, exponent)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is exponent._data.dtype and not (
+        self._is_wrapped_number and exponent._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, exponent)
     self_tensor = self
     self = (
         self._data
@@ -2917,7 +3142,14 @@ def numpy_sign_(ks: int, self: Tensor) -> Any:
 
 def numpy_atan2_(ks: int, self: Tensor, other: Tensor) -> Any:
     """atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
     self = (
@@ -2947,7 +3179,14 @@ def numpy_fmod__Scalar(ks: int, self: Tensor, other: Number) -> Any:
 
 def numpy_fmod__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self_tensor = self
     self = (
         self._data
@@ -2964,7 +3203,14 @@ def numpy_fmod__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_hypot_(ks: int, self: Tensor, other: Tensor) -> Any:
     """hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self_tensor = self
     self = (
         self._data
@@ -2993,7 +3239,14 @@ def numpy_remainder__Scalar(ks: int, self: Tensor, other: Number) -> Any:
 
 def numpy_remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self_tensor = self
     self = (
         self._data
@@ -3010,7 +3263,14 @@ def numpy_remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_logaddexp(ks: int, self: Tensor, other: Tensor) -> Any:
     """logaddexp(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -4546,7 +4806,14 @@ def numpy_threshold_backward(
     ks: int, grad_output: Tensor, self: Tensor, threshold: Number
 ) -> Any:
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"""
-    common_dtype = result_type_2(grad_output, self)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if grad_output._data.dtype is self._data.dtype and not (
+        grad_output._is_wrapped_number and self._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(grad_output._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4570,7 +4837,14 @@ def numpy_gelu_backward(
     ks: int, grad_output: Tensor, self: Tensor, approximate: str
 ) -> Any:
     """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor"""
-    common_dtype = result_type_2(grad_output, self)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if grad_output._data.dtype is self._data.dtype and not (
+        grad_output._is_wrapped_number and self._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(grad_output._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4592,7 +4866,14 @@ def numpy_gelu_backward(
 
 def numpy_silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """silu_backward(Tensor grad_output, Tensor self) -> Tensor"""
-    common_dtype = result_type_2(grad_output, self)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if grad_output._data.dtype is self._data.dtype and not (
+        grad_output._is_wrapped_number and self._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(grad_output._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4663,7 +4944,14 @@ def numpy_leaky_relu_backward(
     self_is_result: bool,
 ) -> Any:
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor"""
-    common_dtype = result_type_2(grad_output, self)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if grad_output._data.dtype is self._data.dtype and not (
+        grad_output._is_wrapped_number and self._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(grad_output._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4708,7 +4996,14 @@ def numpy_elu_backward(
     self_or_result: Tensor,
 ) -> Any:
     """elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor"""
-    common_dtype = result_type_2(grad_output, self_or_result)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if grad_output._data.dtype is self_or_result._data.dtype and not (
+        grad_output._is_wrapped_number and self_or_result._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(grad_output._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(grad_output, self_or_result)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4749,7 +5044,14 @@ def numpy_softplus_backward(
     ks: int, grad_output: Tensor, self: Tensor, beta: Number, threshold: Number
 ) -> Any:
     """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor"""
-    common_dtype = result_type_2(grad_output, self)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if grad_output._data.dtype is self._data.dtype and not (
+        grad_output._is_wrapped_number and self._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(grad_output._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4780,7 +5082,14 @@ def numpy_log_sigmoid_backward(
     ks: int, grad_output: Tensor, self: Tensor, buffer: Tensor
 ) -> Any:
     """log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor"""
-    common_dtype = result_type_2(grad_output, self)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if grad_output._data.dtype is self._data.dtype and not (
+        grad_output._is_wrapped_number and self._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(grad_output._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4811,7 +5120,14 @@ def numpy_hardtanh_backward(
     ks: int, grad_output: Tensor, self: Tensor, min_val: Number, max_val: Number
 ) -> Any:
     """hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor"""
-    common_dtype = result_type_2(grad_output, self)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if grad_output._data.dtype is self._data.dtype and not (
+        grad_output._is_wrapped_number and self._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(grad_output._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4846,7 +5162,14 @@ def numpy_mish(ks: int, self: Tensor) -> Any:
 
 def numpy_mish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """mish_backward(Tensor grad_output, Tensor self) -> Tensor"""
-    common_dtype = result_type_2(grad_output, self)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if grad_output._data.dtype is self._data.dtype and not (
+        grad_output._is_wrapped_number and self._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(grad_output._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4887,7 +5210,14 @@ def numpy_glu(ks: int, self: Tensor, dim: int) -> Any:
 
 def numpy_glu_backward(ks: int, grad_output: Tensor, self: Tensor, dim: int) -> Any:
     """glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor"""
-    common_dtype = result_type_2(grad_output, self)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if grad_output._data.dtype is self._data.dtype and not (
+        grad_output._is_wrapped_number and self._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(grad_output._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4917,7 +5247,14 @@ def numpy_hardshrink_backward(
     ks: int, grad_out: Tensor, self: Tensor, lambd: Number
 ) -> Any:
     """hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor"""
-    common_dtype = result_type_2(grad_out, self)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if grad_out._data.dtype is self._data.dtype and not (
+        grad_out._is_wrapped_number and self._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(grad_out._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(grad_out, self)
     grad_out = (
         grad_out._data
         if grad_out._data.dtype is common_dtype.numpy
@@ -4947,7 +5284,14 @@ def numpy_softshrink_backward(
     ks: int, grad_output: Tensor, self: Tensor, lambd: Number
 ) -> Any:
     """softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor"""
-    common_dtype = result_type_2(grad_output, self)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if grad_output._data.dtype is self._data.dtype and not (
+        grad_output._is_wrapped_number and self._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(grad_output._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -4975,7 +5319,14 @@ def numpy_hardsigmoid(ks: int, self: Tensor) -> Any:
 
 def numpy_hardsigmoid_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor"""
-    common_dtype = result_type_2(grad_output, self)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if grad_output._data.dtype is self._data.dtype and not (
+        grad_output._is_wrapped_number and self._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(grad_output._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -5003,7 +5354,14 @@ def numpy_hardswish(ks: int, self: Tensor) -> Any:
 
 def numpy_hardswish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
     """hardswish_backward(Tensor grad_output, Tensor self) -> Tensor"""
-    common_dtype = result_type_2(grad_output, self)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if grad_output._data.dtype is self._data.dtype and not (
+        grad_output._is_wrapped_number and self._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(grad_output._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -5064,7 +5422,14 @@ def numpy_rrelu_with_noise_backward(
     self_is_result: bool,
 ) -> Any:
     """rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor"""
-    common_dtype = result_type_2(grad_output, self)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if grad_output._data.dtype is self._data.dtype and not (
+        grad_output._is_wrapped_number and self._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(grad_output._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -5089,7 +5454,14 @@ def numpy_rrelu_with_noise_backward(
 
 def numpy__prelu_kernel(ks: int, self: Tensor, weight: Tensor) -> Any:
     """_prelu_kernel(Tensor self, Tensor weight) -> Tensor"""
-    common_dtype = result_type_2(self, weight)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is weight._data.dtype and not (
+        self._is_wrapped_number and weight._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, weight)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -5140,7 +5512,14 @@ def numpy_native_dropout_backward(
 
 def numpy_mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
-    common_dtype = result_type_2(self, target)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is target._data.dtype and not (
+        self._is_wrapped_number and target._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, target)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -5303,7 +5682,14 @@ def numpy_smooth_l1_loss(
     ks: int, self: Tensor, target: Tensor, reduction: int, beta: float
 ) -> Any:
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"""
-    common_dtype = result_type_2(self, target)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is target._data.dtype and not (
+        self._is_wrapped_number and target._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, target)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -5403,7 +5789,14 @@ def numpy_soft_margin_loss(
     ks: int, self: Tensor, target: Tensor, reduction: int
 ) -> Any:
     """soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
-    common_dtype = result_type_2(self, target)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is target._data.dtype and not (
+        self._is_wrapped_number and target._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, target)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -7408,7 +7801,14 @@ def numpy_erfc_(ks: int, self: Tensor) -> Any:
 
 def numpy_xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -7467,7 +7867,14 @@ def numpy_xlogy_Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
 
 def numpy_xlogy__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self_tensor = self
     self = (
@@ -7602,7 +8009,14 @@ def numpy_i0_(ks: int, self: Tensor) -> Any:
 
 def numpy_igamma(ks: int, self: Tensor, other: Tensor) -> Any:
     """igamma(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -7624,7 +8038,14 @@ def numpy_igamma(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_igamma_(ks: int, self: Tensor, other: Tensor) -> Any:
     """igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self_tensor = self
     self = (
         self._data
@@ -7641,7 +8062,14 @@ def numpy_igamma_(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_igammac(ks: int, self: Tensor, other: Tensor) -> Any:
     """igammac(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self = (
         self._data
         if self._data.dtype is common_dtype.numpy
@@ -7663,7 +8091,14 @@ def numpy_igammac(ks: int, self: Tensor, other: Tensor) -> Any:
 
 def numpy_igammac_(ks: int, self: Tensor, other: Tensor) -> Any:
     """igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     self_tensor = self
     self = (
         self._data
@@ -7682,7 +8117,14 @@ def numpy_logit_backward(
     ks: int, grad_output: Tensor, self: Tensor, eps: float | None
 ) -> Any:
     """logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor"""
-    common_dtype = result_type_2(grad_output, self)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if grad_output._data.dtype is self._data.dtype and not (
+        grad_output._is_wrapped_number and self._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(grad_output._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(grad_output, self)
     grad_output = (
         grad_output._data
         if grad_output._data.dtype is common_dtype.numpy
@@ -7728,7 +8170,14 @@ def numpy_special_erfcx(ks: int, self: Tensor) -> Any:
 
 def numpy_special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
     """special_xlog1py(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -7787,7 +8236,14 @@ def numpy_special_xlog1py_other_scalar(ks: int, self: Tensor, other: Number) -> 
 
 def numpy_special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
     """special_zeta(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type_2(self, other)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if self._data.dtype is other._data.dtype and not (
+        self._is_wrapped_number and other._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(self._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(self, other)
     common_dtype = integer_to_float(common_dtype)
     self = (
         self._data
@@ -7894,7 +8350,14 @@ def numpy_special_bessel_y1(ks: int, self: Tensor) -> Any:
 
 def numpy_special_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type_2(x, n)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if x._data.dtype is n._data.dtype and not (
+        x._is_wrapped_number and n._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(x._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -7953,7 +8416,14 @@ def numpy_special_chebyshev_polynomial_t_n_scalar(ks: int, x: Tensor, n: Number)
 
 def numpy_special_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type_2(x, n)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if x._data.dtype is n._data.dtype and not (
+        x._is_wrapped_number and n._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(x._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8012,7 +8482,14 @@ def numpy_special_chebyshev_polynomial_u_n_scalar(ks: int, x: Tensor, n: Number)
 
 def numpy_special_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type_2(x, n)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if x._data.dtype is n._data.dtype and not (
+        x._is_wrapped_number and n._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(x._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8071,7 +8548,14 @@ def numpy_special_chebyshev_polynomial_v_n_scalar(ks: int, x: Tensor, n: Number)
 
 def numpy_special_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type_2(x, n)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if x._data.dtype is n._data.dtype and not (
+        x._is_wrapped_number and n._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(x._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8130,7 +8614,14 @@ def numpy_special_chebyshev_polynomial_w_n_scalar(ks: int, x: Tensor, n: Number)
 
 def numpy_special_hermite_polynomial_h(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type_2(x, n)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if x._data.dtype is n._data.dtype and not (
+        x._is_wrapped_number and n._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(x._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8189,7 +8680,14 @@ def numpy_special_hermite_polynomial_h_n_scalar(ks: int, x: Tensor, n: Number) -
 
 def numpy_special_hermite_polynomial_he(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type_2(x, n)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if x._data.dtype is n._data.dtype and not (
+        x._is_wrapped_number and n._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(x._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8248,7 +8746,14 @@ def numpy_special_hermite_polynomial_he_n_scalar(ks: int, x: Tensor, n: Number) 
 
 def numpy_special_laguerre_polynomial_l(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type_2(x, n)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if x._data.dtype is n._data.dtype and not (
+        x._is_wrapped_number and n._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(x._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8307,7 +8812,14 @@ def numpy_special_laguerre_polynomial_l_n_scalar(ks: int, x: Tensor, n: Number) 
 
 def numpy_special_legendre_polynomial_p(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type_2(x, n)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if x._data.dtype is n._data.dtype and not (
+        x._is_wrapped_number and n._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(x._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8402,7 +8914,14 @@ def numpy_special_scaled_modified_bessel_k1(ks: int, x: Tensor) -> Any:
 
 def numpy_special_shifted_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type_2(x, n)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if x._data.dtype is n._data.dtype and not (
+        x._is_wrapped_number and n._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(x._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8465,7 +8984,14 @@ def numpy_special_shifted_chebyshev_polynomial_t_n_scalar(
 
 def numpy_special_shifted_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type_2(x, n)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if x._data.dtype is n._data.dtype and not (
+        x._is_wrapped_number and n._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(x._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8528,7 +9054,14 @@ def numpy_special_shifted_chebyshev_polynomial_u_n_scalar(
 
 def numpy_special_shifted_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type_2(x, n)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if x._data.dtype is n._data.dtype and not (
+        x._is_wrapped_number and n._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(x._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data
@@ -8591,7 +9124,14 @@ def numpy_special_shifted_chebyshev_polynomial_v_n_scalar(
 
 def numpy_special_shifted_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
     """special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor"""
-    common_dtype = result_type_2(x, n)
+    # result_type_2's common case inline: two tensors of one dtype.
+    common_dtype: dtype | None = None
+    if x._data.dtype is n._data.dtype and not (
+        x._is_wrapped_number and n._is_wrapped_number
+    ):
+        common_dtype = SCALAR_TYPES.get(x._data.dtype)
+    if common_dtype is None:
+        common_dtype = result_type_2(x, n)
     common_dtype = integer_to_float(common_dtype)
     x = (
         x._data

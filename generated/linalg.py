@@ -78,14 +78,14 @@ def vector_norm(
         input = tensor_argument(input, "linalg_vector_norm", "input", 1, False)
     dim = None if dim is None else int_list_argument(dim, "linalg_vector_norm", "dim")
     dtype = dtype_argument(dtype)
-    return operators.linalg_vector_norm.call(input, ord, dim, keepdim, dtype)
+    return operators.linalg_vector_norm.fast(input, ord, dim, keepdim, dtype)
 
 
 def inv_ex(A: Tensor | Number, *, check_errors: bool = False) -> Tensor:
     """``linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_inv_ex", "A", 1, True)
-    return operators.linalg_inv_ex.call(A, check_errors)
+    return operators.linalg_inv_ex.fast(A, check_errors)
 
 
 def cholesky_ex(
@@ -94,21 +94,21 @@ def cholesky_ex(
     """``linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_cholesky_ex", "input", 1, False)
-    return operators.linalg_cholesky_ex.call(input, upper, check_errors)
+    return operators.linalg_cholesky_ex.fast(input, upper, check_errors)
 
 
 def qr(A: Tensor | Number, mode: str = "reduced") -> Tensor:
     """``linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_qr", "A", 1, True)
-    return operators.linalg_qr.call(A, mode)
+    return operators.linalg_qr.fast(A, mode)
 
 
 def eig(input: Tensor) -> Tensor:
     """``linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_eig", "input", 1, False)
-    return operators.linalg_eig.call(input)
+    return operators.linalg_eig.fast(input)
 
 
 def solve_triangular(
@@ -124,7 +124,7 @@ def solve_triangular(
         input = tensor_argument(input, "linalg_solve_triangular", "input", 1, False)
     if type(B) is not Tensor:
         B = tensor_argument(B, "linalg_solve_triangular", "B", 2, True)
-    return operators.linalg_solve_triangular.call(input, B, upper, left, unitriangular)
+    return operators.linalg_solve_triangular.fast(input, B, upper, left, unitriangular)
 
 
 def cross(input: Tensor, other: Tensor | Number, *, dim: int = -1) -> Tensor:
@@ -133,14 +133,14 @@ def cross(input: Tensor, other: Tensor | Number, *, dim: int = -1) -> Tensor:
         input = tensor_argument(input, "linalg_cross", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "linalg_cross", "other", 2, True)
-    return operators.linalg_cross.call(input, other, dim)
+    return operators.linalg_cross.fast(input, other, dim)
 
 
 def matrix_exp(input: Tensor) -> Tensor:
     """``linalg_matrix_exp(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_matrix_exp", "input", 1, False)
-    return operators.linalg_matrix_exp.call(input)
+    return operators.linalg_matrix_exp.fast(input)
 
 
 def lstsq(
@@ -155,7 +155,7 @@ def lstsq(
         input = tensor_argument(input, "linalg_lstsq", "input", 1, False)
     if type(b) is not Tensor:
         b = tensor_argument(b, "linalg_lstsq", "b", 2, True)
-    return operators.linalg_lstsq.call(input, b, rcond, driver)
+    return operators.linalg_lstsq.fast(input, b, rcond, driver)
 
 
 def lu_factor_ex(
@@ -164,14 +164,14 @@ def lu_factor_ex(
     """``linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_lu_factor_ex", "A", 1, True)
-    return operators.linalg_lu_factor_ex.call(A, pivot, check_errors)
+    return operators.linalg_lu_factor_ex.fast(A, pivot, check_errors)
 
 
 def lu(A: Tensor | Number, *, pivot: bool = True) -> Tensor:
     """``linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_lu", "A", 1, True)
-    return operators.linalg_lu.call(A, pivot)
+    return operators.linalg_lu.fast(A, pivot)
 
 
 def lu_solve(
@@ -189,7 +189,7 @@ def lu_solve(
         pivots = tensor_argument(pivots, "linalg_lu_solve", "pivots", 2, True)
     if type(B) is not Tensor:
         B = tensor_argument(B, "linalg_lu_solve", "B", 3, True)
-    return operators.linalg_lu_solve.call(LU, pivots, B, left, adjoint)
+    return operators.linalg_lu_solve.fast(LU, pivots, B, left, adjoint)
 
 
 def inv(A: Tensor | Number) -> Tensor:
@@ -348,7 +348,7 @@ def householder_product(input: Tensor | Number, tau: Tensor | Number) -> Tensor:
         input = tensor_argument(input, "linalg_householder_product", "input", 1, False)
     if type(tau) is not Tensor:
         tau = tensor_argument(tau, "linalg_householder_product", "tau", 2, True)
-    return operators.linalg_householder_product.call(input, tau)
+    return operators.linalg_householder_product.fast(input, tau)
 
 
 def matmul(input: Tensor, other: Tensor | Number) -> Tensor:

@@ -641,7 +641,7 @@ def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "permute", "input", 1, False)
     dims = int_list_argument(dims, "permute", "dims")
-    return operators.permute.call(input, dims)
+    return operators.permute.fast(input, dims)
 
 
 def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
@@ -656,21 +656,21 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """``unsqueeze(Tensor(a) self, int dim) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "unsqueeze", "input", 1, False)
-    return operators.unsqueeze.call(input, dim)
+    return operators.unsqueeze.fast(input, dim)
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """``transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "transpose", "input", 1, False)
-    return operators.transpose_int.call(input, dim0, dim1)
+    return operators.transpose_int.fast(input, dim0, dim1)
 
 
 def t(input: Tensor) -> Tensor:
     """``t(Tensor(a) self) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "t", "input", 1, False)
-    return operators.t.call(input)
+    return operators.t.fast(input)
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -684,7 +684,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     """``select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "select", "input", 1, False)
-    return operators.select_int.call(input, dim, index)
+    return operators.select_int.fast(input, dim, index)
 
 
 def slice(
@@ -697,7 +697,7 @@ def slice(
     """``slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "slice", "input", 1, False)
-    return operators.slice_Tensor.call(input, dim, start, end, step)
+    return operators.slice_Tensor.fast(input, dim, start, end, step)
 
 
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -722,7 +722,7 @@ def cat(
                 dim,
             ),
         )
-    return operators.cat.call(tensors, dim)
+    return operators.cat.fast(tensors, dim)
 
 
 def stack(
@@ -740,7 +740,7 @@ def stack(
                 dim,
             ),
         )
-    return operators.stack.call(tensors, dim)
+    return operators.stack.fast(tensors, dim)
 
 
 def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> Tensor:
@@ -748,7 +748,7 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) ->
     if type(input) is not Tensor:
         input = tensor_argument(input, "split_with_sizes", "input", 1, False)
     split_sizes = int_list_argument(split_sizes, "split_with_sizes", "split_sizes")
-    return tuple(operators.split_with_sizes.call(input, split_sizes, dim))
+    return tuple(operators.split_with_sizes.fast(input, split_sizes, dim))
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> Tensor:
@@ -762,7 +762,7 @@ def unbind(input: Tensor, dim: int = 0) -> Tensor:
     """``unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "unbind", "input", 1, False)
-    return tuple(operators.unbind_int.call(input, dim))
+    return tuple(operators.unbind_int.fast(input, dim))
 
 
 def select_backward(
@@ -774,7 +774,7 @@ def select_backward(
             grad_output, "select_backward", "grad_output", 1, True
         )
     input_sizes = int_list_argument(input_sizes, "select_backward", "input_sizes")
-    return operators.select_backward.call(grad_output, input_sizes, dim, index)
+    return operators.select_backward.fast(grad_output, input_sizes, dim, index)
 
 
 def slice_backward(
@@ -791,7 +791,7 @@ def slice_backward(
             grad_output, "slice_backward", "grad_output", 1, True
         )
     input_sizes = int_list_argument(input_sizes, "slice_backward", "input_sizes")
-    return operators.slice_backward.call(
+    return operators.slice_backward.fast(
         grad_output, input_sizes, dim, start, end, step
     )
 
@@ -800,14 +800,14 @@ def view_as_real(input: Tensor) -> Tensor:
     """``view_as_real(Tensor(a) self) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "view_as_real", "input", 1, False)
-    return operators.view_as_real.call(input)
+    return operators.view_as_real.fast(input)
 
 
 def view_as_complex(input: Tensor) -> Tensor:
     """``view_as_complex(Tensor(a) self) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "view_as_complex", "input", 1, False)
-    return operators.view_as_complex.call(input)
+    return operators.view_as_complex.fast(input)
 
 
 def flip(input: Tensor, dims: Sequence[int]) -> Tensor:
@@ -815,7 +815,7 @@ def flip(input: Tensor, dims: Sequence[int]) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "flip", "input", 1, False)
     dims = int_list_argument(dims, "flip", "dims")
-    return operators.flip.call(input, dims)
+    return operators.flip.fast(input, dims)
 
 
 def roll(input: Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> Tensor:
@@ -824,7 +824,7 @@ def roll(input: Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> Tens
         input = tensor_argument(input, "roll", "input", 1, False)
     shifts = int_list_argument(shifts, "roll", "shifts")
     dims = int_list_argument(dims, "roll", "dims")
-    return operators.roll.call(input, shifts, dims)
+    return operators.roll.fast(input, shifts, dims)
 
 
 def _unsafe_view(input: Tensor, size: Sequence[int]) -> Tensor:
@@ -832,7 +832,7 @@ def _unsafe_view(input: Tensor, size: Sequence[int]) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "_unsafe_view", "input", 1, False)
     size = int_list_argument(size, "_unsafe_view", "size")
-    return operators._unsafe_view.call(input, size)
+    return operators._unsafe_view.fast(input, size)
 
 
 def constant_pad_nd(input: Tensor, pad: Sequence[int], value: Number = 0) -> Tensor:
@@ -840,7 +840,7 @@ def constant_pad_nd(input: Tensor, pad: Sequence[int], value: Number = 0) -> Ten
     if type(input) is not Tensor:
         input = tensor_argument(input, "constant_pad_nd", "input", 1, False)
     pad = int_list_argument(pad, "constant_pad_nd", "pad")
-    return operators.constant_pad_nd.call(input, pad, value)
+    return operators.constant_pad_nd.fast(input, pad, value)
 
 
 def detach_(input: Tensor) -> Tensor:
@@ -854,7 +854,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     """``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "diagonal", "input", 1, False)
-    return operators.diagonal.call(input, offset, dim1, dim2)
+    return operators.diagonal.fast(input, offset, dim1, dim2)
 
 
 def diagonal_backward(
@@ -870,7 +870,7 @@ def diagonal_backward(
             grad_output, "diagonal_backward", "grad_output", 1, True
         )
     input_sizes = int_list_argument(input_sizes, "diagonal_backward", "input_sizes")
-    return operators.diagonal_backward.call(
+    return operators.diagonal_backward.fast(
         grad_output, input_sizes, offset, dim1, dim2
     )
 
@@ -881,7 +881,7 @@ def diagonal_copy(
     """``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "diagonal_copy", "input", 1, False)
-    return operators.diagonal_copy.call(input, offset, dim1, dim2)
+    return operators.diagonal_copy.fast(input, offset, dim1, dim2)
 
 
 def diag_embed(
@@ -890,7 +890,7 @@ def diag_embed(
     """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "diag_embed", "input", 1, False)
-    return operators.diag_embed.call(input, offset, dim1, dim2)
+    return operators.diag_embed.fast(input, offset, dim1, dim2)
 
 
 def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
@@ -1058,7 +1058,7 @@ def as_strided(
         input = tensor_argument(input, "as_strided", "input", 1, False)
     size = int_list_argument(size, "as_strided", "size")
     stride = int_list_argument(stride, "as_strided", "stride")
-    return operators.as_strided.call(input, size, stride, storage_offset)
+    return operators.as_strided.fast(input, size, stride, storage_offset)
 
 
 def as_strided_scatter(
@@ -1075,7 +1075,7 @@ def as_strided_scatter(
         src = tensor_argument(src, "as_strided_scatter", "src", 2, True)
     size = int_list_argument(size, "as_strided_scatter", "size")
     stride = int_list_argument(stride, "as_strided_scatter", "stride")
-    return operators.as_strided_scatter.call(input, src, size, stride, storage_offset)
+    return operators.as_strided_scatter.fast(input, src, size, stride, storage_offset)
 
 
 def unfold_backward(
@@ -1085,21 +1085,21 @@ def unfold_backward(
     if type(grad_in) is not Tensor:
         grad_in = tensor_argument(grad_in, "unfold_backward", "grad_in", 1, True)
     input_sizes = int_list_argument(input_sizes, "unfold_backward", "input_sizes")
-    return operators.unfold_backward.call(grad_in, input_sizes, dim, size, step)
+    return operators.unfold_backward.fast(grad_in, input_sizes, dim, size, step)
 
 
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "narrow_copy", "input", 1, False)
-    return operators.narrow_copy.call(input, dim, start, length)
+    return operators.narrow_copy.fast(input, dim, start, length)
 
 
 def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> Tensor:
     """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "unsafe_split", "input", 1, False)
-    return tuple(operators.unsafe_split_Tensor.call(input, split_size, dim))
+    return tuple(operators.unsafe_split_Tensor.fast(input, split_size, dim))
 
 
 def unsafe_split_with_sizes(
@@ -1111,13 +1111,13 @@ def unsafe_split_with_sizes(
     split_sizes = int_list_argument(
         split_sizes, "unsafe_split_with_sizes", "split_sizes"
     )
-    return tuple(operators.unsafe_split_with_sizes.call(input, split_sizes, dim))
+    return tuple(operators.unsafe_split_with_sizes.fast(input, split_sizes, dim))
 
 
 def block_diag(tensors: Sequence[Tensor]) -> Tensor:
     """``block_diag(Tensor[] tensors) -> Tensor``"""
     tensors = tensor_list_argument(tensors, "block_diag", "tensors", 1)
-    return operators.block_diag.call(tensors)
+    return operators.block_diag.fast(tensors)
 
 
 def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
@@ -1125,7 +1125,7 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "rot90", "input", 1, False)
     dims = int_list_argument(dims, "rot90", "dims")
-    return operators.rot90.call(input, k, dims)
+    return operators.rot90.fast(input, k, dims)
 
 
 def complex(real: Tensor | Number, imag: Tensor | Number) -> Tensor:
@@ -1134,7 +1134,7 @@ def complex(real: Tensor | Number, imag: Tensor | Number) -> Tensor:
         real = tensor_argument(real, "complex", "real", 1, True)
     if type(imag) is not Tensor:
         imag = tensor_argument(imag, "complex", "imag", 2, True)
-    return operators.complex.call(real, imag)
+    return operators.complex.fast(real, imag)
 
 
 def polar(abs: Tensor | Number, angle: Tensor | Number) -> Tensor:
@@ -1143,7 +1143,7 @@ def polar(abs: Tensor | Number, angle: Tensor | Number) -> Tensor:
         abs = tensor_argument(abs, "polar", "abs", 1, True)
     if type(angle) is not Tensor:
         angle = tensor_argument(angle, "polar", "angle", 2, True)
-    return operators.polar.call(abs, angle)
+    return operators.polar.fast(abs, angle)
 
 
 def add(
@@ -1169,7 +1169,7 @@ def add(
                 alpha,
             ),
         )
-    return operators.add_Tensor.call(input, other, alpha)
+    return operators.add_Tensor.fast(input, other, alpha)
 
 
 def sub(
@@ -1195,7 +1195,7 @@ def sub(
                 alpha,
             ),
         )
-    return operators.sub_Tensor.call(input, other, alpha)
+    return operators.sub_Tensor.fast(input, other, alpha)
 
 
 def mul(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
@@ -1214,7 +1214,7 @@ def mul(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> 
                 other,
             ),
         )
-    return operators.mul_Tensor.call(input, other)
+    return operators.mul_Tensor.fast(input, other)
 
 
 def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1223,7 +1223,7 @@ def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "neg", "input", 1, False)
     if out is not None:  # neg.out
         return write_out("neg", out, operators.neg.call, (input,))
-    return operators.neg.call(input)
+    return operators.neg.fast(input)
 
 
 def conj(input: Tensor) -> Tensor:
@@ -1237,21 +1237,21 @@ def _conj(input: Tensor) -> Tensor:
     """``_conj(Tensor(a) self) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "_conj", "input", 1, False)
-    return operators._conj.call(input)
+    return operators._conj.fast(input)
 
 
 def real(input: Tensor) -> Tensor:
     """``real(Tensor(a) self) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "real", "input", 1, False)
-    return operators.real.call(input)
+    return operators.real.fast(input)
 
 
 def clone(input: Tensor, *, memory_format: Any | None = None) -> Tensor:
     """``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "clone", "input", 1, False)
-    return operators.clone.call(input, memory_format)
+    return operators.clone.fast(input, memory_format)
 
 
 def _to_copy(
@@ -1268,7 +1268,7 @@ def _to_copy(
     if type(input) is not Tensor:
         input = tensor_argument(input, "_to_copy", "input", 1, False)
     dtype = dtype_argument(dtype)
-    return operators._to_copy.call(
+    return operators._to_copy.fast(
         input, dtype, layout, device, pin_memory, non_blocking, memory_format
     )
 
@@ -1279,7 +1279,7 @@ def exp(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "exp", "input", 1, False)
     if out is not None:  # exp.out
         return write_out("exp", out, operators.exp.call, (input,))
-    return operators.exp.call(input)
+    return operators.exp.fast(input)
 
 
 def exp2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1288,7 +1288,7 @@ def exp2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "exp2", "input", 1, False)
     if out is not None:  # exp2.out
         return write_out("exp2", out, operators.exp2.call, (input,))
-    return operators.exp2.call(input)
+    return operators.exp2.fast(input)
 
 
 def log(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1297,7 +1297,7 @@ def log(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "log", "input", 1, False)
     if out is not None:  # log.out
         return write_out("log", out, operators.log.call, (input,))
-    return operators.log.call(input)
+    return operators.log.fast(input)
 
 
 def log2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1306,7 +1306,7 @@ def log2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "log2", "input", 1, False)
     if out is not None:  # log2.out
         return write_out("log2", out, operators.log2.call, (input,))
-    return operators.log2.call(input)
+    return operators.log2.fast(input)
 
 
 def log10(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1315,7 +1315,7 @@ def log10(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "log10", "input", 1, False)
     if out is not None:  # log10.out
         return write_out("log10", out, operators.log10.call, (input,))
-    return operators.log10.call(input)
+    return operators.log10.fast(input)
 
 
 def log1p(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1324,7 +1324,7 @@ def log1p(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "log1p", "input", 1, False)
     if out is not None:  # log1p.out
         return write_out("log1p", out, operators.log1p.call, (input,))
-    return operators.log1p.call(input)
+    return operators.log1p.fast(input)
 
 
 def expm1(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1333,7 +1333,7 @@ def expm1(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "expm1", "input", 1, False)
     if out is not None:  # expm1.out
         return write_out("expm1", out, operators.expm1.call, (input,))
-    return operators.expm1.call(input)
+    return operators.expm1.fast(input)
 
 
 def sqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1342,7 +1342,7 @@ def sqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "sqrt", "input", 1, False)
     if out is not None:  # sqrt.out
         return write_out("sqrt", out, operators.sqrt.call, (input,))
-    return operators.sqrt.call(input)
+    return operators.sqrt.fast(input)
 
 
 def rsqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1351,7 +1351,7 @@ def rsqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "rsqrt", "input", 1, False)
     if out is not None:  # rsqrt.out
         return write_out("rsqrt", out, operators.rsqrt.call, (input,))
-    return operators.rsqrt.call(input)
+    return operators.rsqrt.fast(input)
 
 
 def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1360,7 +1360,7 @@ def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "reciprocal", "input", 1, False)
     if out is not None:  # reciprocal.out
         return write_out("reciprocal", out, operators.reciprocal.call, (input,))
-    return operators.reciprocal.call(input)
+    return operators.reciprocal.fast(input)
 
 
 def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1378,7 +1378,7 @@ def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "abs", "input", 1, False)
     if out is not None:  # abs.out
         return write_out("abs", out, operators.abs.call, (input,))
-    return operators.abs.call(input)
+    return operators.abs.fast(input)
 
 
 def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1387,7 +1387,7 @@ def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "sgn", "input", 1, False)
     if out is not None:  # sgn.out
         return write_out("sgn", out, operators.sgn.call, (input,))
-    return operators.sgn.call(input)
+    return operators.sgn.fast(input)
 
 
 def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1396,7 +1396,7 @@ def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "sign", "input", 1, False)
     if out is not None:  # sign.out
         return write_out("sign", out, operators.sign.call, (input,))
-    return operators.sign.call(input)
+    return operators.sign.fast(input)
 
 
 def sin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1405,7 +1405,7 @@ def sin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "sin", "input", 1, False)
     if out is not None:  # sin.out
         return write_out("sin", out, operators.sin.call, (input,))
-    return operators.sin.call(input)
+    return operators.sin.fast(input)
 
 
 def cos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1414,7 +1414,7 @@ def cos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "cos", "input", 1, False)
     if out is not None:  # cos.out
         return write_out("cos", out, operators.cos.call, (input,))
-    return operators.cos.call(input)
+    return operators.cos.fast(input)
 
 
 def tan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1423,7 +1423,7 @@ def tan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "tan", "input", 1, False)
     if out is not None:  # tan.out
         return write_out("tan", out, operators.tan.call, (input,))
-    return operators.tan.call(input)
+    return operators.tan.fast(input)
 
 
 def asin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1432,7 +1432,7 @@ def asin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "asin", "input", 1, False)
     if out is not None:  # asin.out
         return write_out("asin", out, operators.asin.call, (input,))
-    return operators.asin.call(input)
+    return operators.asin.fast(input)
 
 
 def acos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1441,7 +1441,7 @@ def acos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "acos", "input", 1, False)
     if out is not None:  # acos.out
         return write_out("acos", out, operators.acos.call, (input,))
-    return operators.acos.call(input)
+    return operators.acos.fast(input)
 
 
 def atan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1450,7 +1450,7 @@ def atan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "atan", "input", 1, False)
     if out is not None:  # atan.out
         return write_out("atan", out, operators.atan.call, (input,))
-    return operators.atan.call(input)
+    return operators.atan.fast(input)
 
 
 def sinh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1459,7 +1459,7 @@ def sinh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "sinh", "input", 1, False)
     if out is not None:  # sinh.out
         return write_out("sinh", out, operators.sinh.call, (input,))
-    return operators.sinh.call(input)
+    return operators.sinh.fast(input)
 
 
 def cosh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1468,7 +1468,7 @@ def cosh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "cosh", "input", 1, False)
     if out is not None:  # cosh.out
         return write_out("cosh", out, operators.cosh.call, (input,))
-    return operators.cosh.call(input)
+    return operators.cosh.fast(input)
 
 
 def tanh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1477,7 +1477,7 @@ def tanh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "tanh", "input", 1, False)
     if out is not None:  # tanh.out
         return write_out("tanh", out, operators.tanh.call, (input,))
-    return operators.tanh.call(input)
+    return operators.tanh.fast(input)
 
 
 def sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1486,7 +1486,7 @@ def sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "sigmoid", "input", 1, False)
     if out is not None:  # sigmoid.out
         return write_out("sigmoid", out, operators.sigmoid.call, (input,))
-    return operators.sigmoid.call(input)
+    return operators.sigmoid.fast(input)
 
 
 def erf(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1495,7 +1495,7 @@ def erf(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "erf", "input", 1, False)
     if out is not None:  # erf.out
         return write_out("erf", out, operators.erf.call, (input,))
-    return operators.erf.call(input)
+    return operators.erf.fast(input)
 
 
 def floor(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1504,7 +1504,7 @@ def floor(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "floor", "input", 1, False)
     if out is not None:  # floor.out
         return write_out("floor", out, operators.floor.call, (input,))
-    return operators.floor.call(input)
+    return operators.floor.fast(input)
 
 
 def ceil(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1513,7 +1513,7 @@ def ceil(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "ceil", "input", 1, False)
     if out is not None:  # ceil.out
         return write_out("ceil", out, operators.ceil.call, (input,))
-    return operators.ceil.call(input)
+    return operators.ceil.fast(input)
 
 
 def trunc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1522,7 +1522,7 @@ def trunc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "trunc", "input", 1, False)
     if out is not None:  # trunc.out
         return write_out("trunc", out, operators.trunc.call, (input,))
-    return operators.trunc.call(input)
+    return operators.trunc.fast(input)
 
 
 def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1531,7 +1531,7 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "angle", "input", 1, False)
     if out is not None:  # angle.out
         return write_out("angle", out, operators.angle.call, (input,))
-    return operators.angle.call(input)
+    return operators.angle.fast(input)
 
 
 def imag(input: Tensor) -> Tensor:
@@ -1549,7 +1549,7 @@ def sigmoid_backward(grad_output: Tensor | Number, output: Tensor | Number) -> T
         )
     if type(output) is not Tensor:
         output = tensor_argument(output, "sigmoid_backward", "output", 2, True)
-    return operators.sigmoid_backward.call(grad_output, output)
+    return operators.sigmoid_backward.fast(grad_output, output)
 
 
 def tanh_backward(grad_output: Tensor | Number, output: Tensor | Number) -> Tensor:
@@ -1560,56 +1560,56 @@ def tanh_backward(grad_output: Tensor | Number, output: Tensor | Number) -> Tens
         )
     if type(output) is not Tensor:
         output = tensor_argument(output, "tanh_backward", "output", 2, True)
-    return operators.tanh_backward.call(grad_output, output)
+    return operators.tanh_backward.fast(grad_output, output)
 
 
 def exp_(input: Tensor) -> Tensor:
     """``exp_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "exp_", "input", 1, False)
-    return operators.exp_.call(input)
+    return operators.exp_.fast(input)
 
 
 def log_(input: Tensor) -> Tensor:
     """``log_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "log_", "input", 1, False)
-    return operators.log_.call(input)
+    return operators.log_.fast(input)
 
 
 def sqrt_(input: Tensor) -> Tensor:
     """``sqrt_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "sqrt_", "input", 1, False)
-    return operators.sqrt_.call(input)
+    return operators.sqrt_.fast(input)
 
 
 def neg_(input: Tensor) -> Tensor:
     """``neg_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "neg_", "input", 1, False)
-    return operators.neg_.call(input)
+    return operators.neg_.fast(input)
 
 
 def abs_(input: Tensor) -> Tensor:
     """``abs_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "abs_", "input", 1, False)
-    return operators.abs_.call(input)
+    return operators.abs_.fast(input)
 
 
 def sigmoid_(input: Tensor) -> Tensor:
     """``sigmoid_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "sigmoid_", "input", 1, False)
-    return operators.sigmoid_.call(input)
+    return operators.sigmoid_.fast(input)
 
 
 def tanh_(input: Tensor) -> Tensor:
     """``tanh_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "tanh_", "input", 1, False)
-    return operators.tanh_.call(input)
+    return operators.tanh_.fast(input)
 
 
 def true_divide(
@@ -1651,7 +1651,7 @@ def maximum(
                 other,
             ),
         )
-    return operators.maximum.call(input, other)
+    return operators.maximum.fast(input, other)
 
 
 def minimum(
@@ -1672,7 +1672,7 @@ def minimum(
                 other,
             ),
         )
-    return operators.minimum.call(input, other)
+    return operators.minimum.fast(input, other)
 
 
 def fmax(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
@@ -1691,7 +1691,7 @@ def fmax(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) ->
                 other,
             ),
         )
-    return operators.fmax.call(input, other)
+    return operators.fmax.fast(input, other)
 
 
 def fmin(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
@@ -1710,7 +1710,7 @@ def fmin(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) ->
                 other,
             ),
         )
-    return operators.fmin.call(input, other)
+    return operators.fmin.fast(input, other)
 
 
 def atan2(
@@ -1731,7 +1731,7 @@ def atan2(
                 other,
             ),
         )
-    return operators.atan2.call(input, other)
+    return operators.atan2.fast(input, other)
 
 
 def hypot(
@@ -1752,7 +1752,7 @@ def hypot(
                 other,
             ),
         )
-    return operators.hypot.call(input, other)
+    return operators.hypot.fast(input, other)
 
 
 def fake_quantize_per_tensor_affine_cachemask(
@@ -1763,7 +1763,7 @@ def fake_quantize_per_tensor_affine_cachemask(
         input = tensor_argument(
             input, "fake_quantize_per_tensor_affine_cachemask", "input", 1, False
         )
-    return operators.fake_quantize_per_tensor_affine_cachemask.call(
+    return operators.fake_quantize_per_tensor_affine_cachemask.fast(
         input, scale, zero_point, quant_min, quant_max
     )
 
@@ -1780,7 +1780,7 @@ def fake_quantize_per_tensor_affine_cachemask_backward(
         mask = tensor_argument(
             mask, "fake_quantize_per_tensor_affine_cachemask_backward", "mask", 2, True
         )
-    return operators.fake_quantize_per_tensor_affine_cachemask_backward.call(grad, mask)
+    return operators.fake_quantize_per_tensor_affine_cachemask_backward.fast(grad, mask)
 
 
 def fake_quantize_per_tensor_affine(
@@ -1821,7 +1821,7 @@ def fake_quantize_per_channel_affine_cachemask(
             3,
             True,
         )
-    return operators.fake_quantize_per_channel_affine_cachemask.call(
+    return operators.fake_quantize_per_channel_affine_cachemask.fast(
         input, scale, zero_point, axis, quant_min, quant_max
     )
 
@@ -1838,7 +1838,7 @@ def fake_quantize_per_channel_affine_cachemask_backward(
         mask = tensor_argument(
             mask, "fake_quantize_per_channel_affine_cachemask_backward", "mask", 2, True
         )
-    return operators.fake_quantize_per_channel_affine_cachemask_backward.call(
+    return operators.fake_quantize_per_channel_affine_cachemask_backward.fast(
         grad, mask
     )
 
@@ -1887,7 +1887,7 @@ def logical_and(
                 other,
             ),
         )
-    return operators.logical_and.call(input, other)
+    return operators.logical_and.fast(input, other)
 
 
 def logical_or(
@@ -1908,7 +1908,7 @@ def logical_or(
                 other,
             ),
         )
-    return operators.logical_or.call(input, other)
+    return operators.logical_or.fast(input, other)
 
 
 def logical_xor(
@@ -1929,7 +1929,7 @@ def logical_xor(
                 other,
             ),
         )
-    return operators.logical_xor.call(input, other)
+    return operators.logical_xor.fast(input, other)
 
 
 def logical_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1938,7 +1938,7 @@ def logical_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "logical_not", "input", 1, False)
     if out is not None:  # logical_not.out
         return write_out("logical_not", out, operators.logical_not.call, (input,))
-    return operators.logical_not.call(input)
+    return operators.logical_not.fast(input)
 
 
 def bitwise_and(
@@ -1959,7 +1959,7 @@ def bitwise_and(
                 other,
             ),
         )
-    return operators.bitwise_and_Tensor.call(input, other)
+    return operators.bitwise_and_Tensor.fast(input, other)
 
 
 def bitwise_or(
@@ -1980,7 +1980,7 @@ def bitwise_or(
                 other,
             ),
         )
-    return operators.bitwise_or_Tensor.call(input, other)
+    return operators.bitwise_or_Tensor.fast(input, other)
 
 
 def bitwise_xor(
@@ -2001,7 +2001,7 @@ def bitwise_xor(
                 other,
             ),
         )
-    return operators.bitwise_xor_Tensor.call(input, other)
+    return operators.bitwise_xor_Tensor.fast(input, other)
 
 
 def bitwise_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -2010,21 +2010,21 @@ def bitwise_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "bitwise_not", "input", 1, False)
     if out is not None:  # bitwise_not.out
         return write_out("bitwise_not", out, operators.bitwise_not.call, (input,))
-    return operators.bitwise_not.call(input)
+    return operators.bitwise_not.fast(input)
 
 
 def isnan(input: Tensor) -> Tensor:
     """``isnan(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "isnan", "input", 1, False)
-    return operators.isnan.call(input)
+    return operators.isnan.fast(input)
 
 
 def isinf(input: Tensor) -> Tensor:
     """``isinf(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "isinf", "input", 1, False)
-    return operators.isinf.call(input)
+    return operators.isinf.fast(input)
 
 
 def isfinite(input: Tensor) -> Tensor:
@@ -2038,7 +2038,7 @@ def zero_(input: Tensor) -> Tensor:
     """``zero_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "zero_", "input", 1, False)
-    return operators.zero_.call(input)
+    return operators.zero_.fast(input)
 
 
 def addcmul(
@@ -2068,7 +2068,7 @@ def addcmul(
                 value,
             ),
         )
-    return operators.addcmul.call(input, tensor1, tensor2, value)
+    return operators.addcmul.fast(input, tensor1, tensor2, value)
 
 
 def addcdiv(
@@ -2098,7 +2098,7 @@ def addcdiv(
                 value,
             ),
         )
-    return operators.addcdiv.call(input, tensor1, tensor2, value)
+    return operators.addcdiv.fast(input, tensor1, tensor2, value)
 
 
 def nan_to_num(
@@ -2124,7 +2124,7 @@ def nan_to_num(
                 neginf,
             ),
         )
-    return operators.nan_to_num.call(input, nan, posinf, neginf)
+    return operators.nan_to_num.fast(input, nan, posinf, neginf)
 
 
 def nan_to_num_(
@@ -2136,7 +2136,7 @@ def nan_to_num_(
     """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "nan_to_num_", "input", 1, False)
-    return operators.nan_to_num_.call(input, nan, posinf, neginf)
+    return operators.nan_to_num_.fast(input, nan, posinf, neginf)
 
 
 def absolute(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -2218,42 +2218,42 @@ def acosh(input: Tensor) -> Tensor:
     """``acosh(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "acosh", "input", 1, False)
-    return operators.acosh.call(input)
+    return operators.acosh.fast(input)
 
 
 def acosh_(input: Tensor) -> Tensor:
     """``acosh_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "acosh_", "input", 1, False)
-    return operators.acosh_.call(input)
+    return operators.acosh_.fast(input)
 
 
 def asinh(input: Tensor) -> Tensor:
     """``asinh(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "asinh", "input", 1, False)
-    return operators.asinh.call(input)
+    return operators.asinh.fast(input)
 
 
 def asinh_(input: Tensor) -> Tensor:
     """``asinh_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "asinh_", "input", 1, False)
-    return operators.asinh_.call(input)
+    return operators.asinh_.fast(input)
 
 
 def atanh(input: Tensor) -> Tensor:
     """``atanh(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "atanh", "input", 1, False)
-    return operators.atanh.call(input)
+    return operators.atanh.fast(input)
 
 
 def atanh_(input: Tensor) -> Tensor:
     """``atanh_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "atanh_", "input", 1, False)
-    return operators.atanh_.call(input)
+    return operators.atanh_.fast(input)
 
 
 def arccosh(input: Tensor) -> Tensor:
@@ -2309,49 +2309,49 @@ def deg2rad(input: Tensor) -> Tensor:
     """``deg2rad(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "deg2rad", "input", 1, False)
-    return operators.deg2rad.call(input)
+    return operators.deg2rad.fast(input)
 
 
 def deg2rad_(input: Tensor) -> Tensor:
     """``deg2rad_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "deg2rad_", "input", 1, False)
-    return operators.deg2rad_.call(input)
+    return operators.deg2rad_.fast(input)
 
 
 def rad2deg(input: Tensor) -> Tensor:
     """``rad2deg(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "rad2deg", "input", 1, False)
-    return operators.rad2deg.call(input)
+    return operators.rad2deg.fast(input)
 
 
 def rad2deg_(input: Tensor) -> Tensor:
     """``rad2deg_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "rad2deg_", "input", 1, False)
-    return operators.rad2deg_.call(input)
+    return operators.rad2deg_.fast(input)
 
 
 def frac(input: Tensor) -> Tensor:
     """``frac(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "frac", "input", 1, False)
-    return operators.frac.call(input)
+    return operators.frac.fast(input)
 
 
 def frac_(input: Tensor) -> Tensor:
     """``frac_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "frac_", "input", 1, False)
-    return operators.frac_.call(input)
+    return operators.frac_.fast(input)
 
 
 def frexp(input: Tensor) -> Tensor:
     """``frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "frexp", "input", 1, False)
-    return operators.frexp_Tensor.call(input)
+    return operators.frexp_Tensor.fast(input)
 
 
 def ldexp(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -2360,7 +2360,7 @@ def ldexp(input: Tensor, other: Tensor | Number) -> Tensor:
         input = tensor_argument(input, "ldexp", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "ldexp", "other", 2, True)
-    return operators.ldexp_Tensor.call(input, other)
+    return operators.ldexp_Tensor.fast(input, other)
 
 
 def ldexp_(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -2369,7 +2369,7 @@ def ldexp_(input: Tensor, other: Tensor | Number) -> Tensor:
         input = tensor_argument(input, "ldexp_", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "ldexp_", "other", 2, True)
-    return operators.ldexp_.call(input, other)
+    return operators.ldexp_.fast(input, other)
 
 
 def heaviside(input: Tensor, values: Tensor | Number) -> Tensor:
@@ -2378,7 +2378,7 @@ def heaviside(input: Tensor, values: Tensor | Number) -> Tensor:
         input = tensor_argument(input, "heaviside", "input", 1, False)
     if type(values) is not Tensor:
         values = tensor_argument(values, "heaviside", "values", 2, True)
-    return operators.heaviside.call(input, values)
+    return operators.heaviside.fast(input, values)
 
 
 def nextafter(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -2387,7 +2387,7 @@ def nextafter(input: Tensor, other: Tensor | Number) -> Tensor:
         input = tensor_argument(input, "nextafter", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "nextafter", "other", 2, True)
-    return operators.nextafter.call(input, other)
+    return operators.nextafter.fast(input, other)
 
 
 def logaddexp2(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -2396,119 +2396,119 @@ def logaddexp2(input: Tensor, other: Tensor | Number) -> Tensor:
         input = tensor_argument(input, "logaddexp2", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "logaddexp2", "other", 2, True)
-    return operators.logaddexp2.call(input, other)
+    return operators.logaddexp2.fast(input, other)
 
 
 def signbit(input: Tensor) -> Tensor:
     """``signbit(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "signbit", "input", 1, False)
-    return operators.signbit.call(input)
+    return operators.signbit.fast(input)
 
 
 def exp2_(input: Tensor) -> Tensor:
     """``exp2_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "exp2_", "input", 1, False)
-    return operators.exp2_.call(input)
+    return operators.exp2_.fast(input)
 
 
 def expm1_(input: Tensor) -> Tensor:
     """``expm1_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "expm1_", "input", 1, False)
-    return operators.expm1_.call(input)
+    return operators.expm1_.fast(input)
 
 
 def log1p_(input: Tensor) -> Tensor:
     """``log1p_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "log1p_", "input", 1, False)
-    return operators.log1p_.call(input)
+    return operators.log1p_.fast(input)
 
 
 def log2_(input: Tensor) -> Tensor:
     """``log2_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "log2_", "input", 1, False)
-    return operators.log2_.call(input)
+    return operators.log2_.fast(input)
 
 
 def log10_(input: Tensor) -> Tensor:
     """``log10_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "log10_", "input", 1, False)
-    return operators.log10_.call(input)
+    return operators.log10_.fast(input)
 
 
 def rsqrt_(input: Tensor) -> Tensor:
     """``rsqrt_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "rsqrt_", "input", 1, False)
-    return operators.rsqrt_.call(input)
+    return operators.rsqrt_.fast(input)
 
 
 def reciprocal_(input: Tensor) -> Tensor:
     """``reciprocal_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "reciprocal_", "input", 1, False)
-    return operators.reciprocal_.call(input)
+    return operators.reciprocal_.fast(input)
 
 
 def sin_(input: Tensor) -> Tensor:
     """``sin_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "sin_", "input", 1, False)
-    return operators.sin_.call(input)
+    return operators.sin_.fast(input)
 
 
 def cos_(input: Tensor) -> Tensor:
     """``cos_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "cos_", "input", 1, False)
-    return operators.cos_.call(input)
+    return operators.cos_.fast(input)
 
 
 def tan_(input: Tensor) -> Tensor:
     """``tan_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "tan_", "input", 1, False)
-    return operators.tan_.call(input)
+    return operators.tan_.fast(input)
 
 
 def sinh_(input: Tensor) -> Tensor:
     """``sinh_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "sinh_", "input", 1, False)
-    return operators.sinh_.call(input)
+    return operators.sinh_.fast(input)
 
 
 def cosh_(input: Tensor) -> Tensor:
     """``cosh_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "cosh_", "input", 1, False)
-    return operators.cosh_.call(input)
+    return operators.cosh_.fast(input)
 
 
 def trunc_(input: Tensor) -> Tensor:
     """``trunc_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "trunc_", "input", 1, False)
-    return operators.trunc_.call(input)
+    return operators.trunc_.fast(input)
 
 
 def floor_(input: Tensor) -> Tensor:
     """``floor_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "floor_", "input", 1, False)
-    return operators.floor_.call(input)
+    return operators.floor_.fast(input)
 
 
 def ceil_(input: Tensor) -> Tensor:
     """``ceil_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "ceil_", "input", 1, False)
-    return operators.ceil_.call(input)
+    return operators.ceil_.fast(input)
 
 
 def square_(input: Tensor) -> Tensor:
@@ -2522,28 +2522,28 @@ def acos_(input: Tensor) -> Tensor:
     """``acos_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "acos_", "input", 1, False)
-    return operators.acos_.call(input)
+    return operators.acos_.fast(input)
 
 
 def asin_(input: Tensor) -> Tensor:
     """``asin_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "asin_", "input", 1, False)
-    return operators.asin_.call(input)
+    return operators.asin_.fast(input)
 
 
 def atan_(input: Tensor) -> Tensor:
     """``atan_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "atan_", "input", 1, False)
-    return operators.atan_.call(input)
+    return operators.atan_.fast(input)
 
 
 def erf_(input: Tensor) -> Tensor:
     """``erf_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "erf_", "input", 1, False)
-    return operators.erf_.call(input)
+    return operators.erf_.fast(input)
 
 
 def arccos_(input: Tensor) -> Tensor:
@@ -2592,14 +2592,14 @@ def logaddexp(
                 other,
             ),
         )
-    return operators.logaddexp.call(input, other)
+    return operators.logaddexp.fast(input, other)
 
 
 def poisson(input: Tensor, generator: Any | None = None) -> Tensor:
     """``poisson(Tensor self, Generator? generator=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "poisson", "input", 1, False)
-    return operators.poisson.call(input, generator)
+    return operators.poisson.fast(input, generator)
 
 
 def amax(
@@ -2624,7 +2624,7 @@ def amax(
                 keepdim,
             ),
         )
-    return operators.amax.call(input, dim, keepdim)
+    return operators.amax.fast(input, dim, keepdim)
 
 
 def amin(
@@ -2649,7 +2649,7 @@ def amin(
                 keepdim,
             ),
         )
-    return operators.amin.call(input, dim, keepdim)
+    return operators.amin.fast(input, dim, keepdim)
 
 
 def argmax(
@@ -2673,7 +2673,7 @@ def argmax(
                 keepdim,
             ),
         )
-    return operators.argmax.call(input, dim, keepdim)
+    return operators.argmax.fast(input, dim, keepdim)
 
 
 def argmin(
@@ -2697,7 +2697,7 @@ def argmin(
                 keepdim,
             ),
         )
-    return operators.argmin.call(input, dim, keepdim)
+    return operators.argmin.fast(input, dim, keepdim)
 
 
 def logsumexp(
@@ -2722,7 +2722,7 @@ def logsumexp(
                 keepdim,
             ),
         )
-    return operators.logsumexp.call(input, dim, keepdim)
+    return operators.logsumexp.fast(input, dim, keepdim)
 
 
 def cumsum(
@@ -2743,7 +2743,7 @@ def cumsum(
                 dtype,
             ),
         )
-    return operators.cumsum.call(input, dim, dtype)
+    return operators.cumsum.fast(input, dim, dtype)
 
 
 def cumprod(
@@ -2764,7 +2764,7 @@ def cumprod(
                 dtype,
             ),
         )
-    return operators.cumprod.call(input, dim, dtype)
+    return operators.cumprod.fast(input, dim, dtype)
 
 
 def value_selecting_reduction_backward(
@@ -2801,7 +2801,7 @@ def allclose(
         input = tensor_argument(input, "allclose", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "allclose", "other", 2, True)
-    return operators.allclose.call(input, other, rtol, atol, equal_nan)
+    return operators.allclose.fast(input, other, rtol, atol, equal_nan)
 
 
 def equal(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -2810,7 +2810,7 @@ def equal(input: Tensor, other: Tensor | Number) -> Tensor:
         input = tensor_argument(input, "equal", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "equal", "other", 2, True)
-    return operators.equal.call(input, other)
+    return operators.equal.fast(input, other)
 
 
 def topk(
@@ -2838,28 +2838,28 @@ def topk(
                 sorted,
             ),
         )
-    return operators.topk.call(input, k, dim, largest, sorted)
+    return operators.topk.fast(input, k, dim, largest, sorted)
 
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``logcumsumexp(Tensor self, int dim) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "logcumsumexp", "input", 1, False)
-    return operators.logcumsumexp.call(input, dim)
+    return operators.logcumsumexp.fast(input, dim)
 
 
 def cummax(input: Tensor, dim: int) -> Tensor:
     """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "cummax", "input", 1, False)
-    return operators.cummax.call(input, dim)
+    return operators.cummax.fast(input, dim)
 
 
 def cummin(input: Tensor, dim: int) -> Tensor:
     """``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "cummin", "input", 1, False)
-    return operators.cummin.call(input, dim)
+    return operators.cummin.fast(input, dim)
 
 
 def msort(input: Tensor) -> Tensor:
@@ -2873,21 +2873,21 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Ten
     """``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "kthvalue", "input", 1, False)
-    return operators.kthvalue.call(input, k, dim, keepdim)
+    return operators.kthvalue.fast(input, k, dim, keepdim)
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
     """``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "mode", "input", 1, False)
-    return operators.mode.call(input, dim, keepdim)
+    return operators.mode.fast(input, dim, keepdim)
 
 
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "aminmax", "input", 1, False)
-    return operators.aminmax.call(input, dim, keepdim)
+    return operators.aminmax.fast(input, dim, keepdim)
 
 
 def nansum(
@@ -2902,7 +2902,7 @@ def nansum(
         input = tensor_argument(input, "nansum", "input", 1, False)
     dim = None if dim is None else int_list_argument(dim, "nansum", "dim")
     dtype = dtype_argument(dtype)
-    return operators.nansum.call(input, dim, keepdim, dtype)
+    return operators.nansum.fast(input, dim, keepdim, dtype)
 
 
 def nanmean(
@@ -2950,14 +2950,14 @@ def _unique2(
     """``_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "_unique2", "input", 1, False)
-    return operators._unique2.call(input, sorted, return_inverse, return_counts)
+    return operators._unique2.fast(input, sorted, return_inverse, return_counts)
 
 
 def nonzero(input: Tensor) -> Tensor:
     """``nonzero(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "nonzero", "input", 1, False)
-    return operators.nonzero.call(input)
+    return operators.nonzero.fast(input)
 
 
 def nonzero_numpy(input: Tensor) -> Tensor:
@@ -2978,7 +2978,7 @@ def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> T
     """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "histc", "input", 1, False)
-    return operators.histc.call(input, bins, min, max)
+    return operators.histc.fast(input, bins, min, max)
 
 
 def bincount(
@@ -2992,14 +2992,14 @@ def bincount(
         if weights is None
         else tensor_argument(weights, "bincount", "weights", 2, True)
     )
-    return operators.bincount.call(input, weights, minlength)
+    return operators.bincount.fast(input, weights, minlength)
 
 
 def _unique(input: Tensor, sorted: bool = True, return_inverse: bool = False) -> Tensor:
     """``_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "_unique", "input", 1, False)
-    return operators._unique.call(input, sorted, return_inverse)
+    return operators._unique.fast(input, sorted, return_inverse)
 
 
 def unique_dim_consecutive(
@@ -3008,7 +3008,7 @@ def unique_dim_consecutive(
     """``unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "unique_dim_consecutive", "input", 1, False)
-    return operators.unique_dim_consecutive.call(
+    return operators.unique_dim_consecutive.fast(
         input, dim, return_inverse, return_counts
     )
 
@@ -3042,7 +3042,7 @@ def segment_reduce(
         if offsets is None
         else tensor_argument(offsets, "segment_reduce", "offsets", 5, True)
     )
-    return operators.segment_reduce.call(
+    return operators.segment_reduce.fast(
         data, reduce, lengths, indices, offsets, axis, unsafe, initial
     )
 
@@ -3066,7 +3066,7 @@ def index_select(
                 index,
             ),
         )
-    return operators.index_select.call(input, dim, index)
+    return operators.index_select.fast(input, dim, index)
 
 
 def index_select_backward(
@@ -3110,7 +3110,7 @@ def index_add(
                 alpha,
             ),
         )
-    return operators.index_add.call(input, dim, index, source, alpha)
+    return operators.index_add.fast(input, dim, index, source, alpha)
 
 
 def gather(
@@ -3138,7 +3138,7 @@ def gather(
                 sparse_grad,
             ),
         )
-    return operators.gather.call(input, dim, index, sparse_grad)
+    return operators.gather.fast(input, dim, index, sparse_grad)
 
 
 def gather_backward(
@@ -3185,7 +3185,7 @@ def scatter_add(
                 src,
             ),
         )
-    return operators.scatter_add.call(input, dim, index, src)
+    return operators.scatter_add.fast(input, dim, index, src)
 
 
 def index(
@@ -3205,7 +3205,7 @@ def index(
                 indices,
             ),
         )
-    return operators.index_Tensor.call(input, indices)
+    return operators.index_Tensor.fast(input, indices)
 
 
 def index_put(
@@ -3220,7 +3220,7 @@ def index_put(
     indices = tensor_list_argument(indices, "index_put", "indices", 2, True)
     if type(values) is not Tensor:
         values = tensor_argument(values, "index_put", "values", 3, True)
-    return operators.index_put.call(input, indices, values, accumulate)
+    return operators.index_put.fast(input, indices, values, accumulate)
 
 
 def index_put_(
@@ -3235,7 +3235,7 @@ def index_put_(
     indices = tensor_list_argument(indices, "index_put_", "indices", 2, True)
     if type(values) is not Tensor:
         values = tensor_argument(values, "index_put_", "values", 3, True)
-    return operators.index_put_.call(input, indices, values, accumulate)
+    return operators.index_put_.fast(input, indices, values, accumulate)
 
 
 def scatter_reduce(
@@ -3254,7 +3254,7 @@ def scatter_reduce(
         index = tensor_argument(index, "scatter_reduce", "index", 3, True)
     if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_reduce", "src", 4, True)
-    return operators.scatter_reduce_two.call(
+    return operators.scatter_reduce_two.fast(
         input, dim, index, src, reduce, include_self
     )
 
@@ -3269,7 +3269,7 @@ def index_copy(
         index = tensor_argument(index, "index_copy", "index", 3, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_copy", "source", 4, True)
-    return operators.index_copy.call(input, dim, index, source)
+    return operators.index_copy.fast(input, dim, index, source)
 
 
 def masked_scatter(
@@ -3282,7 +3282,7 @@ def masked_scatter(
         mask = tensor_argument(mask, "masked_scatter", "mask", 2, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "masked_scatter", "source", 3, True)
-    return operators.masked_scatter.call(input, mask, source)
+    return operators.masked_scatter.fast(input, mask, source)
 
 
 def masked_select(input: Tensor, mask: Tensor | Number) -> Tensor:
@@ -3291,7 +3291,7 @@ def masked_select(input: Tensor, mask: Tensor | Number) -> Tensor:
         input = tensor_argument(input, "masked_select", "input", 1, False)
     if type(mask) is not Tensor:
         mask = tensor_argument(mask, "masked_select", "mask", 2, True)
-    return operators.masked_select.call(input, mask)
+    return operators.masked_select.fast(input, mask)
 
 
 def take(input: Tensor, index: Tensor | Number) -> Tensor:
@@ -3300,7 +3300,7 @@ def take(input: Tensor, index: Tensor | Number) -> Tensor:
         input = tensor_argument(input, "take", "input", 1, False)
     if type(index) is not Tensor:
         index = tensor_argument(index, "take", "index", 2, True)
-    return operators.take.call(input, index)
+    return operators.take.fast(input, index)
 
 
 def take_along_dim(
@@ -3327,7 +3327,7 @@ def put(
         index = tensor_argument(index, "put", "index", 2, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "put", "source", 3, True)
-    return operators.put.call(input, index, source, accumulate)
+    return operators.put.fast(input, index, source, accumulate)
 
 
 def index_reduce(
@@ -3346,7 +3346,7 @@ def index_reduce(
         index = tensor_argument(index, "index_reduce", "index", 3, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_reduce", "source", 4, True)
-    return operators.index_reduce.call(input, dim, index, source, reduce, include_self)
+    return operators.index_reduce.fast(input, dim, index, source, reduce, include_self)
 
 
 def masked_scatter_backward(
@@ -3360,7 +3360,7 @@ def masked_scatter_backward(
     if type(mask) is not Tensor:
         mask = tensor_argument(mask, "masked_scatter_backward", "mask", 2, True)
     sizes = int_list_argument(sizes, "masked_scatter_backward", "sizes")
-    return operators.masked_scatter_backward.call(grad_output, mask, sizes)
+    return operators.masked_scatter_backward.fast(grad_output, mask, sizes)
 
 
 def slice_scatter(
@@ -3376,7 +3376,7 @@ def slice_scatter(
         input = tensor_argument(input, "slice_scatter", "input", 1, False)
     if type(src) is not Tensor:
         src = tensor_argument(src, "slice_scatter", "src", 2, True)
-    return operators.slice_scatter.call(input, src, dim, start, end, step)
+    return operators.slice_scatter.fast(input, src, dim, start, end, step)
 
 
 def select_scatter(input: Tensor, src: Tensor | Number, dim: int, index: int) -> Tensor:
@@ -3385,7 +3385,7 @@ def select_scatter(input: Tensor, src: Tensor | Number, dim: int, index: int) ->
         input = tensor_argument(input, "select_scatter", "input", 1, False)
     if type(src) is not Tensor:
         src = tensor_argument(src, "select_scatter", "src", 2, True)
-    return operators.select_scatter.call(input, src, dim, index)
+    return operators.select_scatter.fast(input, src, dim, index)
 
 
 def diagonal_scatter(
@@ -3396,7 +3396,7 @@ def diagonal_scatter(
         input = tensor_argument(input, "diagonal_scatter", "input", 1, False)
     if type(src) is not Tensor:
         src = tensor_argument(src, "diagonal_scatter", "src", 2, True)
-    return operators.diagonal_scatter.call(input, src, offset, dim1, dim2)
+    return operators.diagonal_scatter.fast(input, src, offset, dim1, dim2)
 
 
 def _unsafe_index(input: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
@@ -3404,7 +3404,7 @@ def _unsafe_index(input: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "_unsafe_index", "input", 1, False)
     indices = tensor_list_argument(indices, "_unsafe_index", "indices", 2, True)
-    return operators._unsafe_index_Tensor.call(input, indices)
+    return operators._unsafe_index_Tensor.fast(input, indices)
 
 
 def _unsafe_index_put(
@@ -3419,7 +3419,7 @@ def _unsafe_index_put(
     indices = tensor_list_argument(indices, "_unsafe_index_put", "indices", 2, True)
     if type(values) is not Tensor:
         values = tensor_argument(values, "_unsafe_index_put", "values", 3, True)
-    return operators._unsafe_index_put.call(input, indices, values, accumulate)
+    return operators._unsafe_index_put.fast(input, indices, values, accumulate)
 
 
 def _index_put_impl_(
@@ -3435,7 +3435,7 @@ def _index_put_impl_(
     indices = tensor_list_argument(indices, "_index_put_impl_", "indices", 2, True)
     if type(values) is not Tensor:
         values = tensor_argument(values, "_index_put_impl_", "values", 3, True)
-    return operators._index_put_impl_.call(input, indices, values, accumulate, unsafe)
+    return operators._index_put_impl_.fast(input, indices, values, accumulate, unsafe)
 
 
 def mm(input: Tensor, mat2: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
@@ -3454,7 +3454,7 @@ def mm(input: Tensor, mat2: Tensor | Number, *, out: Tensor | None = None) -> Te
                 mat2,
             ),
         )
-    return operators.mm.call(input, mat2)
+    return operators.mm.fast(input, mat2)
 
 
 def bmm(input: Tensor, mat2: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
@@ -3473,7 +3473,7 @@ def bmm(input: Tensor, mat2: Tensor | Number, *, out: Tensor | None = None) -> T
                 mat2,
             ),
         )
-    return operators.bmm.call(input, mat2)
+    return operators.bmm.fast(input, mat2)
 
 
 def dot(input: Tensor, tensor: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
@@ -3492,7 +3492,7 @@ def dot(input: Tensor, tensor: Tensor | Number, *, out: Tensor | None = None) ->
                 tensor,
             ),
         )
-    return operators.dot.call(input, tensor)
+    return operators.dot.fast(input, tensor)
 
 
 def vdot(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
@@ -3511,7 +3511,7 @@ def vdot(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) ->
                 other,
             ),
         )
-    return operators.vdot.call(input, other)
+    return operators.vdot.fast(input, other)
 
 
 def mv(input: Tensor, vec: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
@@ -3530,7 +3530,7 @@ def mv(input: Tensor, vec: Tensor | Number, *, out: Tensor | None = None) -> Ten
                 vec,
             ),
         )
-    return operators.mv.call(input, vec)
+    return operators.mv.fast(input, vec)
 
 
 def outer(input: Tensor, vec2: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
@@ -3621,7 +3621,7 @@ def addmm(
                 alpha,
             ),
         )
-    return operators.addmm.call(input, mat1, mat2, beta, alpha)
+    return operators.addmm.fast(input, mat1, mat2, beta, alpha)
 
 
 def linear(
@@ -3722,7 +3722,7 @@ def _cdist_forward(
         x1 = tensor_argument(x1, "_cdist_forward", "x1", 1, True)
     if type(x2) is not Tensor:
         x2 = tensor_argument(x2, "_cdist_forward", "x2", 2, True)
-    return operators._cdist_forward.call(x1, x2, p, compute_mode)
+    return operators._cdist_forward.fast(x1, x2, p, compute_mode)
 
 
 def _cdist_backward(
@@ -3741,7 +3741,7 @@ def _cdist_backward(
         x2 = tensor_argument(x2, "_cdist_backward", "x2", 3, True)
     if type(cdist) is not Tensor:
         cdist = tensor_argument(cdist, "_cdist_backward", "cdist", 5, True)
-    return operators._cdist_backward.call(grad, x1, x2, p, cdist)
+    return operators._cdist_backward.fast(grad, x1, x2, p, cdist)
 
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:
@@ -3755,7 +3755,7 @@ def _pdist_forward(input: Tensor, p: float = 2) -> Tensor:
     """``_pdist_forward(Tensor self, float p=2) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "_pdist_forward", "input", 1, False)
-    return operators._pdist_forward.call(input, p)
+    return operators._pdist_forward.fast(input, p)
 
 
 def _pdist_backward(
@@ -3768,7 +3768,7 @@ def _pdist_backward(
         input = tensor_argument(input, "_pdist_backward", "input", 2, False)
     if type(pdist) is not Tensor:
         pdist = tensor_argument(pdist, "_pdist_backward", "pdist", 4, True)
-    return operators._pdist_backward.call(grad, input, p, pdist)
+    return operators._pdist_backward.fast(grad, input, p, pdist)
 
 
 def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
@@ -3785,7 +3785,7 @@ def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
                 diagonal,
             ),
         )
-    return operators.tril.call(input, diagonal)
+    return operators.tril.fast(input, diagonal)
 
 
 def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
@@ -3802,14 +3802,14 @@ def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
                 diagonal,
             ),
         )
-    return operators.triu.call(input, diagonal)
+    return operators.triu.fast(input, diagonal)
 
 
 def trace(input: Tensor) -> Tensor:
     """``trace(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "trace", "input", 1, False)
-    return operators.trace.call(input)
+    return operators.trace.fast(input)
 
 
 def dist(input: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
@@ -3818,21 +3818,21 @@ def dist(input: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
         input = tensor_argument(input, "dist", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "dist", "other", 2, True)
-    return operators.dist.call(input, other, p)
+    return operators.dist.fast(input, other, p)
 
 
 def _linalg_det(A: Tensor | Number) -> Tensor:
     """``_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "_linalg_det", "A", 1, True)
-    return operators._linalg_det.call(A)
+    return operators._linalg_det.fast(A)
 
 
 def _linalg_slogdet(A: Tensor | Number) -> Tensor:
     """``_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "_linalg_slogdet", "A", 1, True)
-    return operators._linalg_slogdet.call(A)
+    return operators._linalg_slogdet.fast(A)
 
 
 def _linalg_solve_ex(
@@ -3847,7 +3847,7 @@ def _linalg_solve_ex(
         A = tensor_argument(A, "_linalg_solve_ex", "A", 1, True)
     if type(B) is not Tensor:
         B = tensor_argument(B, "_linalg_solve_ex", "B", 2, True)
-    return operators._linalg_solve_ex.call(A, B, left, check_errors)
+    return operators._linalg_solve_ex.fast(A, B, left, check_errors)
 
 
 def _linalg_svd(
@@ -3860,14 +3860,14 @@ def _linalg_svd(
     """``_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "_linalg_svd", "A", 1, True)
-    return operators._linalg_svd.call(A, full_matrices, compute_uv, driver)
+    return operators._linalg_svd.fast(A, full_matrices, compute_uv, driver)
 
 
 def _linalg_eigh(A: Tensor | Number, UPLO: str = "L", compute_v: bool = True) -> Tensor:
     """``_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "_linalg_eigh", "A", 1, True)
-    return operators._linalg_eigh.call(A, UPLO, compute_v)
+    return operators._linalg_eigh.fast(A, UPLO, compute_v)
 
 
 def inverse(input: Tensor) -> Tensor:
@@ -3939,7 +3939,7 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "cholesky", "input", 1, False)
-    return operators.cholesky.call(input, upper)
+    return operators.cholesky.fast(input, upper)
 
 
 def addmv(
@@ -3957,7 +3957,7 @@ def addmv(
         mat = tensor_argument(mat, "addmv", "mat", 2, True)
     if type(vec) is not Tensor:
         vec = tensor_argument(vec, "addmv", "vec", 3, True)
-    return operators.addmv.call(input, mat, vec, beta, alpha)
+    return operators.addmv.fast(input, mat, vec, beta, alpha)
 
 
 def addmv_(
@@ -3975,7 +3975,7 @@ def addmv_(
         mat = tensor_argument(mat, "addmv_", "mat", 2, True)
     if type(vec) is not Tensor:
         vec = tensor_argument(vec, "addmv_", "vec", 3, True)
-    return operators.addmv_.call(input, mat, vec, beta, alpha)
+    return operators.addmv_.fast(input, mat, vec, beta, alpha)
 
 
 def addr(
@@ -3993,7 +3993,7 @@ def addr(
         vec1 = tensor_argument(vec1, "addr", "vec1", 2, True)
     if type(vec2) is not Tensor:
         vec2 = tensor_argument(vec2, "addr", "vec2", 3, True)
-    return operators.addr.call(input, vec1, vec2, beta, alpha)
+    return operators.addr.fast(input, vec1, vec2, beta, alpha)
 
 
 def addbmm(
@@ -4011,7 +4011,7 @@ def addbmm(
         batch1 = tensor_argument(batch1, "addbmm", "batch1", 2, True)
     if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "addbmm", "batch2", 3, True)
-    return operators.addbmm.call(input, batch1, batch2, beta, alpha)
+    return operators.addbmm.fast(input, batch1, batch2, beta, alpha)
 
 
 def baddbmm(
@@ -4029,21 +4029,21 @@ def baddbmm(
         batch1 = tensor_argument(batch1, "baddbmm", "batch1", 2, True)
     if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "baddbmm", "batch2", 3, True)
-    return operators.baddbmm.call(input, batch1, batch2, beta, alpha)
+    return operators.baddbmm.fast(input, batch1, batch2, beta, alpha)
 
 
 def renorm(input: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
     """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "renorm", "input", 1, False)
-    return operators.renorm.call(input, p, dim, maxnorm)
+    return operators.renorm.fast(input, p, dim, maxnorm)
 
 
 def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
     """``cholesky_inverse(Tensor self, bool upper=False) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "cholesky_inverse", "input", 1, False)
-    return operators.cholesky_inverse.call(input, upper)
+    return operators.cholesky_inverse.fast(input, upper)
 
 
 def cholesky_solve(
@@ -4054,7 +4054,7 @@ def cholesky_solve(
         input = tensor_argument(input, "cholesky_solve", "input", 1, False)
     if type(input2) is not Tensor:
         input2 = tensor_argument(input2, "cholesky_solve", "input2", 2, True)
-    return operators.cholesky_solve.call(input, input2, upper)
+    return operators.cholesky_solve.fast(input, input2, upper)
 
 
 def triangular_solve(
@@ -4069,7 +4069,7 @@ def triangular_solve(
         input = tensor_argument(input, "triangular_solve", "input", 1, False)
     if type(A) is not Tensor:
         A = tensor_argument(A, "triangular_solve", "A", 2, True)
-    return operators.triangular_solve.call(input, A, upper, transpose, unitriangular)
+    return operators.triangular_solve.fast(input, A, upper, transpose, unitriangular)
 
 
 def lu_unpack(
@@ -4083,14 +4083,14 @@ def lu_unpack(
         LU_data = tensor_argument(LU_data, "lu_unpack", "LU_data", 1, True)
     if type(LU_pivots) is not Tensor:
         LU_pivots = tensor_argument(LU_pivots, "lu_unpack", "LU_pivots", 2, True)
-    return operators.lu_unpack.call(LU_data, LU_pivots, unpack_data, unpack_pivots)
+    return operators.lu_unpack.fast(LU_data, LU_pivots, unpack_data, unpack_pivots)
 
 
 def geqrf(input: Tensor) -> Tensor:
     """``geqrf(Tensor self) -> (Tensor a, Tensor tau)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "geqrf", "input", 1, False)
-    return operators.geqrf.call(input)
+    return operators.geqrf.fast(input)
 
 
 def ormqr(
@@ -4107,14 +4107,14 @@ def ormqr(
         input2 = tensor_argument(input2, "ormqr", "input2", 2, True)
     if type(input3) is not Tensor:
         input3 = tensor_argument(input3, "ormqr", "input3", 3, True)
-    return operators.ormqr.call(input, input2, input3, left, transpose)
+    return operators.ormqr.fast(input, input2, input3, left, transpose)
 
 
 def relu(input: Tensor) -> Tensor:
     """``relu(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "relu", "input", 1, False)
-    return operators.relu.call(input)
+    return operators.relu.fast(input)
 
 
 def gelu(
@@ -4133,7 +4133,7 @@ def gelu(
                 approximate,
             ),
         )
-    return operators.gelu.call(input, approximate)
+    return operators.gelu.fast(input, approximate)
 
 
 def silu(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -4142,7 +4142,7 @@ def silu(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "silu", "input", 1, False)
     if out is not None:  # silu.out
         return write_out("silu", out, operators.silu.call, (input,))
-    return operators.silu.call(input)
+    return operators.silu.fast(input)
 
 
 def threshold_backward(
@@ -4155,7 +4155,7 @@ def threshold_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "threshold_backward", "input", 2, False)
-    return operators.threshold_backward.call(grad_output, input, threshold)
+    return operators.threshold_backward.fast(grad_output, input, threshold)
 
 
 def gelu_backward(
@@ -4168,7 +4168,7 @@ def gelu_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "gelu_backward", "input", 2, False)
-    return operators.gelu_backward.call(grad_output, input, approximate)
+    return operators.gelu_backward.fast(grad_output, input, approximate)
 
 
 def silu_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
@@ -4179,14 +4179,14 @@ def silu_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "silu_backward", "input", 2, False)
-    return operators.silu_backward.call(grad_output, input)
+    return operators.silu_backward.fast(grad_output, input)
 
 
 def relu_(input: Tensor) -> Tensor:
     """``relu_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "relu_", "input", 1, False)
-    return operators.relu_.call(input)
+    return operators.relu_.fast(input)
 
 
 def softmax(
@@ -4227,7 +4227,7 @@ def _softmax(
                 half_to_float,
             ),
         )
-    return operators._softmax.call(input, dim, half_to_float)
+    return operators._softmax.fast(input, dim, half_to_float)
 
 
 def _softmax_backward_data(
@@ -4241,7 +4241,7 @@ def _softmax_backward_data(
     if type(output) is not Tensor:
         output = tensor_argument(output, "_softmax_backward_data", "output", 2, True)
     input_dtype = dtype_argument(input_dtype)
-    return operators._softmax_backward_data.call(grad_output, output, dim, input_dtype)
+    return operators._softmax_backward_data.fast(grad_output, output, dim, input_dtype)
 
 
 def log_softmax(
@@ -4282,7 +4282,7 @@ def _log_softmax(
                 half_to_float,
             ),
         )
-    return operators._log_softmax.call(input, dim, half_to_float)
+    return operators._log_softmax.fast(input, dim, half_to_float)
 
 
 def _log_softmax_backward_data(
@@ -4315,7 +4315,7 @@ def _log_softmax_backward_data(
                 input_dtype,
             ),
         )
-    return operators._log_softmax_backward_data.call(
+    return operators._log_softmax_backward_data.fast(
         grad_output, output, dim, input_dtype
     )
 
@@ -4336,7 +4336,7 @@ def leaky_relu(
                 negative_slope,
             ),
         )
-    return operators.leaky_relu.call(input, negative_slope)
+    return operators.leaky_relu.fast(input, negative_slope)
 
 
 def leaky_relu_backward(
@@ -4352,7 +4352,7 @@ def leaky_relu_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "leaky_relu_backward", "input", 2, False)
-    return operators.leaky_relu_backward.call(
+    return operators.leaky_relu_backward.fast(
         grad_output, input, negative_slope, self_is_result
     )
 
@@ -4361,7 +4361,7 @@ def leaky_relu_(input: Tensor, negative_slope: Number = 0.01) -> Tensor:
     """``leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "leaky_relu_", "input", 1, False)
-    return operators.leaky_relu_.call(input, negative_slope)
+    return operators.leaky_relu_.fast(input, negative_slope)
 
 
 def elu(
@@ -4387,7 +4387,7 @@ def elu(
                 input_scale,
             ),
         )
-    return operators.elu.call(input, alpha, scale, input_scale)
+    return operators.elu.fast(input, alpha, scale, input_scale)
 
 
 def elu_backward(
@@ -4407,7 +4407,7 @@ def elu_backward(
         self_or_result = tensor_argument(
             self_or_result, "elu_backward", "self_or_result", 6, True
         )
-    return operators.elu_backward.call(
+    return operators.elu_backward.fast(
         grad_output, alpha, scale, input_scale, is_result, self_or_result
     )
 
@@ -4418,7 +4418,7 @@ def elu_(
     """``elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "elu_", "input", 1, False)
-    return operators.elu_.call(input, alpha, scale, input_scale)
+    return operators.elu_.fast(input, alpha, scale, input_scale)
 
 
 def softplus(
@@ -4442,7 +4442,7 @@ def softplus(
                 threshold,
             ),
         )
-    return operators.softplus.call(input, beta, threshold)
+    return operators.softplus.fast(input, beta, threshold)
 
 
 def softplus_backward(
@@ -4455,7 +4455,7 @@ def softplus_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "softplus_backward", "input", 2, False)
-    return operators.softplus_backward.call(grad_output, input, beta, threshold)
+    return operators.softplus_backward.fast(grad_output, input, beta, threshold)
 
 
 def log_sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -4477,7 +4477,7 @@ def log_sigmoid_forward(
         return write_out(
             "log_sigmoid_forward", out, operators.log_sigmoid_forward.call, (input,)
         )
-    return operators.log_sigmoid_forward.call(input)
+    return operators.log_sigmoid_forward.fast(input)
 
 
 def log_sigmoid_backward(
@@ -4492,7 +4492,7 @@ def log_sigmoid_backward(
         input = tensor_argument(input, "log_sigmoid_backward", "input", 2, False)
     if type(buffer) is not Tensor:
         buffer = tensor_argument(buffer, "log_sigmoid_backward", "buffer", 3, True)
-    return operators.log_sigmoid_backward.call(grad_output, input, buffer)
+    return operators.log_sigmoid_backward.fast(grad_output, input, buffer)
 
 
 def hardtanh(
@@ -4516,7 +4516,7 @@ def hardtanh(
                 max_val,
             ),
         )
-    return operators.hardtanh.call(input, min_val, max_val)
+    return operators.hardtanh.fast(input, min_val, max_val)
 
 
 def hardtanh_backward(
@@ -4529,14 +4529,14 @@ def hardtanh_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardtanh_backward", "input", 2, False)
-    return operators.hardtanh_backward.call(grad_output, input, min_val, max_val)
+    return operators.hardtanh_backward.fast(grad_output, input, min_val, max_val)
 
 
 def hardtanh_(input: Tensor, min_val: Number = -1, max_val: Number = 1) -> Tensor:
     """``hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardtanh_", "input", 1, False)
-    return operators.hardtanh_.call(input, min_val, max_val)
+    return operators.hardtanh_.fast(input, min_val, max_val)
 
 
 def mish(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -4545,7 +4545,7 @@ def mish(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "mish", "input", 1, False)
     if out is not None:  # mish.out
         return write_out("mish", out, operators.mish.call, (input,))
-    return operators.mish.call(input)
+    return operators.mish.fast(input)
 
 
 def mish_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
@@ -4556,14 +4556,14 @@ def mish_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "mish_backward", "input", 2, False)
-    return operators.mish_backward.call(grad_output, input)
+    return operators.mish_backward.fast(grad_output, input)
 
 
 def mish_(input: Tensor) -> Tensor:
     """``mish_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "mish_", "input", 1, False)
-    return operators.mish_.call(input)
+    return operators.mish_.fast(input)
 
 
 def dropout(input: Tensor | Number, p: float, train: bool) -> Tensor:
@@ -4577,7 +4577,7 @@ def celu(input: Tensor, alpha: Number = 1.0) -> Tensor:
     """``celu(Tensor self, Scalar alpha=1.0) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "celu", "input", 1, False)
-    return operators.celu.call(input, alpha)
+    return operators.celu.fast(input, alpha)
 
 
 def glu(input: Tensor, dim: int = -1, *, out: Tensor | None = None) -> Tensor:
@@ -4594,7 +4594,7 @@ def glu(input: Tensor, dim: int = -1, *, out: Tensor | None = None) -> Tensor:
                 dim,
             ),
         )
-    return operators.glu.call(input, dim)
+    return operators.glu.fast(input, dim)
 
 
 def glu_backward(grad_output: Tensor | Number, input: Tensor, dim: int) -> Tensor:
@@ -4605,7 +4605,7 @@ def glu_backward(grad_output: Tensor | Number, input: Tensor, dim: int) -> Tenso
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "glu_backward", "input", 2, False)
-    return operators.glu_backward.call(grad_output, input, dim)
+    return operators.glu_backward.fast(grad_output, input, dim)
 
 
 def hardshrink(
@@ -4624,7 +4624,7 @@ def hardshrink(
                 lambd,
             ),
         )
-    return operators.hardshrink.call(input, lambd)
+    return operators.hardshrink.fast(input, lambd)
 
 
 def hardshrink_backward(
@@ -4635,7 +4635,7 @@ def hardshrink_backward(
         grad_out = tensor_argument(grad_out, "hardshrink_backward", "grad_out", 1, True)
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardshrink_backward", "input", 2, False)
-    return operators.hardshrink_backward.call(grad_out, input, lambd)
+    return operators.hardshrink_backward.fast(grad_out, input, lambd)
 
 
 def softshrink(
@@ -4654,7 +4654,7 @@ def softshrink(
                 lambd,
             ),
         )
-    return operators.softshrink.call(input, lambd)
+    return operators.softshrink.fast(input, lambd)
 
 
 def softshrink_backward(
@@ -4667,7 +4667,7 @@ def softshrink_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "softshrink_backward", "input", 2, False)
-    return operators.softshrink_backward.call(grad_output, input, lambd)
+    return operators.softshrink_backward.fast(grad_output, input, lambd)
 
 
 def hardsigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -4676,7 +4676,7 @@ def hardsigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "hardsigmoid", "input", 1, False)
     if out is not None:  # hardsigmoid.out
         return write_out("hardsigmoid", out, operators.hardsigmoid.call, (input,))
-    return operators.hardsigmoid.call(input)
+    return operators.hardsigmoid.fast(input)
 
 
 def hardsigmoid_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
@@ -4687,7 +4687,7 @@ def hardsigmoid_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardsigmoid_backward", "input", 2, False)
-    return operators.hardsigmoid_backward.call(grad_output, input)
+    return operators.hardsigmoid_backward.fast(grad_output, input)
 
 
 def hardswish(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -4696,7 +4696,7 @@ def hardswish(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         input = tensor_argument(input, "hardswish", "input", 1, False)
     if out is not None:  # hardswish.out
         return write_out("hardswish", out, operators.hardswish.call, (input,))
-    return operators.hardswish.call(input)
+    return operators.hardswish.fast(input)
 
 
 def hardswish_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
@@ -4707,7 +4707,7 @@ def hardswish_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardswish_backward", "input", 2, False)
-    return operators.hardswish_backward.call(grad_output, input)
+    return operators.hardswish_backward.fast(grad_output, input)
 
 
 def threshold(
@@ -4727,7 +4727,7 @@ def threshold(
                 value,
             ),
         )
-    return operators.threshold.call(input, threshold, value)
+    return operators.threshold.fast(input, threshold, value)
 
 
 def rrelu_with_noise(
@@ -4743,7 +4743,7 @@ def rrelu_with_noise(
         input = tensor_argument(input, "rrelu_with_noise", "input", 1, False)
     if type(noise) is not Tensor:
         noise = tensor_argument(noise, "rrelu_with_noise", "noise", 2, True)
-    return operators.rrelu_with_noise.call(
+    return operators.rrelu_with_noise.fast(
         input, noise, lower, upper, training, generator
     )
 
@@ -4766,7 +4766,7 @@ def rrelu_with_noise_backward(
         input = tensor_argument(input, "rrelu_with_noise_backward", "input", 2, False)
     if type(noise) is not Tensor:
         noise = tensor_argument(noise, "rrelu_with_noise_backward", "noise", 3, True)
-    return operators.rrelu_with_noise_backward.call(
+    return operators.rrelu_with_noise_backward.fast(
         grad_output, input, noise, lower, upper, training, self_is_result
     )
 
@@ -4786,7 +4786,7 @@ def _prelu_kernel(input: Tensor, weight: Tensor | Number) -> Tensor:
         input = tensor_argument(input, "_prelu_kernel", "input", 1, False)
     if type(weight) is not Tensor:
         weight = tensor_argument(weight, "_prelu_kernel", "weight", 2, True)
-    return operators._prelu_kernel.call(input, weight)
+    return operators._prelu_kernel.fast(input, weight)
 
 
 def _prelu_kernel_backward(
@@ -4801,14 +4801,14 @@ def _prelu_kernel_backward(
         input = tensor_argument(input, "_prelu_kernel_backward", "input", 2, False)
     if type(weight) is not Tensor:
         weight = tensor_argument(weight, "_prelu_kernel_backward", "weight", 3, True)
-    return operators._prelu_kernel_backward.call(grad_output, input, weight)
+    return operators._prelu_kernel_backward.fast(grad_output, input, weight)
 
 
 def native_dropout(input: Tensor | Number, p: float, train: bool | None) -> Tensor:
     """``native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "native_dropout", "input", 1, False)
-    return operators.native_dropout.call(input, p, train)
+    return operators.native_dropout.fast(input, p, train)
 
 
 def native_dropout_backward(
@@ -4821,7 +4821,7 @@ def native_dropout_backward(
         )
     if type(mask) is not Tensor:
         mask = tensor_argument(mask, "native_dropout_backward", "mask", 2, True)
-    return operators.native_dropout_backward.call(grad_output, mask, scale)
+    return operators.native_dropout_backward.fast(grad_output, mask, scale)
 
 
 def mse_loss(
@@ -4847,7 +4847,7 @@ def mse_loss(
                 reduction,
             ),
         )
-    return operators.mse_loss.call(input, target, reduction)
+    return operators.mse_loss.fast(input, target, reduction)
 
 
 def mse_loss_backward(
@@ -4862,7 +4862,7 @@ def mse_loss_backward(
         input = tensor_argument(input, "mse_loss_backward", "input", 2, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "mse_loss_backward", "target", 3, True)
-    return operators.mse_loss_backward.call(grad_output, input, target, reduction)
+    return operators.mse_loss_backward.fast(grad_output, input, target, reduction)
 
 
 def nll_loss_nd(
@@ -4952,7 +4952,7 @@ def nll_loss_forward(
                 ignore_index,
             ),
         )
-    return operators.nll_loss_forward.call(
+    return operators.nll_loss_forward.fast(
         input, target, weight, reduction, ignore_index
     )
 
@@ -4984,7 +4984,7 @@ def nll_loss_backward(
         total_weight = tensor_argument(
             total_weight, "nll_loss_backward", "total_weight", 7, True
         )
-    return operators.nll_loss_backward.call(
+    return operators.nll_loss_backward.fast(
         grad_output, input, target, weight, reduction, ignore_index, total_weight
     )
 
@@ -5056,7 +5056,7 @@ def nll_loss2d_forward(
                 ignore_index,
             ),
         )
-    return operators.nll_loss2d_forward.call(
+    return operators.nll_loss2d_forward.fast(
         input, target, weight, reduction, ignore_index
     )
 
@@ -5088,7 +5088,7 @@ def nll_loss2d_backward(
         total_weight = tensor_argument(
             total_weight, "nll_loss2d_backward", "total_weight", 7, True
         )
-    return operators.nll_loss2d_backward.call(
+    return operators.nll_loss2d_backward.fast(
         grad_output, input, target, weight, reduction, ignore_index, total_weight
     )
 
@@ -5123,7 +5123,7 @@ def binary_cross_entropy(
                 reduction,
             ),
         )
-    return operators.binary_cross_entropy.call(input, target, weight, reduction)
+    return operators.binary_cross_entropy.fast(input, target, weight, reduction)
 
 
 def binary_cross_entropy_backward(
@@ -5151,7 +5151,7 @@ def binary_cross_entropy_backward(
         if weight is None
         else tensor_argument(weight, "binary_cross_entropy_backward", "weight", 4, True)
     )
-    return operators.binary_cross_entropy_backward.call(
+    return operators.binary_cross_entropy_backward.fast(
         grad_output, input, target, weight, reduction
     )
 
@@ -5213,7 +5213,7 @@ def smooth_l1_loss(
                 beta,
             ),
         )
-    return operators.smooth_l1_loss.call(input, target, reduction, beta)
+    return operators.smooth_l1_loss.fast(input, target, reduction, beta)
 
 
 def smooth_l1_loss_backward(
@@ -5232,7 +5232,7 @@ def smooth_l1_loss_backward(
         input = tensor_argument(input, "smooth_l1_loss_backward", "input", 2, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "smooth_l1_loss_backward", "target", 3, True)
-    return operators.smooth_l1_loss_backward.call(
+    return operators.smooth_l1_loss_backward.fast(
         grad_output, input, target, reduction, beta
     )
 
@@ -5262,7 +5262,7 @@ def huber_loss(
                 delta,
             ),
         )
-    return operators.huber_loss.call(input, target, reduction, delta)
+    return operators.huber_loss.fast(input, target, reduction, delta)
 
 
 def huber_loss_backward(
@@ -5281,7 +5281,7 @@ def huber_loss_backward(
         input = tensor_argument(input, "huber_loss_backward", "input", 2, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "huber_loss_backward", "target", 3, True)
-    return operators.huber_loss_backward.call(
+    return operators.huber_loss_backward.fast(
         grad_output, input, target, reduction, delta
     )
 
@@ -5316,7 +5316,7 @@ def binary_cross_entropy_with_logits(
             pos_weight, "binary_cross_entropy_with_logits", "pos_weight", 4, True
         )
     )
-    return operators.binary_cross_entropy_with_logits.call(
+    return operators.binary_cross_entropy_with_logits.fast(
         input, target, weight, pos_weight, reduction
     )
 
@@ -5359,7 +5359,7 @@ def soft_margin_loss(
                 reduction,
             ),
         )
-    return operators.soft_margin_loss.call(input, target, reduction)
+    return operators.soft_margin_loss.fast(input, target, reduction)
 
 
 def soft_margin_loss_backward(
@@ -5374,7 +5374,7 @@ def soft_margin_loss_backward(
         input = tensor_argument(input, "soft_margin_loss_backward", "input", 2, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "soft_margin_loss_backward", "target", 3, True)
-    return operators.soft_margin_loss_backward.call(
+    return operators.soft_margin_loss_backward.fast(
         grad_output, input, target, reduction
     )
 
@@ -5413,7 +5413,7 @@ def multi_margin_loss(
                 reduction,
             ),
         )
-    return operators.multi_margin_loss.call(input, target, p, margin, weight, reduction)
+    return operators.multi_margin_loss.fast(input, target, p, margin, weight, reduction)
 
 
 def multi_margin_loss_backward(
@@ -5441,7 +5441,7 @@ def multi_margin_loss_backward(
         if weight is None
         else tensor_argument(weight, "multi_margin_loss_backward", "weight", 6, True)
     )
-    return operators.multi_margin_loss_backward.call(
+    return operators.multi_margin_loss_backward.fast(
         grad_output, input, target, p, margin, weight, reduction
     )
 
@@ -5499,7 +5499,7 @@ def multilabel_margin_loss_forward(
                 reduction,
             ),
         )
-    return operators.multilabel_margin_loss_forward.call(input, target, reduction)
+    return operators.multilabel_margin_loss_forward.fast(input, target, reduction)
 
 
 def multilabel_margin_loss_backward(
@@ -5526,7 +5526,7 @@ def multilabel_margin_loss_backward(
         is_target = tensor_argument(
             is_target, "multilabel_margin_loss_backward", "is_target", 5, True
         )
-    return operators.multilabel_margin_loss_backward.call(
+    return operators.multilabel_margin_loss_backward.fast(
         grad_output, input, target, reduction, is_target
     )
 
@@ -5627,7 +5627,7 @@ def native_batch_norm(
                 eps,
             ),
         )
-    return operators.native_batch_norm.call(
+    return operators.native_batch_norm.fast(
         input, weight, bias, running_mean, running_var, training, momentum, eps
     )
 
@@ -5684,7 +5684,7 @@ def native_batch_norm_backward(
             save_invstd, "native_batch_norm_backward", "save_invstd", 7, True
         )
     )
-    return operators.native_batch_norm_backward.call(
+    return operators.native_batch_norm_backward.fast(
         grad_out,
         input,
         weight,
@@ -5790,7 +5790,7 @@ def native_group_norm(
         if bias is None
         else tensor_argument(bias, "native_group_norm", "bias", 3, True)
     )
-    return operators.native_group_norm.call(input, weight, bias, N, C, HxW, group, eps)
+    return operators.native_group_norm.fast(input, weight, bias, N, C, HxW, group, eps)
 
 
 def native_group_norm_backward(
@@ -5821,7 +5821,7 @@ def native_group_norm_backward(
         if weight is None
         else tensor_argument(weight, "native_group_norm_backward", "weight", 5, True)
     )
-    return operators.native_group_norm_backward.call(
+    return operators.native_group_norm_backward.fast(
         grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask
     )
 
@@ -5876,7 +5876,7 @@ def native_layer_norm(
         if bias is None
         else tensor_argument(bias, "native_layer_norm", "bias", 4, True)
     )
-    return operators.native_layer_norm.call(input, normalized_shape, weight, bias, eps)
+    return operators.native_layer_norm.fast(input, normalized_shape, weight, bias, eps)
 
 
 def native_layer_norm_backward(
@@ -5913,7 +5913,7 @@ def native_layer_norm_backward(
         if bias is None
         else tensor_argument(bias, "native_layer_norm_backward", "bias", 7, True)
     )
-    return operators.native_layer_norm_backward.call(
+    return operators.native_layer_norm_backward.fast(
         grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
     )
 
@@ -5978,7 +5978,7 @@ def _native_batch_norm_legit_no_training(
         running_var = tensor_argument(
             running_var, "_native_batch_norm_legit_no_training", "running_var", 5, True
         )
-    return operators._native_batch_norm_legit_no_training.call(
+    return operators._native_batch_norm_legit_no_training.fast(
         input, weight, bias, running_mean, running_var, momentum, eps
     )
 
@@ -6004,7 +6004,7 @@ def _native_batch_norm_legit(
         if bias is None
         else tensor_argument(bias, "_native_batch_norm_legit", "bias", 3, True)
     )
-    return operators._native_batch_norm_legit_no_stats.call(
+    return operators._native_batch_norm_legit_no_stats.fast(
         input, weight, bias, training, momentum, eps
     )
 
@@ -6045,7 +6045,7 @@ def _batch_norm_no_update(
             running_var, "_batch_norm_no_update", "running_var", 5, True
         )
     )
-    return operators._batch_norm_no_update.call(
+    return operators._batch_norm_no_update.fast(
         input, weight, bias, running_mean, running_var, momentum, eps
     )
 
@@ -6094,7 +6094,7 @@ def batch_norm_backward(
     )
     if type(reserve) is not Tensor:
         reserve = tensor_argument(reserve, "batch_norm_backward", "reserve", 11, True)
-    return operators.batch_norm_backward.call(
+    return operators.batch_norm_backward.fast(
         grad_out,
         input,
         weight,
@@ -6126,7 +6126,7 @@ def _fused_rms_norm(
         if weight is None
         else tensor_argument(weight, "_fused_rms_norm", "weight", 3, True)
     )
-    return operators._fused_rms_norm.call(input, normalized_shape, weight, eps)
+    return operators._fused_rms_norm.fast(input, normalized_shape, weight, eps)
 
 
 def embedding(
@@ -6141,7 +6141,7 @@ def embedding(
         weight = tensor_argument(weight, "embedding", "weight", 1, True)
     if type(indices) is not Tensor:
         indices = tensor_argument(indices, "embedding", "indices", 2, True)
-    return operators.embedding.call(
+    return operators.embedding.fast(
         weight, indices, padding_idx, scale_grad_by_freq, sparse
     )
 
@@ -6180,7 +6180,7 @@ def embedding_dense_backward(
         indices = tensor_argument(
             indices, "embedding_dense_backward", "indices", 2, True
         )
-    return operators.embedding_dense_backward.call(
+    return operators.embedding_dense_backward.fast(
         grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
     )
 
@@ -6189,7 +6189,7 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     """``one_hot(Tensor self, int num_classes=-1) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "one_hot", "input", 1, False)
-    return operators.one_hot.call(input, num_classes)
+    return operators.one_hot.fast(input, num_classes)
 
 
 def convolution(
@@ -6215,7 +6215,7 @@ def convolution(
     padding = int_list_argument(padding, "convolution", "padding")
     dilation = int_list_argument(dilation, "convolution", "dilation")
     output_padding = int_list_argument(output_padding, "convolution", "output_padding")
-    return operators.convolution.call(
+    return operators.convolution.fast(
         input,
         weight,
         bias,
@@ -6261,7 +6261,7 @@ def convolution_backward(
     output_padding = int_list_argument(
         output_padding, "convolution_backward", "output_padding"
     )
-    return operators.convolution_backward.call(
+    return operators.convolution_backward.fast(
         grad_output,
         input,
         weight,
@@ -6374,7 +6374,7 @@ def reflection_pad1d(input: Tensor, padding: Sequence[int]) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "reflection_pad1d", "input", 1, False)
     padding = int_list_argument(padding, "reflection_pad1d", "padding")
-    return operators.reflection_pad1d.call(input, padding)
+    return operators.reflection_pad1d.fast(input, padding)
 
 
 def reflection_pad1d_backward(
@@ -6388,7 +6388,7 @@ def reflection_pad1d_backward(
     if type(input) is not Tensor:
         input = tensor_argument(input, "reflection_pad1d_backward", "input", 2, False)
     padding = int_list_argument(padding, "reflection_pad1d_backward", "padding")
-    return operators.reflection_pad1d_backward.call(grad_output, input, padding)
+    return operators.reflection_pad1d_backward.fast(grad_output, input, padding)
 
 
 def reflection_pad2d(input: Tensor, padding: Sequence[int]) -> Tensor:
@@ -6396,7 +6396,7 @@ def reflection_pad2d(input: Tensor, padding: Sequence[int]) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "reflection_pad2d", "input", 1, False)
     padding = int_list_argument(padding, "reflection_pad2d", "padding")
-    return operators.reflection_pad2d.call(input, padding)
+    return operators.reflection_pad2d.fast(input, padding)
 
 
 def reflection_pad2d_backward(
@@ -6410,7 +6410,7 @@ def reflection_pad2d_backward(
     if type(input) is not Tensor:
         input = tensor_argument(input, "reflection_pad2d_backward", "input", 2, False)
     padding = int_list_argument(padding, "reflection_pad2d_backward", "padding")
-    return operators.reflection_pad2d_backward.call(grad_output, input, padding)
+    return operators.reflection_pad2d_backward.fast(grad_output, input, padding)
 
 
 def reflection_pad3d(input: Tensor, padding: Sequence[int]) -> Tensor:
@@ -6418,7 +6418,7 @@ def reflection_pad3d(input: Tensor, padding: Sequence[int]) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "reflection_pad3d", "input", 1, False)
     padding = int_list_argument(padding, "reflection_pad3d", "padding")
-    return operators.reflection_pad3d.call(input, padding)
+    return operators.reflection_pad3d.fast(input, padding)
 
 
 def reflection_pad3d_backward(
@@ -6432,7 +6432,7 @@ def reflection_pad3d_backward(
     if type(input) is not Tensor:
         input = tensor_argument(input, "reflection_pad3d_backward", "input", 2, False)
     padding = int_list_argument(padding, "reflection_pad3d_backward", "padding")
-    return operators.reflection_pad3d_backward.call(grad_output, input, padding)
+    return operators.reflection_pad3d_backward.fast(grad_output, input, padding)
 
 
 def replication_pad1d(input: Tensor, padding: Sequence[int]) -> Tensor:
@@ -6440,7 +6440,7 @@ def replication_pad1d(input: Tensor, padding: Sequence[int]) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "replication_pad1d", "input", 1, False)
     padding = int_list_argument(padding, "replication_pad1d", "padding")
-    return operators.replication_pad1d.call(input, padding)
+    return operators.replication_pad1d.fast(input, padding)
 
 
 def replication_pad1d_backward(
@@ -6454,7 +6454,7 @@ def replication_pad1d_backward(
     if type(input) is not Tensor:
         input = tensor_argument(input, "replication_pad1d_backward", "input", 2, False)
     padding = int_list_argument(padding, "replication_pad1d_backward", "padding")
-    return operators.replication_pad1d_backward.call(grad_output, input, padding)
+    return operators.replication_pad1d_backward.fast(grad_output, input, padding)
 
 
 def replication_pad2d(input: Tensor, padding: Sequence[int]) -> Tensor:
@@ -6462,7 +6462,7 @@ def replication_pad2d(input: Tensor, padding: Sequence[int]) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "replication_pad2d", "input", 1, False)
     padding = int_list_argument(padding, "replication_pad2d", "padding")
-    return operators.replication_pad2d.call(input, padding)
+    return operators.replication_pad2d.fast(input, padding)
 
 
 def replication_pad2d_backward(
@@ -6476,7 +6476,7 @@ def replication_pad2d_backward(
     if type(input) is not Tensor:
         input = tensor_argument(input, "replication_pad2d_backward", "input", 2, False)
     padding = int_list_argument(padding, "replication_pad2d_backward", "padding")
-    return operators.replication_pad2d_backward.call(grad_output, input, padding)
+    return operators.replication_pad2d_backward.fast(grad_output, input, padding)
 
 
 def replication_pad3d(input: Tensor, padding: Sequence[int]) -> Tensor:
@@ -6484,7 +6484,7 @@ def replication_pad3d(input: Tensor, padding: Sequence[int]) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "replication_pad3d", "input", 1, False)
     padding = int_list_argument(padding, "replication_pad3d", "padding")
-    return operators.replication_pad3d.call(input, padding)
+    return operators.replication_pad3d.fast(input, padding)
 
 
 def replication_pad3d_backward(
@@ -6498,7 +6498,7 @@ def replication_pad3d_backward(
     if type(input) is not Tensor:
         input = tensor_argument(input, "replication_pad3d_backward", "input", 2, False)
     padding = int_list_argument(padding, "replication_pad3d_backward", "padding")
-    return operators.replication_pad3d_backward.call(grad_output, input, padding)
+    return operators.replication_pad3d_backward.fast(grad_output, input, padding)
 
 
 def conv_tbc(
@@ -6511,7 +6511,7 @@ def conv_tbc(
         weight = tensor_argument(weight, "conv_tbc", "weight", 2, True)
     if type(bias) is not Tensor:
         bias = tensor_argument(bias, "conv_tbc", "bias", 3, True)
-    return operators.conv_tbc.call(input, weight, bias, pad)
+    return operators.conv_tbc.fast(input, weight, bias, pad)
 
 
 def slow_conv_transpose2d(
@@ -6541,7 +6541,7 @@ def slow_conv_transpose2d(
         output_padding, "slow_conv_transpose2d", "output_padding"
     )
     dilation = int_list_argument(dilation, "slow_conv_transpose2d", "dilation")
-    return operators.slow_conv_transpose2d.call(
+    return operators.slow_conv_transpose2d.fast(
         input, weight, kernel_size, bias, stride, padding, output_padding, dilation
     )
 
@@ -6573,7 +6573,7 @@ def slow_conv_transpose3d(
         output_padding, "slow_conv_transpose3d", "output_padding"
     )
     dilation = int_list_argument(dilation, "slow_conv_transpose3d", "dilation")
-    return operators.slow_conv_transpose3d.call(
+    return operators.slow_conv_transpose3d.fast(
         input, weight, kernel_size, bias, stride, padding, output_padding, dilation
     )
 
@@ -6599,7 +6599,7 @@ def _slow_conv2d_forward(
     )
     stride = int_list_argument(stride, "_slow_conv2d_forward", "stride")
     padding = int_list_argument(padding, "_slow_conv2d_forward", "padding")
-    return operators._slow_conv2d_forward.call(
+    return operators._slow_conv2d_forward.fast(
         input, weight, kernel_size, bias, stride, padding
     )
 
@@ -6625,7 +6625,7 @@ def _slow_conv2d_backward(
     kernel_size = int_list_argument(kernel_size, "_slow_conv2d_backward", "kernel_size")
     stride = int_list_argument(stride, "_slow_conv2d_backward", "stride")
     padding = int_list_argument(padding, "_slow_conv2d_backward", "padding")
-    return operators._slow_conv2d_backward_output_mask.call(
+    return operators._slow_conv2d_backward_output_mask.fast(
         grad_output, input, weight, kernel_size, stride, padding, output_mask
     )
 
@@ -6653,7 +6653,7 @@ def _conv_depthwise2d(
     stride = int_list_argument(stride, "_conv_depthwise2d", "stride")
     padding = int_list_argument(padding, "_conv_depthwise2d", "padding")
     dilation = int_list_argument(dilation, "_conv_depthwise2d", "dilation")
-    return operators._conv_depthwise2d.call(
+    return operators._conv_depthwise2d.fast(
         input, weight, kernel_size, bias, stride, padding, dilation
     )
 
@@ -6681,7 +6681,7 @@ def conv_depthwise3d(
     stride = int_list_argument(stride, "conv_depthwise3d", "stride")
     padding = int_list_argument(padding, "conv_depthwise3d", "padding")
     dilation = int_list_argument(dilation, "conv_depthwise3d", "dilation")
-    return operators.conv_depthwise3d.call(
+    return operators.conv_depthwise3d.fast(
         input, weight, kernel_size, bias, stride, padding, dilation
     )
 
@@ -6707,7 +6707,7 @@ def slow_conv3d_forward(
     )
     stride = int_list_argument(stride, "slow_conv3d_forward", "stride")
     padding = int_list_argument(padding, "slow_conv3d_forward", "padding")
-    return operators.slow_conv3d_forward.call(
+    return operators.slow_conv3d_forward.fast(
         input, weight, kernel_size, bias, stride, padding
     )
 
@@ -6735,7 +6735,7 @@ def slow_conv_dilated2d(
     stride = int_list_argument(stride, "slow_conv_dilated2d", "stride")
     padding = int_list_argument(padding, "slow_conv_dilated2d", "padding")
     dilation = int_list_argument(dilation, "slow_conv_dilated2d", "dilation")
-    return operators.slow_conv_dilated2d.call(
+    return operators.slow_conv_dilated2d.fast(
         input, weight, kernel_size, bias, stride, padding, dilation
     )
 
@@ -6763,7 +6763,7 @@ def slow_conv_dilated3d(
     stride = int_list_argument(stride, "slow_conv_dilated3d", "stride")
     padding = int_list_argument(padding, "slow_conv_dilated3d", "padding")
     dilation = int_list_argument(dilation, "slow_conv_dilated3d", "dilation")
-    return operators.slow_conv_dilated3d.call(
+    return operators.slow_conv_dilated3d.fast(
         input, weight, kernel_size, bias, stride, padding, dilation
     )
 
@@ -6795,7 +6795,7 @@ def _convolution(
     padding = int_list_argument(padding, "_convolution", "padding")
     dilation = int_list_argument(dilation, "_convolution", "dilation")
     output_padding = int_list_argument(output_padding, "_convolution", "output_padding")
-    return operators._convolution.call(
+    return operators._convolution.fast(
         input,
         weight,
         bias,
@@ -6839,7 +6839,7 @@ def convolution_overrideable(
     output_padding = int_list_argument(
         output_padding, "convolution_overrideable", "output_padding"
     )
-    return operators.convolution_overrideable.call(
+    return operators.convolution_overrideable.fast(
         input,
         weight,
         bias,
@@ -6885,7 +6885,7 @@ def convolution_backward_overrideable(
     output_padding = int_list_argument(
         output_padding, "convolution_backward_overrideable", "output_padding"
     )
-    return operators.convolution_backward_overrideable.call(
+    return operators.convolution_backward_overrideable.fast(
         grad_output,
         input,
         weight,
@@ -6920,7 +6920,7 @@ def _nnpack_spatial_convolution(
     )
     padding = int_list_argument(padding, "_nnpack_spatial_convolution", "padding")
     stride = int_list_argument(stride, "_nnpack_spatial_convolution", "stride")
-    return operators._nnpack_spatial_convolution.call(
+    return operators._nnpack_spatial_convolution.fast(
         input, weight, bias, padding, stride
     )
 
@@ -6958,7 +6958,7 @@ def max_pool2d_with_indices(
                 ceil_mode,
             ),
         )
-    return operators.max_pool2d_with_indices.call(
+    return operators.max_pool2d_with_indices.fast(
         input, kernel_size, stride, padding, dilation, ceil_mode
     )
 
@@ -6994,7 +6994,7 @@ def max_pool2d_with_indices_backward(
         indices = tensor_argument(
             indices, "max_pool2d_with_indices_backward", "indices", 8, True
         )
-    return operators.max_pool2d_with_indices_backward.call(
+    return operators.max_pool2d_with_indices_backward.fast(
         grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices
     )
 
@@ -7032,7 +7032,7 @@ def max_pool3d_with_indices(
                 ceil_mode,
             ),
         )
-    return operators.max_pool3d_with_indices.call(
+    return operators.max_pool3d_with_indices.fast(
         input, kernel_size, stride, padding, dilation, ceil_mode
     )
 
@@ -7068,7 +7068,7 @@ def max_pool3d_with_indices_backward(
         indices = tensor_argument(
             indices, "max_pool3d_with_indices_backward", "indices", 8, True
         )
-    return operators.max_pool3d_with_indices_backward.call(
+    return operators.max_pool3d_with_indices_backward.fast(
         grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices
     )
 
@@ -7206,7 +7206,7 @@ def avg_pool2d(
                 divisor_override,
             ),
         )
-    return operators.avg_pool2d.call(
+    return operators.avg_pool2d.fast(
         input,
         kernel_size,
         stride,
@@ -7237,7 +7237,7 @@ def avg_pool2d_backward(
     kernel_size = int_list_argument(kernel_size, "avg_pool2d_backward", "kernel_size")
     stride = int_list_argument(stride, "avg_pool2d_backward", "stride")
     padding = int_list_argument(padding, "avg_pool2d_backward", "padding")
-    return operators.avg_pool2d_backward.call(
+    return operators.avg_pool2d_backward.fast(
         grad_output,
         input,
         kernel_size,
@@ -7281,7 +7281,7 @@ def avg_pool3d(
                 divisor_override,
             ),
         )
-    return operators.avg_pool3d.call(
+    return operators.avg_pool3d.fast(
         input,
         kernel_size,
         stride,
@@ -7312,7 +7312,7 @@ def avg_pool3d_backward(
     kernel_size = int_list_argument(kernel_size, "avg_pool3d_backward", "kernel_size")
     stride = int_list_argument(stride, "avg_pool3d_backward", "stride")
     padding = int_list_argument(padding, "avg_pool3d_backward", "padding")
-    return operators.avg_pool3d_backward.call(
+    return operators.avg_pool3d_backward.fast(
         grad_output,
         input,
         kernel_size,
@@ -7357,7 +7357,7 @@ def _adaptive_avg_pool2d(input: Tensor, output_size: Sequence[int]) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "_adaptive_avg_pool2d", "input", 1, False)
     output_size = int_list_argument(output_size, "_adaptive_avg_pool2d", "output_size")
-    return operators._adaptive_avg_pool2d.call(input, output_size)
+    return operators._adaptive_avg_pool2d.fast(input, output_size)
 
 
 def _adaptive_avg_pool2d_backward(
@@ -7372,7 +7372,7 @@ def _adaptive_avg_pool2d_backward(
         input = tensor_argument(
             input, "_adaptive_avg_pool2d_backward", "input", 2, False
         )
-    return operators._adaptive_avg_pool2d_backward.call(grad_output, input)
+    return operators._adaptive_avg_pool2d_backward.fast(grad_output, input)
 
 
 def adaptive_avg_pool3d(
@@ -7400,7 +7400,7 @@ def _adaptive_avg_pool3d(input: Tensor, output_size: Sequence[int]) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "_adaptive_avg_pool3d", "input", 1, False)
     output_size = int_list_argument(output_size, "_adaptive_avg_pool3d", "output_size")
-    return operators._adaptive_avg_pool3d.call(input, output_size)
+    return operators._adaptive_avg_pool3d.fast(input, output_size)
 
 
 def _adaptive_avg_pool3d_backward(
@@ -7415,7 +7415,7 @@ def _adaptive_avg_pool3d_backward(
         input = tensor_argument(
             input, "_adaptive_avg_pool3d_backward", "input", 2, False
         )
-    return operators._adaptive_avg_pool3d_backward.call(grad_output, input)
+    return operators._adaptive_avg_pool3d_backward.fast(grad_output, input)
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: Sequence[int]) -> Tensor:
@@ -7443,7 +7443,7 @@ def adaptive_max_pool2d(
                 output_size,
             ),
         )
-    return operators.adaptive_max_pool2d.call(input, output_size)
+    return operators.adaptive_max_pool2d.fast(input, output_size)
 
 
 def adaptive_max_pool2d_backward(
@@ -7462,7 +7462,7 @@ def adaptive_max_pool2d_backward(
         indices = tensor_argument(
             indices, "adaptive_max_pool2d_backward", "indices", 3, True
         )
-    return operators.adaptive_max_pool2d_backward.call(grad_output, input, indices)
+    return operators.adaptive_max_pool2d_backward.fast(grad_output, input, indices)
 
 
 def adaptive_max_pool3d(
@@ -7482,7 +7482,7 @@ def adaptive_max_pool3d(
                 output_size,
             ),
         )
-    return operators.adaptive_max_pool3d.call(input, output_size)
+    return operators.adaptive_max_pool3d.fast(input, output_size)
 
 
 def adaptive_max_pool3d_backward(
@@ -7501,7 +7501,7 @@ def adaptive_max_pool3d_backward(
         indices = tensor_argument(
             indices, "adaptive_max_pool3d_backward", "indices", 3, True
         )
-    return operators.adaptive_max_pool3d_backward.call(grad_output, input, indices)
+    return operators.adaptive_max_pool3d_backward.fast(grad_output, input, indices)
 
 
 def max_unpool2d(
@@ -7513,7 +7513,7 @@ def max_unpool2d(
     if type(indices) is not Tensor:
         indices = tensor_argument(indices, "max_unpool2d", "indices", 2, True)
     output_size = int_list_argument(output_size, "max_unpool2d", "output_size")
-    return operators.max_unpool2d.call(input, indices, output_size)
+    return operators.max_unpool2d.fast(input, indices, output_size)
 
 
 def max_unpool3d(
@@ -7531,7 +7531,7 @@ def max_unpool3d(
     output_size = int_list_argument(output_size, "max_unpool3d", "output_size")
     stride = int_list_argument(stride, "max_unpool3d", "stride")
     padding = int_list_argument(padding, "max_unpool3d", "padding")
-    return operators.max_unpool3d.call(input, indices, output_size, stride, padding)
+    return operators.max_unpool3d.fast(input, indices, output_size, stride, padding)
 
 
 def fractional_max_pool2d(
@@ -7549,7 +7549,7 @@ def fractional_max_pool2d(
         random_samples = tensor_argument(
             random_samples, "fractional_max_pool2d", "random_samples", 4, True
         )
-    return operators.fractional_max_pool2d.call(
+    return operators.fractional_max_pool2d.fast(
         input, kernel_size, output_size, random_samples
     )
 
@@ -7580,7 +7580,7 @@ def fractional_max_pool2d_backward(
         indices = tensor_argument(
             indices, "fractional_max_pool2d_backward", "indices", 5, True
         )
-    return operators.fractional_max_pool2d_backward.call(
+    return operators.fractional_max_pool2d_backward.fast(
         grad_output, input, kernel_size, output_size, indices
     )
 
@@ -7600,7 +7600,7 @@ def fractional_max_pool3d(
         random_samples = tensor_argument(
             random_samples, "fractional_max_pool3d", "random_samples", 4, True
         )
-    return operators.fractional_max_pool3d.call(
+    return operators.fractional_max_pool3d.fast(
         input, kernel_size, output_size, random_samples
     )
 
@@ -7631,7 +7631,7 @@ def fractional_max_pool3d_backward(
         indices = tensor_argument(
             indices, "fractional_max_pool3d_backward", "indices", 5, True
         )
-    return operators.fractional_max_pool3d_backward.call(
+    return operators.fractional_max_pool3d_backward.fast(
         grad_output, input, kernel_size, output_size, indices
     )
 
@@ -7658,7 +7658,7 @@ def upsample_nearest1d(
                 scales,
             ),
         )
-    return operators.upsample_nearest1d.call(input, output_size, scales)
+    return operators.upsample_nearest1d.fast(input, output_size, scales)
 
 
 def upsample_nearest1d_backward(
@@ -7678,7 +7678,7 @@ def upsample_nearest1d_backward(
     input_size = int_list_argument(
         input_size, "upsample_nearest1d_backward", "input_size"
     )
-    return operators.upsample_nearest1d_backward.call(
+    return operators.upsample_nearest1d_backward.fast(
         grad_output, output_size, input_size, scales
     )
 
@@ -7707,7 +7707,7 @@ def _upsample_nearest_exact1d(
                 scales,
             ),
         )
-    return operators._upsample_nearest_exact1d.call(input, output_size, scales)
+    return operators._upsample_nearest_exact1d.fast(input, output_size, scales)
 
 
 def _upsample_nearest_exact1d_backward(
@@ -7727,7 +7727,7 @@ def _upsample_nearest_exact1d_backward(
     input_size = int_list_argument(
         input_size, "_upsample_nearest_exact1d_backward", "input_size"
     )
-    return operators._upsample_nearest_exact1d_backward.call(
+    return operators._upsample_nearest_exact1d_backward.fast(
         grad_output, output_size, input_size, scales
     )
 
@@ -7756,7 +7756,7 @@ def upsample_nearest2d(
                 scales_w,
             ),
         )
-    return operators.upsample_nearest2d.call(input, output_size, scales_h, scales_w)
+    return operators.upsample_nearest2d.fast(input, output_size, scales_h, scales_w)
 
 
 def upsample_nearest2d_backward(
@@ -7777,7 +7777,7 @@ def upsample_nearest2d_backward(
     input_size = int_list_argument(
         input_size, "upsample_nearest2d_backward", "input_size"
     )
-    return operators.upsample_nearest2d_backward.call(
+    return operators.upsample_nearest2d_backward.fast(
         grad_output, output_size, input_size, scales_h, scales_w
     )
 
@@ -7808,7 +7808,7 @@ def _upsample_nearest_exact2d(
                 scales_w,
             ),
         )
-    return operators._upsample_nearest_exact2d.call(
+    return operators._upsample_nearest_exact2d.fast(
         input, output_size, scales_h, scales_w
     )
 
@@ -7831,7 +7831,7 @@ def _upsample_nearest_exact2d_backward(
     input_size = int_list_argument(
         input_size, "_upsample_nearest_exact2d_backward", "input_size"
     )
-    return operators._upsample_nearest_exact2d_backward.call(
+    return operators._upsample_nearest_exact2d_backward.fast(
         grad_output, output_size, input_size, scales_h, scales_w
     )
 
@@ -7862,7 +7862,7 @@ def upsample_nearest3d(
                 scales_w,
             ),
         )
-    return operators.upsample_nearest3d.call(
+    return operators.upsample_nearest3d.fast(
         input, output_size, scales_d, scales_h, scales_w
     )
 
@@ -7886,7 +7886,7 @@ def upsample_nearest3d_backward(
     input_size = int_list_argument(
         input_size, "upsample_nearest3d_backward", "input_size"
     )
-    return operators.upsample_nearest3d_backward.call(
+    return operators.upsample_nearest3d_backward.fast(
         grad_output, output_size, input_size, scales_d, scales_h, scales_w
     )
 
@@ -7919,7 +7919,7 @@ def _upsample_nearest_exact3d(
                 scales_w,
             ),
         )
-    return operators._upsample_nearest_exact3d.call(
+    return operators._upsample_nearest_exact3d.fast(
         input, output_size, scales_d, scales_h, scales_w
     )
 
@@ -7943,7 +7943,7 @@ def _upsample_nearest_exact3d_backward(
     input_size = int_list_argument(
         input_size, "_upsample_nearest_exact3d_backward", "input_size"
     )
-    return operators._upsample_nearest_exact3d_backward.call(
+    return operators._upsample_nearest_exact3d_backward.fast(
         grad_output, output_size, input_size, scales_d, scales_h, scales_w
     )
 
@@ -7972,7 +7972,7 @@ def upsample_linear1d(
                 scales,
             ),
         )
-    return operators.upsample_linear1d.call(input, output_size, align_corners, scales)
+    return operators.upsample_linear1d.fast(input, output_size, align_corners, scales)
 
 
 def upsample_linear1d_backward(
@@ -7993,7 +7993,7 @@ def upsample_linear1d_backward(
     input_size = int_list_argument(
         input_size, "upsample_linear1d_backward", "input_size"
     )
-    return operators.upsample_linear1d_backward.call(
+    return operators.upsample_linear1d_backward.fast(
         grad_output, output_size, input_size, align_corners, scales
     )
 
@@ -8024,7 +8024,7 @@ def upsample_bilinear2d(
                 scales_w,
             ),
         )
-    return operators.upsample_bilinear2d.call(
+    return operators.upsample_bilinear2d.fast(
         input, output_size, align_corners, scales_h, scales_w
     )
 
@@ -8048,7 +8048,7 @@ def upsample_bilinear2d_backward(
     input_size = int_list_argument(
         input_size, "upsample_bilinear2d_backward", "input_size"
     )
-    return operators.upsample_bilinear2d_backward.call(
+    return operators.upsample_bilinear2d_backward.fast(
         grad_output, output_size, input_size, align_corners, scales_h, scales_w
     )
 
@@ -8079,7 +8079,7 @@ def upsample_bicubic2d(
                 scales_w,
             ),
         )
-    return operators.upsample_bicubic2d.call(
+    return operators.upsample_bicubic2d.fast(
         input, output_size, align_corners, scales_h, scales_w
     )
 
@@ -8103,7 +8103,7 @@ def upsample_bicubic2d_backward(
     input_size = int_list_argument(
         input_size, "upsample_bicubic2d_backward", "input_size"
     )
-    return operators.upsample_bicubic2d_backward.call(
+    return operators.upsample_bicubic2d_backward.fast(
         grad_output, output_size, input_size, align_corners, scales_h, scales_w
     )
 
@@ -8136,7 +8136,7 @@ def upsample_trilinear3d(
                 scales_w,
             ),
         )
-    return operators.upsample_trilinear3d.call(
+    return operators.upsample_trilinear3d.fast(
         input, output_size, align_corners, scales_d, scales_h, scales_w
     )
 
@@ -8161,7 +8161,7 @@ def upsample_trilinear3d_backward(
     input_size = int_list_argument(
         input_size, "upsample_trilinear3d_backward", "input_size"
     )
-    return operators.upsample_trilinear3d_backward.call(
+    return operators.upsample_trilinear3d_backward.fast(
         grad_output,
         output_size,
         input_size,
@@ -8200,7 +8200,7 @@ def _upsample_bilinear2d_aa(
                 scales_w,
             ),
         )
-    return operators._upsample_bilinear2d_aa.call(
+    return operators._upsample_bilinear2d_aa.fast(
         input, output_size, align_corners, scales_h, scales_w
     )
 
@@ -8224,7 +8224,7 @@ def _upsample_bilinear2d_aa_backward(
     input_size = int_list_argument(
         input_size, "_upsample_bilinear2d_aa_backward", "input_size"
     )
-    return operators._upsample_bilinear2d_aa_backward.call(
+    return operators._upsample_bilinear2d_aa_backward.fast(
         grad_output, output_size, input_size, align_corners, scales_h, scales_w
     )
 
@@ -8257,7 +8257,7 @@ def _upsample_bicubic2d_aa(
                 scales_w,
             ),
         )
-    return operators._upsample_bicubic2d_aa.call(
+    return operators._upsample_bicubic2d_aa.fast(
         input, output_size, align_corners, scales_h, scales_w
     )
 
@@ -8281,7 +8281,7 @@ def _upsample_bicubic2d_aa_backward(
     input_size = int_list_argument(
         input_size, "_upsample_bicubic2d_aa_backward", "input_size"
     )
-    return operators._upsample_bicubic2d_aa_backward.call(
+    return operators._upsample_bicubic2d_aa_backward.fast(
         grad_output, output_size, input_size, align_corners, scales_h, scales_w
     )
 
@@ -8314,7 +8314,7 @@ def _upsample_lanczos2d_aa(
                 scales_w,
             ),
         )
-    return operators._upsample_lanczos2d_aa.call(
+    return operators._upsample_lanczos2d_aa.fast(
         input, output_size, align_corners, scales_h, scales_w
     )
 
@@ -8338,7 +8338,7 @@ def _upsample_lanczos2d_aa_backward(
     input_size = int_list_argument(
         input_size, "_upsample_lanczos2d_aa_backward", "input_size"
     )
-    return operators._upsample_lanczos2d_aa_backward.call(
+    return operators._upsample_lanczos2d_aa_backward.fast(
         grad_output, output_size, input_size, align_corners, scales_h, scales_w
     )
 
@@ -8347,21 +8347,21 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """``pixel_shuffle(Tensor self, int upscale_factor) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "pixel_shuffle", "input", 1, False)
-    return operators.pixel_shuffle.call(input, upscale_factor)
+    return operators.pixel_shuffle.fast(input, upscale_factor)
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """``pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "pixel_unshuffle", "input", 1, False)
-    return operators.pixel_unshuffle.call(input, downscale_factor)
+    return operators.pixel_unshuffle.fast(input, downscale_factor)
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """``channel_shuffle(Tensor self, SymInt groups) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "channel_shuffle", "input", 1, False)
-    return operators.channel_shuffle.call(input, groups)
+    return operators.channel_shuffle.fast(input, groups)
 
 
 def im2col(
@@ -8393,7 +8393,7 @@ def im2col(
                 stride,
             ),
         )
-    return operators.im2col.call(input, kernel_size, dilation, padding, stride)
+    return operators.im2col.fast(input, kernel_size, dilation, padding, stride)
 
 
 def col2im(
@@ -8428,7 +8428,7 @@ def col2im(
                 stride,
             ),
         )
-    return operators.col2im.call(
+    return operators.col2im.fast(
         input, output_size, kernel_size, dilation, padding, stride
     )
 
@@ -8440,7 +8440,7 @@ def affine_grid_generator(
     if type(theta) is not Tensor:
         theta = tensor_argument(theta, "affine_grid_generator", "theta", 1, True)
     size = int_list_argument(size, "affine_grid_generator", "size")
-    return operators.affine_grid_generator.call(theta, size, align_corners)
+    return operators.affine_grid_generator.fast(theta, size, align_corners)
 
 
 def affine_grid_generator_backward(
@@ -8482,7 +8482,7 @@ def grid_sampler_2d(
         input = tensor_argument(input, "grid_sampler_2d", "input", 1, False)
     if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler_2d", "grid", 2, True)
-    return operators.grid_sampler_2d.call(
+    return operators.grid_sampler_2d.fast(
         input, grid, interpolation_mode, padding_mode, align_corners
     )
 
@@ -8505,7 +8505,7 @@ def grid_sampler_2d_backward(
         input = tensor_argument(input, "grid_sampler_2d_backward", "input", 2, False)
     if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler_2d_backward", "grid", 3, True)
-    return operators.grid_sampler_2d_backward.call(
+    return operators.grid_sampler_2d_backward.fast(
         grad_output,
         input,
         grid,
@@ -8528,7 +8528,7 @@ def grid_sampler_3d(
         input = tensor_argument(input, "grid_sampler_3d", "input", 1, False)
     if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler_3d", "grid", 2, True)
-    return operators.grid_sampler_3d.call(
+    return operators.grid_sampler_3d.fast(
         input, grid, interpolation_mode, padding_mode, align_corners
     )
 
@@ -8551,7 +8551,7 @@ def grid_sampler_3d_backward(
         input = tensor_argument(input, "grid_sampler_3d_backward", "input", 2, False)
     if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler_3d_backward", "grid", 3, True)
-    return operators.grid_sampler_3d_backward.call(
+    return operators.grid_sampler_3d_backward.fast(
         grad_output,
         input,
         grid,
@@ -8592,7 +8592,7 @@ def _thnn_fused_lstm_cell(
             hidden_bias, "_thnn_fused_lstm_cell", "hidden_bias", 5, True
         )
     )
-    return operators._thnn_fused_lstm_cell.call(
+    return operators._thnn_fused_lstm_cell.fast(
         input_gates, hidden_gates, cx, input_bias, hidden_bias
     )
 
@@ -8628,7 +8628,7 @@ def _thnn_fused_lstm_cell_backward_impl(
         workspace = tensor_argument(
             workspace, "_thnn_fused_lstm_cell_backward_impl", "workspace", 5, True
         )
-    return operators._thnn_fused_lstm_cell_backward_impl.call(
+    return operators._thnn_fused_lstm_cell_backward_impl.fast(
         grad_hy, grad_cy, cx, cy, workspace, has_bias
     )
 
@@ -8771,7 +8771,7 @@ def _thnn_fused_gru_cell(
             hidden_bias, "_thnn_fused_gru_cell", "hidden_bias", 5, True
         )
     )
-    return operators._thnn_fused_gru_cell.call(
+    return operators._thnn_fused_gru_cell.fast(
         input_gates, hidden_gates, hx, input_bias, hidden_bias
     )
 
@@ -8788,7 +8788,7 @@ def _thnn_fused_gru_cell_backward(
         workspace = tensor_argument(
             workspace, "_thnn_fused_gru_cell_backward", "workspace", 2, True
         )
-    return operators._thnn_fused_gru_cell_backward.call(grad_hy, workspace, has_bias)
+    return operators._thnn_fused_gru_cell_backward.fast(grad_hy, workspace, has_bias)
 
 
 def _thnn_differentiable_gru_cell_backward(
@@ -9004,91 +9004,91 @@ def erfc(input: Tensor) -> Tensor:
     """``erfc(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "erfc", "input", 1, False)
-    return operators.erfc.call(input)
+    return operators.erfc.fast(input)
 
 
 def erfc_(input: Tensor) -> Tensor:
     """``erfc_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "erfc_", "input", 1, False)
-    return operators.erfc_.call(input)
+    return operators.erfc_.fast(input)
 
 
 def mvlgamma(input: Tensor, p: int) -> Tensor:
     """``mvlgamma(Tensor self, int p) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "mvlgamma", "input", 1, False)
-    return operators.mvlgamma.call(input, p)
+    return operators.mvlgamma.fast(input, p)
 
 
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``logit(Tensor self, float? eps=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "logit", "input", 1, False)
-    return operators.logit.call(input, eps)
+    return operators.logit.fast(input, eps)
 
 
 def logit_(input: Tensor, eps: float | None = None) -> Tensor:
     """``logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "logit_", "input", 1, False)
-    return operators.logit_.call(input, eps)
+    return operators.logit_.fast(input, eps)
 
 
 def sinc(input: Tensor) -> Tensor:
     """``sinc(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "sinc", "input", 1, False)
-    return operators.sinc.call(input)
+    return operators.sinc.fast(input)
 
 
 def sinc_(input: Tensor) -> Tensor:
     """``sinc_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "sinc_", "input", 1, False)
-    return operators.sinc_.call(input)
+    return operators.sinc_.fast(input)
 
 
 def lgamma(input: Tensor) -> Tensor:
     """``lgamma(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "lgamma", "input", 1, False)
-    return operators.lgamma.call(input)
+    return operators.lgamma.fast(input)
 
 
 def digamma(input: Tensor) -> Tensor:
     """``digamma(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "digamma", "input", 1, False)
-    return operators.digamma.call(input)
+    return operators.digamma.fast(input)
 
 
 def polygamma(n: int, input: Tensor) -> Tensor:
     """``polygamma(int n, Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "polygamma", "input", 2, False)
-    return operators.polygamma.call(n, input)
+    return operators.polygamma.fast(n, input)
 
 
 def erfinv(input: Tensor) -> Tensor:
     """``erfinv(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "erfinv", "input", 1, False)
-    return operators.erfinv.call(input)
+    return operators.erfinv.fast(input)
 
 
 def i0(input: Tensor) -> Tensor:
     """``i0(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "i0", "input", 1, False)
-    return operators.i0.call(input)
+    return operators.i0.fast(input)
 
 
 def i0_(input: Tensor) -> Tensor:
     """``i0_(Tensor(a!) self) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "i0_", "input", 1, False)
-    return operators.i0_.call(input)
+    return operators.i0_.fast(input)
 
 
 def igamma(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -9097,7 +9097,7 @@ def igamma(input: Tensor, other: Tensor | Number) -> Tensor:
         input = tensor_argument(input, "igamma", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "igamma", "other", 2, True)
-    return operators.igamma.call(input, other)
+    return operators.igamma.fast(input, other)
 
 
 def igammac(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -9106,7 +9106,7 @@ def igammac(input: Tensor, other: Tensor | Number) -> Tensor:
         input = tensor_argument(input, "igammac", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "igammac", "other", 2, True)
-    return operators.igammac.call(input, other)
+    return operators.igammac.fast(input, other)
 
 
 def logit_backward(
@@ -9119,7 +9119,7 @@ def logit_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "logit_backward", "input", 2, False)
-    return operators.logit_backward.call(grad_output, input, eps)
+    return operators.logit_backward.fast(grad_output, input, eps)
 
 
 def _fft_r2c(
@@ -9146,7 +9146,7 @@ def _fft_r2c(
                 onesided,
             ),
         )
-    return operators._fft_r2c.call(input, dim, normalization, onesided)
+    return operators._fft_r2c.fast(input, dim, normalization, onesided)
 
 
 def _fft_c2r(
@@ -9173,7 +9173,7 @@ def _fft_c2r(
                 last_dim_size,
             ),
         )
-    return operators._fft_c2r.call(input, dim, normalization, last_dim_size)
+    return operators._fft_c2r.fast(input, dim, normalization, last_dim_size)
 
 
 def _fft_c2c(
@@ -9200,7 +9200,7 @@ def _fft_c2c(
                 forward,
             ),
         )
-    return operators._fft_c2c.call(input, dim, normalization, forward)
+    return operators._fft_c2c.fast(input, dim, normalization, forward)
 
 
 squeeze = Overloads(

@@ -87,21 +87,21 @@ def entr(input: Tensor) -> Tensor:
     """``special_entr(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_entr", "input", 1, False)
-    return operators.special_entr.call(input)
+    return operators.special_entr.fast(input)
 
 
 def ndtri(input: Tensor) -> Tensor:
     """``special_ndtri(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_ndtri", "input", 1, False)
-    return operators.special_ndtri.call(input)
+    return operators.special_ndtri.fast(input)
 
 
 def log_ndtr(input: Tensor) -> Tensor:
     """``special_log_ndtr(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_log_ndtr", "input", 1, False)
-    return operators.special_log_ndtr.call(input)
+    return operators.special_log_ndtr.fast(input)
 
 
 def expm1(input: Tensor) -> Tensor:
@@ -157,7 +157,7 @@ def erfcx(input: Tensor) -> Tensor:
     """``special_erfcx(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_erfcx", "input", 1, False)
-    return operators.special_erfcx.call(input)
+    return operators.special_erfcx.fast(input)
 
 
 def erfinv(input: Tensor) -> Tensor:
@@ -185,21 +185,21 @@ def i0e(input: Tensor) -> Tensor:
     """``special_i0e(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_i0e", "input", 1, False)
-    return operators.special_i0e.call(input)
+    return operators.special_i0e.fast(input)
 
 
 def i1(input: Tensor) -> Tensor:
     """``special_i1(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_i1", "input", 1, False)
-    return operators.special_i1.call(input)
+    return operators.special_i1.fast(input)
 
 
 def i1e(input: Tensor) -> Tensor:
     """``special_i1e(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_i1e", "input", 1, False)
-    return operators.special_i1e.call(input)
+    return operators.special_i1e.fast(input)
 
 
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
@@ -297,84 +297,84 @@ def bessel_j0(input: Tensor) -> Tensor:
     """``special_bessel_j0(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_bessel_j0", "input", 1, False)
-    return operators.special_bessel_j0.call(input)
+    return operators.special_bessel_j0.fast(input)
 
 
 def bessel_j1(input: Tensor) -> Tensor:
     """``special_bessel_j1(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_bessel_j1", "input", 1, False)
-    return operators.special_bessel_j1.call(input)
+    return operators.special_bessel_j1.fast(input)
 
 
 def airy_ai(x: Tensor | Number) -> Tensor:
     """``special_airy_ai(Tensor x) -> Tensor``"""
     if type(x) is not Tensor:
         x = tensor_argument(x, "special_airy_ai", "x", 1, True)
-    return operators.special_airy_ai.call(x)
+    return operators.special_airy_ai.fast(x)
 
 
 def bessel_y0(input: Tensor) -> Tensor:
     """``special_bessel_y0(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_bessel_y0", "input", 1, False)
-    return operators.special_bessel_y0.call(input)
+    return operators.special_bessel_y0.fast(input)
 
 
 def bessel_y1(input: Tensor) -> Tensor:
     """``special_bessel_y1(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_bessel_y1", "input", 1, False)
-    return operators.special_bessel_y1.call(input)
+    return operators.special_bessel_y1.fast(input)
 
 
 def modified_bessel_i0(input: Tensor) -> Tensor:
     """``special_modified_bessel_i0(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_modified_bessel_i0", "input", 1, False)
-    return operators.special_modified_bessel_i0.call(input)
+    return operators.special_modified_bessel_i0.fast(input)
 
 
 def modified_bessel_i1(input: Tensor) -> Tensor:
     """``special_modified_bessel_i1(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_modified_bessel_i1", "input", 1, False)
-    return operators.special_modified_bessel_i1.call(input)
+    return operators.special_modified_bessel_i1.fast(input)
 
 
 def modified_bessel_k0(input: Tensor) -> Tensor:
     """``special_modified_bessel_k0(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_modified_bessel_k0", "input", 1, False)
-    return operators.special_modified_bessel_k0.call(input)
+    return operators.special_modified_bessel_k0.fast(input)
 
 
 def modified_bessel_k1(input: Tensor) -> Tensor:
     """``special_modified_bessel_k1(Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_modified_bessel_k1", "input", 1, False)
-    return operators.special_modified_bessel_k1.call(input)
+    return operators.special_modified_bessel_k1.fast(input)
 
 
 def scaled_modified_bessel_k0(x: Tensor | Number) -> Tensor:
     """``special_scaled_modified_bessel_k0(Tensor x) -> Tensor``"""
     if type(x) is not Tensor:
         x = tensor_argument(x, "special_scaled_modified_bessel_k0", "x", 1, True)
-    return operators.special_scaled_modified_bessel_k0.call(x)
+    return operators.special_scaled_modified_bessel_k0.fast(x)
 
 
 def scaled_modified_bessel_k1(x: Tensor | Number) -> Tensor:
     """``special_scaled_modified_bessel_k1(Tensor x) -> Tensor``"""
     if type(x) is not Tensor:
         x = tensor_argument(x, "special_scaled_modified_bessel_k1", "x", 1, True)
-    return operators.special_scaled_modified_bessel_k1.call(x)
+    return operators.special_scaled_modified_bessel_k1.fast(x)
 
 
 def spherical_bessel_j0(x: Tensor | Number) -> Tensor:
     """``special_spherical_bessel_j0(Tensor x) -> Tensor``"""
     if type(x) is not Tensor:
         x = tensor_argument(x, "special_spherical_bessel_j0", "x", 1, True)
-    return operators.special_spherical_bessel_j0.call(x)
+    return operators.special_spherical_bessel_j0.fast(x)
 
 
 xlog1py = Overloads(

@@ -26,25 +26,25 @@ from . import operators
 def permute(self: Tensor, *dims: int | Sequence[int]) -> Tensor:
     """``permute(Tensor(a) self, int[] dims) -> Tensor(a)``"""
     dims = int_list_varargs(dims, "permute", "dims")
-    return operators.permute.call(self, dims)
+    return operators.permute.fast(self, dims)
 
 
 def expand(self: Tensor, *size: int | Sequence[int], implicit: bool = False) -> Tensor:
     """``expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)``"""
     size = int_list_varargs(size, "expand", "size")
-    return operators.expand.call(self, size, implicit)
+    return operators.expand.fast(self, size, implicit)
 
 
 def sum_to_size(self: Tensor, *size: int | Sequence[int]) -> Tensor:
     """``sum_to_size(Tensor self, SymInt[] size) -> Tensor``"""
     size = int_list_varargs(size, "sum_to_size", "size")
-    return operators.sum_to_size.call(self, size)
+    return operators.sum_to_size.fast(self, size)
 
 
 def view(self: Tensor, *size: int | Sequence[int]) -> Tensor:
     """``view(Tensor(a) self, SymInt[] size) -> Tensor(a)``"""
     size = int_list_varargs(size, "view", "size")
-    return operators.view.call(self, size)
+    return operators.view.fast(self, size)
 
 
 def reshape(self: Tensor, *shape: int | Sequence[int]) -> Tensor:
@@ -55,17 +55,17 @@ def reshape(self: Tensor, *shape: int | Sequence[int]) -> Tensor:
 
 def unsqueeze(self: Tensor, dim: int) -> Tensor:
     """``unsqueeze(Tensor(a) self, int dim) -> Tensor(a)``"""
-    return operators.unsqueeze.call(self, dim)
+    return operators.unsqueeze.fast(self, dim)
 
 
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
     """``transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
-    return operators.transpose_int.call(self, dim0, dim1)
+    return operators.transpose_int.fast(self, dim0, dim1)
 
 
 def t(self: Tensor) -> Tensor:
     """``t(Tensor(a) self) -> Tensor(a)``"""
-    return operators.t.call(self)
+    return operators.t.fast(self)
 
 
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -80,7 +80,7 @@ def contiguous(self: Tensor, *, memory_format: Any = "contiguous_format") -> Ten
 
 def select(self: Tensor, dim: int, index: int) -> Tensor:
     """``select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)``"""
-    return operators.select_int.call(self, dim, index)
+    return operators.select_int.fast(self, dim, index)
 
 
 def slice(
@@ -91,7 +91,7 @@ def slice(
     step: int = 1,
 ) -> Tensor:
     """``slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)``"""
-    return operators.slice_Tensor.call(self, dim, start, end, step)
+    return operators.slice_Tensor.fast(self, dim, start, end, step)
 
 
 def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -102,7 +102,7 @@ def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
 def split_with_sizes(self: Tensor, split_sizes: Sequence[int], dim: int = 0) -> Tensor:
     """``split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]``"""
     split_sizes = int_list_argument(split_sizes, "split_with_sizes", "split_sizes")
-    return tuple(operators.split_with_sizes.call(self, split_sizes, dim))
+    return tuple(operators.split_with_sizes.fast(self, split_sizes, dim))
 
 
 def chunk(self: Tensor, chunks: int, dim: int = 0) -> Tensor:
@@ -112,26 +112,26 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> Tensor:
 
 def unbind(self: Tensor, dim: int = 0) -> Tensor:
     """``unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]``"""
-    return tuple(operators.unbind_int.call(self, dim))
+    return tuple(operators.unbind_int.fast(self, dim))
 
 
 def flip(self: Tensor, *dims: int | Sequence[int]) -> Tensor:
     """``flip(Tensor self, int[] dims) -> Tensor``"""
     dims = int_list_varargs(dims, "flip", "dims")
-    return operators.flip.call(self, dims)
+    return operators.flip.fast(self, dims)
 
 
 def roll(self: Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> Tensor:
     """``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``"""
     shifts = int_list_argument(shifts, "roll", "shifts")
     dims = int_list_argument(dims, "roll", "dims")
-    return operators.roll.call(self, shifts, dims)
+    return operators.roll.fast(self, shifts, dims)
 
 
 def repeat(self: Tensor, *repeats: int | Sequence[int]) -> Tensor:
     """``repeat(Tensor self, SymInt[] repeats) -> Tensor``"""
     repeats = int_list_varargs(repeats, "repeat", "repeats")
-    return operators.repeat.call(self, repeats)
+    return operators.repeat.fast(self, repeats)
 
 
 def expand_as(self: Tensor, other: Tensor | Number) -> Tensor:
@@ -162,12 +162,12 @@ def detach_(self: Tensor) -> Tensor:
 
 def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``"""
-    return operators.diagonal.call(self, offset, dim1, dim2)
+    return operators.diagonal.fast(self, offset, dim1, dim2)
 
 
 def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
-    return operators.diag_embed.call(self, offset, dim1, dim2)
+    return operators.diag_embed.fast(self, offset, dim1, dim2)
 
 
 def diag(self: Tensor, diagonal: int = 0) -> Tensor:
@@ -222,7 +222,7 @@ def as_strided(
     """``as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)``"""
     size = int_list_argument(size, "as_strided", "size")
     stride = int_list_argument(stride, "as_strided", "stride")
-    return operators.as_strided.call(self, size, stride, storage_offset)
+    return operators.as_strided.fast(self, size, stride, storage_offset)
 
 
 def as_strided_scatter(
@@ -237,22 +237,22 @@ def as_strided_scatter(
         src = tensor_argument(src, "as_strided_scatter", "src", 2, True)
     size = int_list_argument(size, "as_strided_scatter", "size")
     stride = int_list_argument(stride, "as_strided_scatter", "stride")
-    return operators.as_strided_scatter.call(self, src, size, stride, storage_offset)
+    return operators.as_strided_scatter.fast(self, src, size, stride, storage_offset)
 
 
 def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """``unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)``"""
-    return operators.unfold.call(self, dimension, size, step)
+    return operators.unfold.fast(self, dimension, size, step)
 
 
 def narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``"""
-    return operators.narrow_copy.call(self, dim, start, length)
+    return operators.narrow_copy.fast(self, dim, start, length)
 
 
 def unsafe_split(self: Tensor, split_size: int, dim: int = 0) -> Tensor:
     """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
-    return tuple(operators.unsafe_split_Tensor.call(self, split_size, dim))
+    return tuple(operators.unsafe_split_Tensor.fast(self, split_size, dim))
 
 
 def unsafe_split_with_sizes(
@@ -262,39 +262,39 @@ def unsafe_split_with_sizes(
     split_sizes = int_list_argument(
         split_sizes, "unsafe_split_with_sizes", "split_sizes"
     )
-    return tuple(operators.unsafe_split_with_sizes.call(self, split_sizes, dim))
+    return tuple(operators.unsafe_split_with_sizes.fast(self, split_sizes, dim))
 
 
 def rot90(self: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     """``rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor``"""
     dims = int_list_argument(dims, "rot90", "dims")
-    return operators.rot90.call(self, k, dims)
+    return operators.rot90.fast(self, k, dims)
 
 
 def add(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "add", "other", 2, True)
-    return operators.add_Tensor.call(self, other, alpha)
+    return operators.add_Tensor.fast(self, other, alpha)
 
 
 def sub(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "sub", "other", 2, True)
-    return operators.sub_Tensor.call(self, other, alpha)
+    return operators.sub_Tensor.fast(self, other, alpha)
 
 
 def mul(self: Tensor, other: Tensor | Number) -> Tensor:
     """``mul.Tensor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "mul", "other", 2, True)
-    return operators.mul_Tensor.call(self, other)
+    return operators.mul_Tensor.fast(self, other)
 
 
 def neg(self: Tensor) -> Tensor:
     """``neg(Tensor self) -> Tensor``"""
-    return operators.neg.call(self)
+    return operators.neg.fast(self)
 
 
 def conj(self: Tensor) -> Tensor:
@@ -304,12 +304,12 @@ def conj(self: Tensor) -> Tensor:
 
 def _conj(self: Tensor) -> Tensor:
     """``_conj(Tensor(a) self) -> Tensor(a)``"""
-    return operators._conj.call(self)
+    return operators._conj.fast(self)
 
 
 def clone(self: Tensor, *, memory_format: Any | None = None) -> Tensor:
     """``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``"""
-    return operators.clone.call(self, memory_format)
+    return operators.clone.fast(self, memory_format)
 
 
 def _to_copy(
@@ -324,7 +324,7 @@ def _to_copy(
 ) -> Tensor:
     """``_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor``"""
     dtype = dtype_argument(dtype)
-    return operators._to_copy.call(
+    return operators._to_copy.fast(
         self, dtype, layout, device, pin_memory, non_blocking, memory_format
     )
 
@@ -333,71 +333,71 @@ def add_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "add_", "other", 2, True)
-    return operators.add__Tensor.call(self, other, alpha)
+    return operators.add__Tensor.fast(self, other, alpha)
 
 
 def sub_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "sub_", "other", 2, True)
-    return operators.sub__Tensor.call(self, other, alpha)
+    return operators.sub__Tensor.fast(self, other, alpha)
 
 
 def mul_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "mul_", "other", 2, True)
-    return operators.mul__Tensor.call(self, other)
+    return operators.mul__Tensor.fast(self, other)
 
 
 def exp(self: Tensor) -> Tensor:
     """``exp(Tensor self) -> Tensor``"""
-    return operators.exp.call(self)
+    return operators.exp.fast(self)
 
 
 def exp2(self: Tensor) -> Tensor:
     """``exp2(Tensor self) -> Tensor``"""
-    return operators.exp2.call(self)
+    return operators.exp2.fast(self)
 
 
 def log(self: Tensor) -> Tensor:
     """``log(Tensor self) -> Tensor``"""
-    return operators.log.call(self)
+    return operators.log.fast(self)
 
 
 def log2(self: Tensor) -> Tensor:
     """``log2(Tensor self) -> Tensor``"""
-    return operators.log2.call(self)
+    return operators.log2.fast(self)
 
 
 def log10(self: Tensor) -> Tensor:
     """``log10(Tensor self) -> Tensor``"""
-    return operators.log10.call(self)
+    return operators.log10.fast(self)
 
 
 def log1p(self: Tensor) -> Tensor:
     """``log1p(Tensor self) -> Tensor``"""
-    return operators.log1p.call(self)
+    return operators.log1p.fast(self)
 
 
 def expm1(self: Tensor) -> Tensor:
     """``expm1(Tensor self) -> Tensor``"""
-    return operators.expm1.call(self)
+    return operators.expm1.fast(self)
 
 
 def sqrt(self: Tensor) -> Tensor:
     """``sqrt(Tensor self) -> Tensor``"""
-    return operators.sqrt.call(self)
+    return operators.sqrt.fast(self)
 
 
 def rsqrt(self: Tensor) -> Tensor:
     """``rsqrt(Tensor self) -> Tensor``"""
-    return operators.rsqrt.call(self)
+    return operators.rsqrt.fast(self)
 
 
 def reciprocal(self: Tensor) -> Tensor:
     """``reciprocal(Tensor self) -> Tensor``"""
-    return operators.reciprocal.call(self)
+    return operators.reciprocal.fast(self)
 
 
 def square(self: Tensor) -> Tensor:
@@ -407,127 +407,127 @@ def square(self: Tensor) -> Tensor:
 
 def abs(self: Tensor) -> Tensor:
     """``abs(Tensor self) -> Tensor``"""
-    return operators.abs.call(self)
+    return operators.abs.fast(self)
 
 
 def sgn(self: Tensor) -> Tensor:
     """``sgn(Tensor self) -> Tensor``"""
-    return operators.sgn.call(self)
+    return operators.sgn.fast(self)
 
 
 def sign(self: Tensor) -> Tensor:
     """``sign(Tensor self) -> Tensor``"""
-    return operators.sign.call(self)
+    return operators.sign.fast(self)
 
 
 def sin(self: Tensor) -> Tensor:
     """``sin(Tensor self) -> Tensor``"""
-    return operators.sin.call(self)
+    return operators.sin.fast(self)
 
 
 def cos(self: Tensor) -> Tensor:
     """``cos(Tensor self) -> Tensor``"""
-    return operators.cos.call(self)
+    return operators.cos.fast(self)
 
 
 def tan(self: Tensor) -> Tensor:
     """``tan(Tensor self) -> Tensor``"""
-    return operators.tan.call(self)
+    return operators.tan.fast(self)
 
 
 def asin(self: Tensor) -> Tensor:
     """``asin(Tensor self) -> Tensor``"""
-    return operators.asin.call(self)
+    return operators.asin.fast(self)
 
 
 def acos(self: Tensor) -> Tensor:
     """``acos(Tensor self) -> Tensor``"""
-    return operators.acos.call(self)
+    return operators.acos.fast(self)
 
 
 def atan(self: Tensor) -> Tensor:
     """``atan(Tensor self) -> Tensor``"""
-    return operators.atan.call(self)
+    return operators.atan.fast(self)
 
 
 def sinh(self: Tensor) -> Tensor:
     """``sinh(Tensor self) -> Tensor``"""
-    return operators.sinh.call(self)
+    return operators.sinh.fast(self)
 
 
 def cosh(self: Tensor) -> Tensor:
     """``cosh(Tensor self) -> Tensor``"""
-    return operators.cosh.call(self)
+    return operators.cosh.fast(self)
 
 
 def tanh(self: Tensor) -> Tensor:
     """``tanh(Tensor self) -> Tensor``"""
-    return operators.tanh.call(self)
+    return operators.tanh.fast(self)
 
 
 def sigmoid(self: Tensor) -> Tensor:
     """``sigmoid(Tensor self) -> Tensor``"""
-    return operators.sigmoid.call(self)
+    return operators.sigmoid.fast(self)
 
 
 def erf(self: Tensor) -> Tensor:
     """``erf(Tensor self) -> Tensor``"""
-    return operators.erf.call(self)
+    return operators.erf.fast(self)
 
 
 def floor(self: Tensor) -> Tensor:
     """``floor(Tensor self) -> Tensor``"""
-    return operators.floor.call(self)
+    return operators.floor.fast(self)
 
 
 def ceil(self: Tensor) -> Tensor:
     """``ceil(Tensor self) -> Tensor``"""
-    return operators.ceil.call(self)
+    return operators.ceil.fast(self)
 
 
 def trunc(self: Tensor) -> Tensor:
     """``trunc(Tensor self) -> Tensor``"""
-    return operators.trunc.call(self)
+    return operators.trunc.fast(self)
 
 
 def angle(self: Tensor) -> Tensor:
     """``angle(Tensor self) -> Tensor``"""
-    return operators.angle.call(self)
+    return operators.angle.fast(self)
 
 
 def exp_(self: Tensor) -> Tensor:
     """``exp_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.exp_.call(self)
+    return operators.exp_.fast(self)
 
 
 def log_(self: Tensor) -> Tensor:
     """``log_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.log_.call(self)
+    return operators.log_.fast(self)
 
 
 def sqrt_(self: Tensor) -> Tensor:
     """``sqrt_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.sqrt_.call(self)
+    return operators.sqrt_.fast(self)
 
 
 def neg_(self: Tensor) -> Tensor:
     """``neg_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.neg_.call(self)
+    return operators.neg_.fast(self)
 
 
 def abs_(self: Tensor) -> Tensor:
     """``abs_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.abs_.call(self)
+    return operators.abs_.fast(self)
 
 
 def sigmoid_(self: Tensor) -> Tensor:
     """``sigmoid_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.sigmoid_.call(self)
+    return operators.sigmoid_.fast(self)
 
 
 def tanh_(self: Tensor) -> Tensor:
     """``tanh_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.tanh_.call(self)
+    return operators.tanh_.fast(self)
 
 
 def true_divide(self: Tensor, other: Tensor | Number) -> Tensor:
@@ -541,104 +541,104 @@ def maximum(self: Tensor, other: Tensor | Number) -> Tensor:
     """``maximum(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "maximum", "other", 2, True)
-    return operators.maximum.call(self, other)
+    return operators.maximum.fast(self, other)
 
 
 def minimum(self: Tensor, other: Tensor | Number) -> Tensor:
     """``minimum(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "minimum", "other", 2, True)
-    return operators.minimum.call(self, other)
+    return operators.minimum.fast(self, other)
 
 
 def fmax(self: Tensor, other: Tensor | Number) -> Tensor:
     """``fmax(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "fmax", "other", 2, True)
-    return operators.fmax.call(self, other)
+    return operators.fmax.fast(self, other)
 
 
 def fmin(self: Tensor, other: Tensor | Number) -> Tensor:
     """``fmin(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "fmin", "other", 2, True)
-    return operators.fmin.call(self, other)
+    return operators.fmin.fast(self, other)
 
 
 def atan2(self: Tensor, other: Tensor | Number) -> Tensor:
     """``atan2(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "atan2", "other", 2, True)
-    return operators.atan2.call(self, other)
+    return operators.atan2.fast(self, other)
 
 
 def hypot(self: Tensor, other: Tensor | Number) -> Tensor:
     """``hypot(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "hypot", "other", 2, True)
-    return operators.hypot.call(self, other)
+    return operators.hypot.fast(self, other)
 
 
 def logical_and(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logical_and(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "logical_and", "other", 2, True)
-    return operators.logical_and.call(self, other)
+    return operators.logical_and.fast(self, other)
 
 
 def logical_or(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logical_or(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "logical_or", "other", 2, True)
-    return operators.logical_or.call(self, other)
+    return operators.logical_or.fast(self, other)
 
 
 def logical_xor(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logical_xor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "logical_xor", "other", 2, True)
-    return operators.logical_xor.call(self, other)
+    return operators.logical_xor.fast(self, other)
 
 
 def logical_not(self: Tensor) -> Tensor:
     """``logical_not(Tensor self) -> Tensor``"""
-    return operators.logical_not.call(self)
+    return operators.logical_not.fast(self)
 
 
 def bitwise_and(self: Tensor, other: Tensor | Number) -> Tensor:
     """``bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "bitwise_and", "other", 2, True)
-    return operators.bitwise_and_Tensor.call(self, other)
+    return operators.bitwise_and_Tensor.fast(self, other)
 
 
 def bitwise_or(self: Tensor, other: Tensor | Number) -> Tensor:
     """``bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "bitwise_or", "other", 2, True)
-    return operators.bitwise_or_Tensor.call(self, other)
+    return operators.bitwise_or_Tensor.fast(self, other)
 
 
 def bitwise_xor(self: Tensor, other: Tensor | Number) -> Tensor:
     """``bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "bitwise_xor", "other", 2, True)
-    return operators.bitwise_xor_Tensor.call(self, other)
+    return operators.bitwise_xor_Tensor.fast(self, other)
 
 
 def bitwise_not(self: Tensor) -> Tensor:
     """``bitwise_not(Tensor self) -> Tensor``"""
-    return operators.bitwise_not.call(self)
+    return operators.bitwise_not.fast(self)
 
 
 def isnan(self: Tensor) -> Tensor:
     """``isnan(Tensor self) -> Tensor``"""
-    return operators.isnan.call(self)
+    return operators.isnan.fast(self)
 
 
 def isinf(self: Tensor) -> Tensor:
     """``isinf(Tensor self) -> Tensor``"""
-    return operators.isinf.call(self)
+    return operators.isinf.fast(self)
 
 
 def isfinite(self: Tensor) -> Tensor:
@@ -650,12 +650,12 @@ def copy_(self: Tensor, src: Tensor | Number, non_blocking: bool = False) -> Ten
     """``copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)``"""
     if type(src) is not Tensor:
         src = tensor_argument(src, "copy_", "src", 2, True)
-    return operators.copy_.call(self, src, non_blocking)
+    return operators.copy_.fast(self, src, non_blocking)
 
 
 def zero_(self: Tensor) -> Tensor:
     """``zero_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.zero_.call(self)
+    return operators.zero_.fast(self)
 
 
 def addcmul(
@@ -670,7 +670,7 @@ def addcmul(
         tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 2, True)
     if type(tensor2) is not Tensor:
         tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 3, True)
-    return operators.addcmul.call(self, tensor1, tensor2, value)
+    return operators.addcmul.fast(self, tensor1, tensor2, value)
 
 
 def addcmul_(
@@ -685,7 +685,7 @@ def addcmul_(
         tensor1 = tensor_argument(tensor1, "addcmul_", "tensor1", 2, True)
     if type(tensor2) is not Tensor:
         tensor2 = tensor_argument(tensor2, "addcmul_", "tensor2", 3, True)
-    return operators.addcmul_.call(self, tensor1, tensor2, value)
+    return operators.addcmul_.fast(self, tensor1, tensor2, value)
 
 
 def addcdiv(
@@ -700,7 +700,7 @@ def addcdiv(
         tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 2, True)
     if type(tensor2) is not Tensor:
         tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 3, True)
-    return operators.addcdiv.call(self, tensor1, tensor2, value)
+    return operators.addcdiv.fast(self, tensor1, tensor2, value)
 
 
 def addcdiv_(
@@ -715,7 +715,7 @@ def addcdiv_(
         tensor1 = tensor_argument(tensor1, "addcdiv_", "tensor1", 2, True)
     if type(tensor2) is not Tensor:
         tensor2 = tensor_argument(tensor2, "addcdiv_", "tensor2", 3, True)
-    return operators.addcdiv_.call(self, tensor1, tensor2, value)
+    return operators.addcdiv_.fast(self, tensor1, tensor2, value)
 
 
 def nan_to_num(
@@ -725,7 +725,7 @@ def nan_to_num(
     neginf: float | None = None,
 ) -> Tensor:
     """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
-    return operators.nan_to_num.call(self, nan, posinf, neginf)
+    return operators.nan_to_num.fast(self, nan, posinf, neginf)
 
 
 def nan_to_num_(
@@ -735,7 +735,7 @@ def nan_to_num_(
     neginf: float | None = None,
 ) -> Tensor:
     """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
-    return operators.nan_to_num_.call(self, nan, posinf, neginf)
+    return operators.nan_to_num_.fast(self, nan, posinf, neginf)
 
 
 def absolute(self: Tensor) -> Tensor:
@@ -777,32 +777,32 @@ def arctan2(self: Tensor, other: Tensor | Number) -> Tensor:
 
 def acosh(self: Tensor) -> Tensor:
     """``acosh(Tensor self) -> Tensor``"""
-    return operators.acosh.call(self)
+    return operators.acosh.fast(self)
 
 
 def acosh_(self: Tensor) -> Tensor:
     """``acosh_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.acosh_.call(self)
+    return operators.acosh_.fast(self)
 
 
 def asinh(self: Tensor) -> Tensor:
     """``asinh(Tensor self) -> Tensor``"""
-    return operators.asinh.call(self)
+    return operators.asinh.fast(self)
 
 
 def asinh_(self: Tensor) -> Tensor:
     """``asinh_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.asinh_.call(self)
+    return operators.asinh_.fast(self)
 
 
 def atanh(self: Tensor) -> Tensor:
     """``atanh(Tensor self) -> Tensor``"""
-    return operators.atanh.call(self)
+    return operators.atanh.fast(self)
 
 
 def atanh_(self: Tensor) -> Tensor:
     """``atanh_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.atanh_.call(self)
+    return operators.atanh_.fast(self)
 
 
 def arccosh(self: Tensor) -> Tensor:
@@ -842,171 +842,171 @@ def fix_(self: Tensor) -> Tensor:
 
 def deg2rad(self: Tensor) -> Tensor:
     """``deg2rad(Tensor self) -> Tensor``"""
-    return operators.deg2rad.call(self)
+    return operators.deg2rad.fast(self)
 
 
 def deg2rad_(self: Tensor) -> Tensor:
     """``deg2rad_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.deg2rad_.call(self)
+    return operators.deg2rad_.fast(self)
 
 
 def rad2deg(self: Tensor) -> Tensor:
     """``rad2deg(Tensor self) -> Tensor``"""
-    return operators.rad2deg.call(self)
+    return operators.rad2deg.fast(self)
 
 
 def rad2deg_(self: Tensor) -> Tensor:
     """``rad2deg_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.rad2deg_.call(self)
+    return operators.rad2deg_.fast(self)
 
 
 def frac(self: Tensor) -> Tensor:
     """``frac(Tensor self) -> Tensor``"""
-    return operators.frac.call(self)
+    return operators.frac.fast(self)
 
 
 def frac_(self: Tensor) -> Tensor:
     """``frac_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.frac_.call(self)
+    return operators.frac_.fast(self)
 
 
 def frexp(self: Tensor) -> Tensor:
     """``frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)``"""
-    return operators.frexp_Tensor.call(self)
+    return operators.frexp_Tensor.fast(self)
 
 
 def ldexp(self: Tensor, other: Tensor | Number) -> Tensor:
     """``ldexp.Tensor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "ldexp", "other", 2, True)
-    return operators.ldexp_Tensor.call(self, other)
+    return operators.ldexp_Tensor.fast(self, other)
 
 
 def ldexp_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "ldexp_", "other", 2, True)
-    return operators.ldexp_.call(self, other)
+    return operators.ldexp_.fast(self, other)
 
 
 def heaviside(self: Tensor, values: Tensor | Number) -> Tensor:
     """``heaviside(Tensor self, Tensor values) -> Tensor``"""
     if type(values) is not Tensor:
         values = tensor_argument(values, "heaviside", "values", 2, True)
-    return operators.heaviside.call(self, values)
+    return operators.heaviside.fast(self, values)
 
 
 def heaviside_(self: Tensor, values: Tensor | Number) -> Tensor:
     """``heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)``"""
     if type(values) is not Tensor:
         values = tensor_argument(values, "heaviside_", "values", 2, True)
-    return operators.heaviside_.call(self, values)
+    return operators.heaviside_.fast(self, values)
 
 
 def nextafter(self: Tensor, other: Tensor | Number) -> Tensor:
     """``nextafter(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "nextafter", "other", 2, True)
-    return operators.nextafter.call(self, other)
+    return operators.nextafter.fast(self, other)
 
 
 def nextafter_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "nextafter_", "other", 2, True)
-    return operators.nextafter_.call(self, other)
+    return operators.nextafter_.fast(self, other)
 
 
 def logaddexp2(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logaddexp2(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "logaddexp2", "other", 2, True)
-    return operators.logaddexp2.call(self, other)
+    return operators.logaddexp2.fast(self, other)
 
 
 def signbit(self: Tensor) -> Tensor:
     """``signbit(Tensor self) -> Tensor``"""
-    return operators.signbit.call(self)
+    return operators.signbit.fast(self)
 
 
 def exp2_(self: Tensor) -> Tensor:
     """``exp2_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.exp2_.call(self)
+    return operators.exp2_.fast(self)
 
 
 def expm1_(self: Tensor) -> Tensor:
     """``expm1_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.expm1_.call(self)
+    return operators.expm1_.fast(self)
 
 
 def log1p_(self: Tensor) -> Tensor:
     """``log1p_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.log1p_.call(self)
+    return operators.log1p_.fast(self)
 
 
 def log2_(self: Tensor) -> Tensor:
     """``log2_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.log2_.call(self)
+    return operators.log2_.fast(self)
 
 
 def log10_(self: Tensor) -> Tensor:
     """``log10_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.log10_.call(self)
+    return operators.log10_.fast(self)
 
 
 def rsqrt_(self: Tensor) -> Tensor:
     """``rsqrt_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.rsqrt_.call(self)
+    return operators.rsqrt_.fast(self)
 
 
 def reciprocal_(self: Tensor) -> Tensor:
     """``reciprocal_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.reciprocal_.call(self)
+    return operators.reciprocal_.fast(self)
 
 
 def sin_(self: Tensor) -> Tensor:
     """``sin_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.sin_.call(self)
+    return operators.sin_.fast(self)
 
 
 def cos_(self: Tensor) -> Tensor:
     """``cos_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.cos_.call(self)
+    return operators.cos_.fast(self)
 
 
 def tan_(self: Tensor) -> Tensor:
     """``tan_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.tan_.call(self)
+    return operators.tan_.fast(self)
 
 
 def sinh_(self: Tensor) -> Tensor:
     """``sinh_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.sinh_.call(self)
+    return operators.sinh_.fast(self)
 
 
 def cosh_(self: Tensor) -> Tensor:
     """``cosh_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.cosh_.call(self)
+    return operators.cosh_.fast(self)
 
 
 def sgn_(self: Tensor) -> Tensor:
     """``sgn_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.sgn_.call(self)
+    return operators.sgn_.fast(self)
 
 
 def trunc_(self: Tensor) -> Tensor:
     """``trunc_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.trunc_.call(self)
+    return operators.trunc_.fast(self)
 
 
 def floor_(self: Tensor) -> Tensor:
     """``floor_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.floor_.call(self)
+    return operators.floor_.fast(self)
 
 
 def ceil_(self: Tensor) -> Tensor:
     """``ceil_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.ceil_.call(self)
+    return operators.ceil_.fast(self)
 
 
 def square_(self: Tensor) -> Tensor:
@@ -1016,41 +1016,41 @@ def square_(self: Tensor) -> Tensor:
 
 def acos_(self: Tensor) -> Tensor:
     """``acos_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.acos_.call(self)
+    return operators.acos_.fast(self)
 
 
 def asin_(self: Tensor) -> Tensor:
     """``asin_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.asin_.call(self)
+    return operators.asin_.fast(self)
 
 
 def atan_(self: Tensor) -> Tensor:
     """``atan_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.atan_.call(self)
+    return operators.atan_.fast(self)
 
 
 def erf_(self: Tensor) -> Tensor:
     """``erf_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.erf_.call(self)
+    return operators.erf_.fast(self)
 
 
 def sign_(self: Tensor) -> Tensor:
     """``sign_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.sign_.call(self)
+    return operators.sign_.fast(self)
 
 
 def atan2_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "atan2_", "other", 2, True)
-    return operators.atan2_.call(self, other)
+    return operators.atan2_.fast(self, other)
 
 
 def hypot_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "hypot_", "other", 2, True)
-    return operators.hypot_.call(self, other)
+    return operators.hypot_.fast(self, other)
 
 
 def absolute_(self: Tensor) -> Tensor:
@@ -1089,47 +1089,47 @@ def logaddexp(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logaddexp(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "logaddexp", "other", 2, True)
-    return operators.logaddexp.call(self, other)
+    return operators.logaddexp.fast(self, other)
 
 
 def amax(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
     """``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
     dim = int_list_argument(dim, "amax", "dim")
-    return operators.amax.call(self, dim, keepdim)
+    return operators.amax.fast(self, dim, keepdim)
 
 
 def amin(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
     """``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
     dim = int_list_argument(dim, "amin", "dim")
-    return operators.amin.call(self, dim, keepdim)
+    return operators.amin.fast(self, dim, keepdim)
 
 
 def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """``argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
-    return operators.argmax.call(self, dim, keepdim)
+    return operators.argmax.fast(self, dim, keepdim)
 
 
 def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """``argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
-    return operators.argmin.call(self, dim, keepdim)
+    return operators.argmin.fast(self, dim, keepdim)
 
 
 def logsumexp(self: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tensor:
     """``logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``"""
     dim = int_list_argument(dim, "logsumexp", "dim")
-    return operators.logsumexp.call(self, dim, keepdim)
+    return operators.logsumexp.fast(self, dim, keepdim)
 
 
 def cumsum(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     """``cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
     dtype = dtype_argument(dtype)
-    return operators.cumsum.call(self, dim, dtype)
+    return operators.cumsum.fast(self, dim, dtype)
 
 
 def cumprod(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     """``cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
     dtype = dtype_argument(dtype)
-    return operators.cumprod.call(self, dim, dtype)
+    return operators.cumprod.fast(self, dim, dtype)
 
 
 def allclose(
@@ -1142,48 +1142,48 @@ def allclose(
     """``allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "allclose", "other", 2, True)
-    return operators.allclose.call(self, other, rtol, atol, equal_nan)
+    return operators.allclose.fast(self, other, rtol, atol, equal_nan)
 
 
 def equal(self: Tensor, other: Tensor | Number) -> Tensor:
     """``equal(Tensor self, Tensor other) -> bool``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "equal", "other", 2, True)
-    return operators.equal.call(self, other)
+    return operators.equal.fast(self, other)
 
 
 def topk(
     self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
 ) -> Tensor:
     """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
-    return operators.topk.call(self, k, dim, largest, sorted)
+    return operators.topk.fast(self, k, dim, largest, sorted)
 
 
 def logcumsumexp(self: Tensor, dim: int) -> Tensor:
     """``logcumsumexp(Tensor self, int dim) -> Tensor``"""
-    return operators.logcumsumexp.call(self, dim)
+    return operators.logcumsumexp.fast(self, dim)
 
 
 def cumsum_(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     """``cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)``"""
     dtype = dtype_argument(dtype)
-    return operators.cumsum_.call(self, dim, dtype)
+    return operators.cumsum_.fast(self, dim, dtype)
 
 
 def cumprod_(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     """``cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)``"""
     dtype = dtype_argument(dtype)
-    return operators.cumprod_.call(self, dim, dtype)
+    return operators.cumprod_.fast(self, dim, dtype)
 
 
 def cummax(self: Tensor, dim: int) -> Tensor:
     """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
-    return operators.cummax.call(self, dim)
+    return operators.cummax.fast(self, dim)
 
 
 def cummin(self: Tensor, dim: int) -> Tensor:
     """``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
-    return operators.cummin.call(self, dim)
+    return operators.cummin.fast(self, dim)
 
 
 def msort(self: Tensor) -> Tensor:
@@ -1193,17 +1193,17 @@ def msort(self: Tensor) -> Tensor:
 
 def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tensor:
     """``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
-    return operators.kthvalue.call(self, k, dim, keepdim)
+    return operators.kthvalue.fast(self, k, dim, keepdim)
 
 
 def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
     """``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
-    return operators.mode.call(self, dim, keepdim)
+    return operators.mode.fast(self, dim, keepdim)
 
 
 def aminmax(self: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``"""
-    return operators.aminmax.call(self, dim, keepdim)
+    return operators.aminmax.fast(self, dim, keepdim)
 
 
 def nansum(
@@ -1216,7 +1216,7 @@ def nansum(
     """``nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
     dim = None if dim is None else int_list_argument(dim, "nansum", "dim")
     dtype = dtype_argument(dtype)
-    return operators.nansum.call(self, dim, keepdim, dtype)
+    return operators.nansum.fast(self, dim, keepdim, dtype)
 
 
 def nanmean(
@@ -1253,7 +1253,7 @@ def diff(
 
 def nonzero(self: Tensor) -> Tensor:
     """``nonzero(Tensor self) -> Tensor``"""
-    return operators.nonzero.call(self)
+    return operators.nonzero.fast(self)
 
 
 def nonzero_numpy(self: Tensor) -> Tensor:
@@ -1268,7 +1268,7 @@ def argwhere(self: Tensor) -> Tensor:
 
 def histc(self: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> Tensor:
     """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
-    return operators.histc.call(self, bins, min, max)
+    return operators.histc.fast(self, bins, min, max)
 
 
 def bincount(
@@ -1280,14 +1280,14 @@ def bincount(
         if weights is None
         else tensor_argument(weights, "bincount", "weights", 2, True)
     )
-    return operators.bincount.call(self, weights, minlength)
+    return operators.bincount.fast(self, weights, minlength)
 
 
 def index_select(self: Tensor, dim: int, index: Tensor | Number) -> Tensor:
     """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
     if type(index) is not Tensor:
         index = tensor_argument(index, "index_select", "index", 3, True)
-    return operators.index_select.call(self, dim, index)
+    return operators.index_select.fast(self, dim, index)
 
 
 def index_add(
@@ -1303,7 +1303,7 @@ def index_add(
         index = tensor_argument(index, "index_add", "index", 3, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_add", "source", 4, True)
-    return operators.index_add.call(self, dim, index, source, alpha)
+    return operators.index_add.fast(self, dim, index, source, alpha)
 
 
 def gather(
@@ -1312,7 +1312,7 @@ def gather(
     """``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor``"""
     if type(index) is not Tensor:
         index = tensor_argument(index, "gather", "index", 3, True)
-    return operators.gather.call(self, dim, index, sparse_grad)
+    return operators.gather.fast(self, dim, index, sparse_grad)
 
 
 def scatter_add(
@@ -1323,13 +1323,13 @@ def scatter_add(
         index = tensor_argument(index, "scatter_add", "index", 3, True)
     if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_add", "src", 4, True)
-    return operators.scatter_add.call(self, dim, index, src)
+    return operators.scatter_add.fast(self, dim, index, src)
 
 
 def index(self: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
     """``index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
     indices = tensor_list_argument(indices, "index", "indices", 2, True)
-    return operators.index_Tensor.call(self, indices)
+    return operators.index_Tensor.fast(self, indices)
 
 
 def index_put(
@@ -1342,7 +1342,7 @@ def index_put(
     indices = tensor_list_argument(indices, "index_put", "indices", 2, True)
     if type(values) is not Tensor:
         values = tensor_argument(values, "index_put", "values", 3, True)
-    return operators.index_put.call(self, indices, values, accumulate)
+    return operators.index_put.fast(self, indices, values, accumulate)
 
 
 def index_put_(
@@ -1355,7 +1355,7 @@ def index_put_(
     indices = tensor_list_argument(indices, "index_put_", "indices", 2, True)
     if type(values) is not Tensor:
         values = tensor_argument(values, "index_put_", "values", 3, True)
-    return operators.index_put_.call(self, indices, values, accumulate)
+    return operators.index_put_.fast(self, indices, values, accumulate)
 
 
 def scatter_reduce(
@@ -1372,7 +1372,7 @@ def scatter_reduce(
         index = tensor_argument(index, "scatter_reduce", "index", 3, True)
     if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_reduce", "src", 4, True)
-    return operators.scatter_reduce_two.call(
+    return operators.scatter_reduce_two.fast(
         self, dim, index, src, reduce, include_self
     )
 
@@ -1385,7 +1385,7 @@ def index_copy(
         index = tensor_argument(index, "index_copy", "index", 3, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_copy", "source", 4, True)
-    return operators.index_copy.call(self, dim, index, source)
+    return operators.index_copy.fast(self, dim, index, source)
 
 
 def masked_scatter(
@@ -1396,21 +1396,21 @@ def masked_scatter(
         mask = tensor_argument(mask, "masked_scatter", "mask", 2, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "masked_scatter", "source", 3, True)
-    return operators.masked_scatter.call(self, mask, source)
+    return operators.masked_scatter.fast(self, mask, source)
 
 
 def masked_select(self: Tensor, mask: Tensor | Number) -> Tensor:
     """``masked_select(Tensor self, Tensor mask) -> Tensor``"""
     if type(mask) is not Tensor:
         mask = tensor_argument(mask, "masked_select", "mask", 2, True)
-    return operators.masked_select.call(self, mask)
+    return operators.masked_select.fast(self, mask)
 
 
 def take(self: Tensor, index: Tensor | Number) -> Tensor:
     """``take(Tensor self, Tensor index) -> Tensor``"""
     if type(index) is not Tensor:
         index = tensor_argument(index, "take", "index", 2, True)
-    return operators.take.call(self, index)
+    return operators.take.fast(self, index)
 
 
 def take_along_dim(
@@ -1433,7 +1433,7 @@ def put(
         index = tensor_argument(index, "put", "index", 2, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "put", "source", 3, True)
-    return operators.put.call(self, index, source, accumulate)
+    return operators.put.fast(self, index, source, accumulate)
 
 
 def scatter_add_(
@@ -1444,7 +1444,7 @@ def scatter_add_(
         index = tensor_argument(index, "scatter_add_", "index", 3, True)
     if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_add_", "src", 4, True)
-    return operators.scatter_add_.call(self, dim, index, src)
+    return operators.scatter_add_.fast(self, dim, index, src)
 
 
 def scatter_reduce_(
@@ -1461,7 +1461,7 @@ def scatter_reduce_(
         index = tensor_argument(index, "scatter_reduce_", "index", 3, True)
     if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_reduce_", "src", 4, True)
-    return operators.scatter_reduce__two.call(
+    return operators.scatter_reduce__two.fast(
         self, dim, index, src, reduce, include_self
     )
 
@@ -1479,7 +1479,7 @@ def index_add_(
         index = tensor_argument(index, "index_add_", "index", 3, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_add_", "source", 4, True)
-    return operators.index_add_.call(self, dim, index, source, alpha)
+    return operators.index_add_.fast(self, dim, index, source, alpha)
 
 
 def index_copy_(
@@ -1490,7 +1490,7 @@ def index_copy_(
         index = tensor_argument(index, "index_copy_", "index", 3, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_copy_", "source", 4, True)
-    return operators.index_copy_.call(self, dim, index, source)
+    return operators.index_copy_.fast(self, dim, index, source)
 
 
 def masked_scatter_(
@@ -1501,7 +1501,7 @@ def masked_scatter_(
         mask = tensor_argument(mask, "masked_scatter_", "mask", 2, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "masked_scatter_", "source", 3, True)
-    return operators.masked_scatter_.call(self, mask, source)
+    return operators.masked_scatter_.fast(self, mask, source)
 
 
 def put_(
@@ -1515,7 +1515,7 @@ def put_(
         index = tensor_argument(index, "put_", "index", 2, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "put_", "source", 3, True)
-    return operators.put_.call(self, index, source, accumulate)
+    return operators.put_.fast(self, index, source, accumulate)
 
 
 def index_reduce(
@@ -1532,7 +1532,7 @@ def index_reduce(
         index = tensor_argument(index, "index_reduce", "index", 3, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_reduce", "source", 4, True)
-    return operators.index_reduce.call(self, dim, index, source, reduce, include_self)
+    return operators.index_reduce.fast(self, dim, index, source, reduce, include_self)
 
 
 def index_reduce_(
@@ -1549,7 +1549,7 @@ def index_reduce_(
         index = tensor_argument(index, "index_reduce_", "index", 3, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_reduce_", "source", 4, True)
-    return operators.index_reduce_.call(self, dim, index, source, reduce, include_self)
+    return operators.index_reduce_.fast(self, dim, index, source, reduce, include_self)
 
 
 def slice_scatter(
@@ -1563,14 +1563,14 @@ def slice_scatter(
     """``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``"""
     if type(src) is not Tensor:
         src = tensor_argument(src, "slice_scatter", "src", 2, True)
-    return operators.slice_scatter.call(self, src, dim, start, end, step)
+    return operators.slice_scatter.fast(self, src, dim, start, end, step)
 
 
 def select_scatter(self: Tensor, src: Tensor | Number, dim: int, index: int) -> Tensor:
     """``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``"""
     if type(src) is not Tensor:
         src = tensor_argument(src, "select_scatter", "src", 2, True)
-    return operators.select_scatter.call(self, src, dim, index)
+    return operators.select_scatter.fast(self, src, dim, index)
 
 
 def diagonal_scatter(
@@ -1579,42 +1579,42 @@ def diagonal_scatter(
     """``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
     if type(src) is not Tensor:
         src = tensor_argument(src, "diagonal_scatter", "src", 2, True)
-    return operators.diagonal_scatter.call(self, src, offset, dim1, dim2)
+    return operators.diagonal_scatter.fast(self, src, offset, dim1, dim2)
 
 
 def mm(self: Tensor, mat2: Tensor | Number) -> Tensor:
     """``mm(Tensor self, Tensor mat2) -> Tensor``"""
     if type(mat2) is not Tensor:
         mat2 = tensor_argument(mat2, "mm", "mat2", 2, True)
-    return operators.mm.call(self, mat2)
+    return operators.mm.fast(self, mat2)
 
 
 def bmm(self: Tensor, mat2: Tensor | Number) -> Tensor:
     """``bmm(Tensor self, Tensor mat2) -> Tensor``"""
     if type(mat2) is not Tensor:
         mat2 = tensor_argument(mat2, "bmm", "mat2", 2, True)
-    return operators.bmm.call(self, mat2)
+    return operators.bmm.fast(self, mat2)
 
 
 def dot(self: Tensor, tensor: Tensor | Number) -> Tensor:
     """``dot(Tensor self, Tensor tensor) -> Tensor``"""
     if type(tensor) is not Tensor:
         tensor = tensor_argument(tensor, "dot", "tensor", 2, True)
-    return operators.dot.call(self, tensor)
+    return operators.dot.fast(self, tensor)
 
 
 def vdot(self: Tensor, other: Tensor | Number) -> Tensor:
     """``vdot(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "vdot", "other", 2, True)
-    return operators.vdot.call(self, other)
+    return operators.vdot.fast(self, other)
 
 
 def mv(self: Tensor, vec: Tensor | Number) -> Tensor:
     """``mv(Tensor self, Tensor vec) -> Tensor``"""
     if type(vec) is not Tensor:
         vec = tensor_argument(vec, "mv", "vec", 2, True)
-    return operators.mv.call(self, vec)
+    return operators.mv.fast(self, vec)
 
 
 def outer(self: Tensor, vec2: Tensor | Number) -> Tensor:
@@ -1651,7 +1651,7 @@ def addmm(
         mat1 = tensor_argument(mat1, "addmm", "mat1", 2, True)
     if type(mat2) is not Tensor:
         mat2 = tensor_argument(mat2, "addmm", "mat2", 3, True)
-    return operators.addmm.call(self, mat1, mat2, beta, alpha)
+    return operators.addmm.fast(self, mat1, mat2, beta, alpha)
 
 
 def kron(self: Tensor, other: Tensor | Number) -> Tensor:
@@ -1670,34 +1670,34 @@ def inner(self: Tensor, other: Tensor | Number) -> Tensor:
 
 def tril(self: Tensor, diagonal: int = 0) -> Tensor:
     """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
-    return operators.tril.call(self, diagonal)
+    return operators.tril.fast(self, diagonal)
 
 
 def triu(self: Tensor, diagonal: int = 0) -> Tensor:
     """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
-    return operators.triu.call(self, diagonal)
+    return operators.triu.fast(self, diagonal)
 
 
 def tril_(self: Tensor, diagonal: int = 0) -> Tensor:
     """``tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)``"""
-    return operators.tril_.call(self, diagonal)
+    return operators.tril_.fast(self, diagonal)
 
 
 def triu_(self: Tensor, diagonal: int = 0) -> Tensor:
     """``triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)``"""
-    return operators.triu_.call(self, diagonal)
+    return operators.triu_.fast(self, diagonal)
 
 
 def trace(self: Tensor) -> Tensor:
     """``trace(Tensor self) -> Tensor``"""
-    return operators.trace.call(self)
+    return operators.trace.fast(self)
 
 
 def dist(self: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
     """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "dist", "other", 2, True)
-    return operators.dist.call(self, other, p)
+    return operators.dist.fast(self, other, p)
 
 
 def inverse(self: Tensor) -> Tensor:
@@ -1749,7 +1749,7 @@ def cross(self: Tensor, other: Tensor | Number, dim: int | None = None) -> Tenso
 
 def cholesky(self: Tensor, upper: bool = False) -> Tensor:
     """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
-    return operators.cholesky.call(self, upper)
+    return operators.cholesky.fast(self, upper)
 
 
 def addmv(
@@ -1765,7 +1765,7 @@ def addmv(
         mat = tensor_argument(mat, "addmv", "mat", 2, True)
     if type(vec) is not Tensor:
         vec = tensor_argument(vec, "addmv", "vec", 3, True)
-    return operators.addmv.call(self, mat, vec, beta, alpha)
+    return operators.addmv.fast(self, mat, vec, beta, alpha)
 
 
 def addmv_(
@@ -1781,7 +1781,7 @@ def addmv_(
         mat = tensor_argument(mat, "addmv_", "mat", 2, True)
     if type(vec) is not Tensor:
         vec = tensor_argument(vec, "addmv_", "vec", 3, True)
-    return operators.addmv_.call(self, mat, vec, beta, alpha)
+    return operators.addmv_.fast(self, mat, vec, beta, alpha)
 
 
 def addr(
@@ -1797,7 +1797,7 @@ def addr(
         vec1 = tensor_argument(vec1, "addr", "vec1", 2, True)
     if type(vec2) is not Tensor:
         vec2 = tensor_argument(vec2, "addr", "vec2", 3, True)
-    return operators.addr.call(self, vec1, vec2, beta, alpha)
+    return operators.addr.fast(self, vec1, vec2, beta, alpha)
 
 
 def addr_(
@@ -1813,7 +1813,7 @@ def addr_(
         vec1 = tensor_argument(vec1, "addr_", "vec1", 2, True)
     if type(vec2) is not Tensor:
         vec2 = tensor_argument(vec2, "addr_", "vec2", 3, True)
-    return operators.addr_.call(self, vec1, vec2, beta, alpha)
+    return operators.addr_.fast(self, vec1, vec2, beta, alpha)
 
 
 def addbmm(
@@ -1829,7 +1829,7 @@ def addbmm(
         batch1 = tensor_argument(batch1, "addbmm", "batch1", 2, True)
     if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "addbmm", "batch2", 3, True)
-    return operators.addbmm.call(self, batch1, batch2, beta, alpha)
+    return operators.addbmm.fast(self, batch1, batch2, beta, alpha)
 
 
 def addbmm_(
@@ -1845,7 +1845,7 @@ def addbmm_(
         batch1 = tensor_argument(batch1, "addbmm_", "batch1", 2, True)
     if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "addbmm_", "batch2", 3, True)
-    return operators.addbmm_.call(self, batch1, batch2, beta, alpha)
+    return operators.addbmm_.fast(self, batch1, batch2, beta, alpha)
 
 
 def baddbmm(
@@ -1861,7 +1861,7 @@ def baddbmm(
         batch1 = tensor_argument(batch1, "baddbmm", "batch1", 2, True)
     if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "baddbmm", "batch2", 3, True)
-    return operators.baddbmm.call(self, batch1, batch2, beta, alpha)
+    return operators.baddbmm.fast(self, batch1, batch2, beta, alpha)
 
 
 def baddbmm_(
@@ -1877,22 +1877,22 @@ def baddbmm_(
         batch1 = tensor_argument(batch1, "baddbmm_", "batch1", 2, True)
     if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "baddbmm_", "batch2", 3, True)
-    return operators.baddbmm_.call(self, batch1, batch2, beta, alpha)
+    return operators.baddbmm_.fast(self, batch1, batch2, beta, alpha)
 
 
 def renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
     """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
-    return operators.renorm.call(self, p, dim, maxnorm)
+    return operators.renorm.fast(self, p, dim, maxnorm)
 
 
 def renorm_(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
     """``renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)``"""
-    return operators.renorm_.call(self, p, dim, maxnorm)
+    return operators.renorm_.fast(self, p, dim, maxnorm)
 
 
 def cholesky_inverse(self: Tensor, upper: bool = False) -> Tensor:
     """``cholesky_inverse(Tensor self, bool upper=False) -> Tensor``"""
-    return operators.cholesky_inverse.call(self, upper)
+    return operators.cholesky_inverse.fast(self, upper)
 
 
 def cholesky_solve(
@@ -1901,7 +1901,7 @@ def cholesky_solve(
     """``cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor``"""
     if type(input2) is not Tensor:
         input2 = tensor_argument(input2, "cholesky_solve", "input2", 2, True)
-    return operators.cholesky_solve.call(self, input2, upper)
+    return operators.cholesky_solve.fast(self, input2, upper)
 
 
 def triangular_solve(
@@ -1914,12 +1914,12 @@ def triangular_solve(
     """``triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "triangular_solve", "A", 2, True)
-    return operators.triangular_solve.call(self, A, upper, transpose, unitriangular)
+    return operators.triangular_solve.fast(self, A, upper, transpose, unitriangular)
 
 
 def geqrf(self: Tensor) -> Tensor:
     """``geqrf(Tensor self) -> (Tensor a, Tensor tau)``"""
-    return operators.geqrf.call(self)
+    return operators.geqrf.fast(self)
 
 
 def ormqr(
@@ -1934,17 +1934,17 @@ def ormqr(
         input2 = tensor_argument(input2, "ormqr", "input2", 2, True)
     if type(input3) is not Tensor:
         input3 = tensor_argument(input3, "ormqr", "input3", 3, True)
-    return operators.ormqr.call(self, input2, input3, left, transpose)
+    return operators.ormqr.fast(self, input2, input3, left, transpose)
 
 
 def relu(self: Tensor) -> Tensor:
     """``relu(Tensor self) -> Tensor``"""
-    return operators.relu.call(self)
+    return operators.relu.fast(self)
 
 
 def relu_(self: Tensor) -> Tensor:
     """``relu_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.relu_.call(self)
+    return operators.relu_.fast(self)
 
 
 def softmax(self: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
@@ -1961,7 +1961,7 @@ def log_softmax(self: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
 
 def hardshrink(self: Tensor, lambd: Number = 0.5) -> Tensor:
     """``hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
-    return operators.hardshrink.call(self, lambd)
+    return operators.hardshrink.fast(self, lambd)
 
 
 def prelu(self: Tensor, weight: Tensor | Number) -> Tensor:
@@ -1973,120 +1973,120 @@ def prelu(self: Tensor, weight: Tensor | Number) -> Tensor:
 
 def erfc(self: Tensor) -> Tensor:
     """``erfc(Tensor self) -> Tensor``"""
-    return operators.erfc.call(self)
+    return operators.erfc.fast(self)
 
 
 def erfc_(self: Tensor) -> Tensor:
     """``erfc_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.erfc_.call(self)
+    return operators.erfc_.fast(self)
 
 
 def mvlgamma(self: Tensor, p: int) -> Tensor:
     """``mvlgamma(Tensor self, int p) -> Tensor``"""
-    return operators.mvlgamma.call(self, p)
+    return operators.mvlgamma.fast(self, p)
 
 
 def mvlgamma_(self: Tensor, p: int) -> Tensor:
     """``mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)``"""
-    return operators.mvlgamma_.call(self, p)
+    return operators.mvlgamma_.fast(self, p)
 
 
 def logit(self: Tensor, eps: float | None = None) -> Tensor:
     """``logit(Tensor self, float? eps=None) -> Tensor``"""
-    return operators.logit.call(self, eps)
+    return operators.logit.fast(self, eps)
 
 
 def logit_(self: Tensor, eps: float | None = None) -> Tensor:
     """``logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)``"""
-    return operators.logit_.call(self, eps)
+    return operators.logit_.fast(self, eps)
 
 
 def sinc(self: Tensor) -> Tensor:
     """``sinc(Tensor self) -> Tensor``"""
-    return operators.sinc.call(self)
+    return operators.sinc.fast(self)
 
 
 def sinc_(self: Tensor) -> Tensor:
     """``sinc_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.sinc_.call(self)
+    return operators.sinc_.fast(self)
 
 
 def lgamma_(self: Tensor) -> Tensor:
     """``lgamma_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.lgamma_.call(self)
+    return operators.lgamma_.fast(self)
 
 
 def lgamma(self: Tensor) -> Tensor:
     """``lgamma(Tensor self) -> Tensor``"""
-    return operators.lgamma.call(self)
+    return operators.lgamma.fast(self)
 
 
 def digamma(self: Tensor) -> Tensor:
     """``digamma(Tensor self) -> Tensor``"""
-    return operators.digamma.call(self)
+    return operators.digamma.fast(self)
 
 
 def digamma_(self: Tensor) -> Tensor:
     """``digamma_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.digamma_.call(self)
+    return operators.digamma_.fast(self)
 
 
 def polygamma(self: Tensor, n: int) -> Tensor:
     """``polygamma(int n, Tensor self) -> Tensor``"""
-    return operators.polygamma.call(n, self)
+    return operators.polygamma.fast(n, self)
 
 
 def polygamma_(self: Tensor, n: int) -> Tensor:
     """``polygamma_(Tensor(a!) self, int n) -> Tensor(a!)``"""
-    return operators.polygamma_.call(self, n)
+    return operators.polygamma_.fast(self, n)
 
 
 def erfinv(self: Tensor) -> Tensor:
     """``erfinv(Tensor self) -> Tensor``"""
-    return operators.erfinv.call(self)
+    return operators.erfinv.fast(self)
 
 
 def erfinv_(self: Tensor) -> Tensor:
     """``erfinv_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.erfinv_.call(self)
+    return operators.erfinv_.fast(self)
 
 
 def i0(self: Tensor) -> Tensor:
     """``i0(Tensor self) -> Tensor``"""
-    return operators.i0.call(self)
+    return operators.i0.fast(self)
 
 
 def i0_(self: Tensor) -> Tensor:
     """``i0_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.i0_.call(self)
+    return operators.i0_.fast(self)
 
 
 def igamma(self: Tensor, other: Tensor | Number) -> Tensor:
     """``igamma(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "igamma", "other", 2, True)
-    return operators.igamma.call(self, other)
+    return operators.igamma.fast(self, other)
 
 
 def igamma_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "igamma_", "other", 2, True)
-    return operators.igamma_.call(self, other)
+    return operators.igamma_.fast(self, other)
 
 
 def igammac(self: Tensor, other: Tensor | Number) -> Tensor:
     """``igammac(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "igammac", "other", 2, True)
-    return operators.igammac.call(self, other)
+    return operators.igammac.fast(self, other)
 
 
 def igammac_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "igammac_", "other", 2, True)
-    return operators.igammac_.call(self, other)
+    return operators.igammac_.fast(self, other)
 
 
 _squeeze_overloads = Overloads(

@@ -15,11 +15,19 @@ from gradgen.autograd.forward_ad import (
     set_fw_grad,
     tangent_or_zeros,
 )
-from gradgen.dispatch import AFTER_AUTOGRAD_KEYSET, DispatchKey, redispatch
+from gradgen import dispatch
+from gradgen.dispatch import (
+    AFTER_AUTOGRAD_KEYSET,
+    DispatchKey,
+    forward_ad_levels,
+    redispatch,
+)
 from gradgen.dtypes import dtype
-from gradgen.graph import SavedVariable, SavedVariableList
+from gradgen.grad_mode import _state as grad_mode_state
+from gradgen.graph import NO_EDGE, SavedVariable, SavedVariableList
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import (
+    ONE_OUTPUT_METADATA,
     SCALAR_TYPES,
     NotImplementedBackward,
     TypeAndSize,
@@ -29,6 +37,7 @@ from gradgen.variable_type_utils import (
     next_edges_1,
     next_edges_2,
     rebase_history,
+    refresh_view,
     set_history,
     set_history_if_differentiable,
 )
@@ -20398,6 +20407,17258 @@ def _fft_c2c(
     return result
 
 
+# -- the fast paths ---------------------------------------------------------------------
+#
+# An operator's bindings call `operators.NAME.fast`: for the operators below, a fused
+# common case that does what the dispatcher, the wrapper above and the kernel below it
+# do together, in one frame, when no mode is on that needs them (no dispatch detour: the
+# profiler, vmap, a compile trace; no forward-AD level open). Otherwise it hands the call
+# to the dispatcher, unchanged.
+
+
+def fast_sum_to_size(self: Tensor, size: Sequence[int]) -> Any:
+    """The common case of sum_to_size: sum_to_size(Tensor self, SymInt[] size) -> Tensor"""
+    handle = operators.sum_to_size
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, size)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, size)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, size)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SumToSizeBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, size)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_select_backward(
+    grad_output: Tensor, input_sizes: Sequence[int], dim: int, index: int
+) -> Any:
+    """The common case of select_backward: select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor"""
+    handle = operators.select_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, input_sizes, dim, index)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, input_sizes, dim, index)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_output, input_sizes, dim, index)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SelectBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.index = index
+    result = kernel(ks, grad_output, input_sizes, dim, index)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_slice_backward(
+    grad_output: Tensor,
+    input_sizes: Sequence[int],
+    dim: int,
+    start: int,
+    end: int,
+    step: int,
+) -> Any:
+    """The common case of slice_backward: slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor"""
+    handle = operators.slice_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, input_sizes, dim, start, end, step)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, input_sizes, dim, start, end, step)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_output, input_sizes, dim, start, end, step)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SliceBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.end = end
+    grad_fn.start = start
+    grad_fn.step = step
+    result = kernel(ks, grad_output, input_sizes, dim, start, end, step)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_flip(self: Tensor, dims: Sequence[int]) -> Any:
+    """The common case of flip: flip(Tensor self, int[] dims) -> Tensor"""
+    handle = operators.flip
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dims)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dims)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dims)
+    _next_edges = (edge_0,)
+    grad_fn = functions.FlipBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dims = dims
+    result = kernel(ks, self, dims)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_roll(self: Tensor, shifts: Sequence[int], dims: Sequence[int]) -> Any:
+    """The common case of roll: roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
+    handle = operators.roll
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, shifts, dims)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, shifts, dims)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, shifts, dims)
+    _next_edges = (edge_0,)
+    grad_fn = functions.RollBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dims = dims
+    grad_fn.shifts = shifts
+    result = kernel(ks, self, shifts, dims)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_repeat(self: Tensor, repeats: Sequence[int]) -> Any:
+    """The common case of repeat: repeat(Tensor self, SymInt[] repeats) -> Tensor"""
+    handle = operators.repeat
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, repeats)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, repeats)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, repeats)
+    _next_edges = (edge_0,)
+    grad_fn = functions.RepeatBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.repeats = repeats
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, repeats)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__unsafe_view(self: Tensor, size: Sequence[int]) -> Any:
+    """The common case of _unsafe_view: _unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
+    handle = operators._unsafe_view
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, size)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, size)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, size)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UnsafeViewBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, size)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_constant_pad_nd(self: Tensor, pad: Sequence[int], value: Number) -> Any:
+    """The common case of constant_pad_nd: constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"""
+    handle = operators.constant_pad_nd
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, pad, value)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, pad, value)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, pad, value)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ConstantPadNdBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.pad = pad
+    result = kernel(ks, self, pad, value)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_diagonal_backward(
+    grad_output: Tensor, input_sizes: Sequence[int], offset: int, dim1: int, dim2: int
+) -> Any:
+    """The common case of diagonal_backward: diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor"""
+    handle = operators.diagonal_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, input_sizes, offset, dim1, dim2)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, input_sizes, offset, dim1, dim2)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_output, input_sizes, offset, dim1, dim2)
+    _next_edges = (edge_0,)
+    grad_fn = functions.DiagonalBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim1 = dim1
+    grad_fn.dim2 = dim2
+    grad_fn.offset = offset
+    result = kernel(ks, grad_output, input_sizes, offset, dim1, dim2)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_diagonal_copy(self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
+    """The common case of diagonal_copy: diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
+    handle = operators.diagonal_copy
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, offset, dim1, dim2)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, offset, dim1, dim2)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, offset, dim1, dim2)
+    _next_edges = (edge_0,)
+    grad_fn = functions.DiagonalCopyBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim1 = dim1
+    grad_fn.dim2 = dim2
+    grad_fn.offset = offset
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, offset, dim1, dim2)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_diag_embed(self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
+    """The common case of diag_embed: diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
+    handle = operators.diag_embed
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, offset, dim1, dim2)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, offset, dim1, dim2)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, offset, dim1, dim2)
+    _next_edges = (edge_0,)
+    grad_fn = functions.DiagEmbedBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim1 = dim1
+    grad_fn.dim2 = dim2
+    grad_fn.offset = offset
+    result = kernel(ks, self, offset, dim1, dim2)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_repeat_interleave_Tensor(repeats: Tensor, output_size: int | None) -> Any:
+    """The common case of repeat_interleave.Tensor: repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor"""
+    handle = operators.repeat_interleave_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(repeats, output_size)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, repeats, output_size)
+    # next_edges, inline: where each input's gradient goes.
+    if repeats._base is not None:
+        refresh_view(repeats)
+    if repeats._grad_fn is not None:
+        edge_0 = (repeats._grad_fn, repeats._output_nr)
+    elif repeats._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = repeats._grad_accumulator and repeats._grad_accumulator()
+        if accumulator is None:
+            accumulator = repeats._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, repeats, output_size)
+    _next_edges = (edge_0,)
+    grad_fn = NotImplementedBackward("repeat_interleave")
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, repeats, output_size)
+    set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def fast_as_strided_scatter(
+    self: Tensor,
+    src: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None,
+) -> Any:
+    """The common case of as_strided_scatter: as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"""
+    handle = operators.as_strided_scatter
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, src, size, stride, storage_offset)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, src, size, stride, storage_offset)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if src._base is not None:
+        refresh_view(src)
+    if src._grad_fn is not None:
+        edge_1 = (src._grad_fn, src._output_nr)
+    elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = src._grad_accumulator and src._grad_accumulator()
+        if accumulator is None:
+            accumulator = src._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, src, size, stride, storage_offset)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.AsStridedScatterBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    if _next_edges[0][0] is not None:
+        grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.size = size
+    if _next_edges[0][0] is not None:
+        grad_fn.src_ = SavedVariable(src, False)
+    grad_fn.storage_offset = storage_offset
+    grad_fn.stride = stride
+    result = kernel(ks, self, src, size, stride, storage_offset)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_unfold_backward(
+    grad_in: Tensor, input_sizes: Sequence[int], dim: int, size: int, step: int
+) -> Any:
+    """The common case of unfold_backward: unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor"""
+    handle = operators.unfold_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_in, input_sizes, dim, size, step)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_in, input_sizes, dim, size, step)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_in._base is not None:
+        refresh_view(grad_in)
+    if grad_in._grad_fn is not None:
+        edge_0 = (grad_in._grad_fn, grad_in._output_nr)
+    elif grad_in._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_in._grad_accumulator and grad_in._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_in._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_in, input_sizes, dim, size, step)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UnfoldBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.size = size
+    grad_fn.step = step
+    result = kernel(ks, grad_in, input_sizes, dim, size, step)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Any:
+    """The common case of narrow_copy: narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"""
+    handle = operators.narrow_copy
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, start, length)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, start, length)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, start, length)
+    _next_edges = (edge_0,)
+    grad_fn = functions.NarrowCopyBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.length = length
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.start = start
+    result = kernel(ks, self, dim, start, length)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_lift(self: Tensor) -> Any:
+    """The common case of lift: lift(Tensor self) -> Tensor"""
+    handle = operators.lift
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LiftBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_rot90(self: Tensor, k: int, dims: Sequence[int]) -> Any:
+    """The common case of rot90: rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
+    handle = operators.rot90
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, k, dims)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, k, dims)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, k, dims)
+    _next_edges = (edge_0,)
+    grad_fn = functions.Rot90Backward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dims = dims
+    grad_fn.k = k
+    result = kernel(ks, self, k, dims)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_complex(real: Tensor, imag: Tensor) -> Any:
+    """The common case of complex: complex(Tensor real, Tensor imag) -> Tensor"""
+    handle = operators.complex
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(real, imag)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, real, imag)
+    # next_edges, inline: where each input's gradient goes.
+    if real._base is not None:
+        refresh_view(real)
+    if real._grad_fn is not None:
+        edge_0 = (real._grad_fn, real._output_nr)
+    elif real._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = real._grad_accumulator and real._grad_accumulator()
+        if accumulator is None:
+            accumulator = real._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if imag._base is not None:
+        refresh_view(imag)
+    if imag._grad_fn is not None:
+        edge_1 = (imag._grad_fn, imag._output_nr)
+    elif imag._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = imag._grad_accumulator and imag._grad_accumulator()
+        if accumulator is None:
+            accumulator = imag._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, real, imag)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.ComplexBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, real, imag)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_polar(abs: Tensor, angle: Tensor) -> Any:
+    """The common case of polar: polar(Tensor abs, Tensor angle) -> Tensor"""
+    handle = operators.polar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(abs, angle)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, abs, angle)
+    # next_edges, inline: where each input's gradient goes.
+    if abs._base is not None:
+        refresh_view(abs)
+    if abs._grad_fn is not None:
+        edge_0 = (abs._grad_fn, abs._output_nr)
+    elif abs._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = abs._grad_accumulator and abs._grad_accumulator()
+        if accumulator is None:
+            accumulator = abs._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if angle._base is not None:
+        refresh_view(angle)
+    if angle._grad_fn is not None:
+        edge_1 = (angle._grad_fn, angle._output_nr)
+    elif angle._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = angle._grad_accumulator and angle._grad_accumulator()
+        if accumulator is None:
+            accumulator = angle._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, abs, angle)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.PolarBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, abs, angle)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """The common case of add.Tensor: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+    handle = operators.add_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other, alpha)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other, alpha)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other, alpha)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.AddBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.alpha = alpha
+    grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
+    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
+    result = kernel(ks, self, other, alpha)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """The common case of sub.Tensor: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+    handle = operators.sub_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other, alpha)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other, alpha)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other, alpha)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.SubBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.alpha = alpha
+    grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
+    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
+    result = kernel(ks, self, other, alpha)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
+    """The common case of mul.Tensor: mul.Tensor(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.mul_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.MulBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    if _next_edges[0][0] is not None:
+        grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
+    if _next_edges[1][0] is not None:
+        grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
+    """The common case of pow.Tensor_Scalar: pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
+    handle = operators.pow_Tensor_Scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, exponent)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, exponent)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, exponent)
+    _next_edges = (edge_0,)
+    grad_fn = functions.PowBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.exponent = exponent
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, exponent)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_neg(self: Tensor) -> Any:
+    """The common case of neg: neg(Tensor self) -> Tensor"""
+    handle = operators.neg
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.NegBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_clone(self: Tensor, memory_format: Any | None) -> Any:
+    """The common case of clone: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
+    handle = operators.clone
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, memory_format)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, memory_format)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, memory_format)
+    _next_edges = (edge_0,)
+    grad_fn = functions.CloneBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, memory_format)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__to_copy(
+    self: Tensor,
+    dtype: dtype | None,
+    layout: Any | None,
+    device: Any | None,
+    pin_memory: bool | None,
+    non_blocking: bool,
+    memory_format: Any | None,
+) -> Any:
+    """The common case of _to_copy: _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"""
+    handle = operators._to_copy
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            self, dtype, layout, device, pin_memory, non_blocking, memory_format
+        )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks, self, dtype, layout, device, pin_memory, non_blocking, memory_format
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, self, dtype, layout, device, pin_memory, non_blocking, memory_format
+        )
+    _next_edges = (edge_0,)
+    grad_fn = functions.ToCopyBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
+    result = kernel(
+        ks, self, dtype, layout, device, pin_memory, non_blocking, memory_format
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_exp(self: Tensor) -> Any:
+    """The common case of exp: exp(Tensor self) -> Tensor"""
+    handle = operators.exp
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ExpBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_exp2(self: Tensor) -> Any:
+    """The common case of exp2: exp2(Tensor self) -> Tensor"""
+    handle = operators.exp2
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.Exp2Backward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_log(self: Tensor) -> Any:
+    """The common case of log: log(Tensor self) -> Tensor"""
+    handle = operators.log
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LogBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_log2(self: Tensor) -> Any:
+    """The common case of log2: log2(Tensor self) -> Tensor"""
+    handle = operators.log2
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.Log2Backward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_log10(self: Tensor) -> Any:
+    """The common case of log10: log10(Tensor self) -> Tensor"""
+    handle = operators.log10
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.Log10Backward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_log1p(self: Tensor) -> Any:
+    """The common case of log1p: log1p(Tensor self) -> Tensor"""
+    handle = operators.log1p
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.Log1PBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_expm1(self: Tensor) -> Any:
+    """The common case of expm1: expm1(Tensor self) -> Tensor"""
+    handle = operators.expm1
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.Expm1Backward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_sqrt(self: Tensor) -> Any:
+    """The common case of sqrt: sqrt(Tensor self) -> Tensor"""
+    handle = operators.sqrt
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SqrtBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_rsqrt(self: Tensor) -> Any:
+    """The common case of rsqrt: rsqrt(Tensor self) -> Tensor"""
+    handle = operators.rsqrt
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.RsqrtBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_reciprocal(self: Tensor) -> Any:
+    """The common case of reciprocal: reciprocal(Tensor self) -> Tensor"""
+    handle = operators.reciprocal
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ReciprocalBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_abs(self: Tensor) -> Any:
+    """The common case of abs: abs(Tensor self) -> Tensor"""
+    handle = operators.abs
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.AbsBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_sgn(self: Tensor) -> Any:
+    """The common case of sgn: sgn(Tensor self) -> Tensor"""
+    handle = operators.sgn
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SgnBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_sign(self: Tensor) -> Any:
+    """The common case of sign: sign(Tensor self) -> Tensor"""
+    handle = operators.sign
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SignBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_sin(self: Tensor) -> Any:
+    """The common case of sin: sin(Tensor self) -> Tensor"""
+    handle = operators.sin
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SinBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_cos(self: Tensor) -> Any:
+    """The common case of cos: cos(Tensor self) -> Tensor"""
+    handle = operators.cos
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.CosBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_tan(self: Tensor) -> Any:
+    """The common case of tan: tan(Tensor self) -> Tensor"""
+    handle = operators.tan
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.TanBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_asin(self: Tensor) -> Any:
+    """The common case of asin: asin(Tensor self) -> Tensor"""
+    handle = operators.asin
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.AsinBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_acos(self: Tensor) -> Any:
+    """The common case of acos: acos(Tensor self) -> Tensor"""
+    handle = operators.acos
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.AcosBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_atan(self: Tensor) -> Any:
+    """The common case of atan: atan(Tensor self) -> Tensor"""
+    handle = operators.atan
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.AtanBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_sinh(self: Tensor) -> Any:
+    """The common case of sinh: sinh(Tensor self) -> Tensor"""
+    handle = operators.sinh
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SinhBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_cosh(self: Tensor) -> Any:
+    """The common case of cosh: cosh(Tensor self) -> Tensor"""
+    handle = operators.cosh
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.CoshBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_tanh(self: Tensor) -> Any:
+    """The common case of tanh: tanh(Tensor self) -> Tensor"""
+    handle = operators.tanh
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.TanhBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_sigmoid(self: Tensor) -> Any:
+    """The common case of sigmoid: sigmoid(Tensor self) -> Tensor"""
+    handle = operators.sigmoid
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SigmoidBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_erf(self: Tensor) -> Any:
+    """The common case of erf: erf(Tensor self) -> Tensor"""
+    handle = operators.erf
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ErfBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_floor(self: Tensor) -> Any:
+    """The common case of floor: floor(Tensor self) -> Tensor"""
+    handle = operators.floor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.FloorBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_ceil(self: Tensor) -> Any:
+    """The common case of ceil: ceil(Tensor self) -> Tensor"""
+    handle = operators.ceil
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.CeilBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_round(self: Tensor) -> Any:
+    """The common case of round: round(Tensor self) -> Tensor"""
+    handle = operators.round
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.RoundBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_round_decimals(self: Tensor, decimals: int) -> Any:
+    """The common case of round.decimals: round.decimals(Tensor self, *, int decimals) -> Tensor"""
+    handle = operators.round_decimals
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, decimals)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, decimals)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, decimals)
+    _next_edges = (edge_0,)
+    grad_fn = functions.RoundBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, decimals)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_trunc(self: Tensor) -> Any:
+    """The common case of trunc: trunc(Tensor self) -> Tensor"""
+    handle = operators.trunc
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.TruncBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_angle(self: Tensor) -> Any:
+    """The common case of angle: angle(Tensor self) -> Tensor"""
+    handle = operators.angle
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.AngleBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_sigmoid_backward(grad_output: Tensor, output: Tensor) -> Any:
+    """The common case of sigmoid_backward: sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor"""
+    handle = operators.sigmoid_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, output)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, output)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if output._base is not None:
+        refresh_view(output)
+    if output._grad_fn is not None:
+        edge_1 = (output._grad_fn, output._output_nr)
+    elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = output._grad_accumulator and output._grad_accumulator()
+        if accumulator is None:
+            accumulator = output._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, output)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.SigmoidBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.grad_output_ = SavedVariable(grad_output, False)
+    grad_fn.output_ = SavedVariable(output, False)
+    result = kernel(ks, grad_output, output)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_tanh_backward(grad_output: Tensor, output: Tensor) -> Any:
+    """The common case of tanh_backward: tanh_backward(Tensor grad_output, Tensor output) -> Tensor"""
+    handle = operators.tanh_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, output)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, output)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if output._base is not None:
+        refresh_view(output)
+    if output._grad_fn is not None:
+        edge_1 = (output._grad_fn, output._output_nr)
+    elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = output._grad_accumulator and output._grad_accumulator()
+        if accumulator is None:
+            accumulator = output._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, output)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.TanhBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.grad_output_ = SavedVariable(grad_output, False)
+    grad_fn.output_ = SavedVariable(output, False)
+    result = kernel(ks, grad_output, output)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
+    """The common case of pow.Tensor_Tensor: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"""
+    handle = operators.pow_Tensor_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, exponent)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, exponent)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if exponent._base is not None:
+        refresh_view(exponent)
+    if exponent._grad_fn is not None:
+        edge_1 = (exponent._grad_fn, exponent._output_nr)
+    elif exponent._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = exponent._grad_accumulator and exponent._grad_accumulator()
+        if accumulator is None:
+            accumulator = exponent._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, exponent)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.PowBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.exponent_ = SavedVariable(exponent, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, exponent)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_pow_Scalar(self: Number, exponent: Tensor) -> Any:
+    """The common case of pow.Scalar: pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
+    handle = operators.pow_Scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, exponent)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, exponent)
+    # next_edges, inline: where each input's gradient goes.
+    if exponent._base is not None:
+        refresh_view(exponent)
+    if exponent._grad_fn is not None:
+        edge_0 = (exponent._grad_fn, exponent._output_nr)
+    elif exponent._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = exponent._grad_accumulator and exponent._grad_accumulator()
+        if accumulator is None:
+            accumulator = exponent._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, exponent)
+    _next_edges = (edge_0,)
+    grad_fn = functions.PowBackward2()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.exponent_ = SavedVariable(exponent, False)
+    grad_fn.self = self
+    result = kernel(ks, self, exponent)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_add_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
+    """The common case of add.Scalar: add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
+    handle = operators.add_Scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other, alpha)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other, alpha)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other, alpha)
+    _next_edges = (edge_0,)
+    grad_fn = functions.AddBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
+    result = kernel(ks, self, other, alpha)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_sub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
+    """The common case of sub.Scalar: sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
+    handle = operators.sub_Scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other, alpha)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other, alpha)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other, alpha)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SubBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
+    result = kernel(ks, self, other, alpha)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_mul_Scalar(self: Tensor, other: Number) -> Any:
+    """The common case of mul.Scalar: mul.Scalar(Tensor self, Scalar other) -> Tensor"""
+    handle = operators.mul_Scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MulBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other = other
+    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_div_Tensor(self: Tensor, other: Tensor) -> Any:
+    """The common case of div.Tensor: div.Tensor(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.div_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.DivBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other_ = SavedVariable(other, False)
+    if _next_edges[1][0] is not None:
+        grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_div_Scalar(self: Tensor, other: Number) -> Any:
+    """The common case of div.Scalar: div.Scalar(Tensor self, Scalar other) -> Tensor"""
+    handle = operators.div_Scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
+    grad_fn = functions.DivBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other = other
+    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_div_Tensor_mode(self: Tensor, other: Tensor, rounding_mode: str | None) -> Any:
+    """The common case of div.Tensor_mode: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"""
+    handle = operators.div_Tensor_mode
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other, rounding_mode)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other, rounding_mode)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other, rounding_mode)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.DivBackward2()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.rounding_mode = rounding_mode
+    if _next_edges[1][0] is not None:
+        grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
+    result = kernel(ks, self, other, rounding_mode)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_floor_divide(self: Tensor, other: Tensor) -> Any:
+    """The common case of floor_divide: floor_divide(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.floor_divide
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = NotImplementedBackward("floor_divide")
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, other)
+    set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def fast_floor_divide_Scalar(self: Tensor, other: Number) -> Any:
+    """The common case of floor_divide.Scalar: floor_divide.Scalar(Tensor self, Scalar other) -> Tensor"""
+    handle = operators.floor_divide_Scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
+    grad_fn = NotImplementedBackward("floor_divide")
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, other)
+    set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def fast_rsub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """The common case of rsub.Tensor: rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+    handle = operators.rsub_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other, alpha)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other, alpha)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other, alpha)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.RsubBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.alpha = alpha
+    grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
+    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
+    result = kernel(ks, self, other, alpha)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_rsub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
+    """The common case of rsub.Scalar: rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
+    handle = operators.rsub_Scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other, alpha)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other, alpha)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other, alpha)
+    _next_edges = (edge_0,)
+    grad_fn = functions.RsubBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.alpha = alpha
+    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
+    result = kernel(ks, self, other, alpha)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_maximum(self: Tensor, other: Tensor) -> Any:
+    """The common case of maximum: maximum(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.maximum
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.MaximumBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_minimum(self: Tensor, other: Tensor) -> Any:
+    """The common case of minimum: minimum(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.minimum
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.MinimumBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_fmax(self: Tensor, other: Tensor) -> Any:
+    """The common case of fmax: fmax(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.fmax
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.FmaxBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_fmin(self: Tensor, other: Tensor) -> Any:
+    """The common case of fmin: fmin(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.fmin
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.FminBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_atan2(self: Tensor, other: Tensor) -> Any:
+    """The common case of atan2: atan2(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.atan2
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.Atan2Backward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_hypot(self: Tensor, other: Tensor) -> Any:
+    """The common case of hypot: hypot(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.hypot
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.HypotBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    if _next_edges[1][0] is not None:
+        grad_fn.other_ = SavedVariable(other, False)
+    if _next_edges[0][0] is not None:
+        grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_fake_quantize_per_tensor_affine_cachemask(
+    self: Tensor, scale: float, zero_point: int, quant_min: int, quant_max: int
+) -> Any:
+    """The common case of fake_quantize_per_tensor_affine_cachemask: fake_quantize_per_tensor_affine_cachemask(Tensor self, float scale, int zero_point, int quant_min, int quant_max) -> (Tensor output, Tensor mask)"""
+    handle = operators.fake_quantize_per_tensor_affine_cachemask
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, scale, zero_point, quant_min, quant_max)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, scale, zero_point, quant_min, quant_max)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, scale, zero_point, quant_min, quant_max)
+    _next_edges = (edge_0,)
+    grad_fn = functions.FakeQuantizePerTensorAffineCachemaskBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, scale, zero_point, quant_min, quant_max)
+    set_history(result[0], grad_fn)
+    grad_fn.mask_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_fake_quantize_per_tensor_affine_cachemask_backward(
+    grad: Tensor, mask: Tensor
+) -> Any:
+    """The common case of fake_quantize_per_tensor_affine_cachemask_backward: fake_quantize_per_tensor_affine_cachemask_backward(Tensor grad, Tensor mask) -> Tensor"""
+    handle = operators.fake_quantize_per_tensor_affine_cachemask_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad, mask)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad, mask)
+    # next_edges, inline: where each input's gradient goes.
+    if grad._base is not None:
+        refresh_view(grad)
+    if grad._grad_fn is not None:
+        edge_0 = (grad._grad_fn, grad._output_nr)
+    elif grad._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad._grad_accumulator and grad._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if mask._base is not None:
+        refresh_view(mask)
+    if mask._grad_fn is not None:
+        edge_1 = (mask._grad_fn, mask._output_nr)
+    elif mask._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = mask._grad_accumulator and mask._grad_accumulator()
+        if accumulator is None:
+            accumulator = mask._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad, mask)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = NotImplementedBackward(
+        "fake_quantize_per_tensor_affine_cachemask_backward"
+    )
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, grad, mask)
+    set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def fast_fake_quantize_per_channel_affine_cachemask(
+    self: Tensor,
+    scale: Tensor,
+    zero_point: Tensor,
+    axis: int,
+    quant_min: int,
+    quant_max: int,
+) -> Any:
+    """The common case of fake_quantize_per_channel_affine_cachemask: fake_quantize_per_channel_affine_cachemask(Tensor self, Tensor scale, Tensor zero_point, int axis, int quant_min, int quant_max) -> (Tensor output, Tensor mask)"""
+    handle = operators.fake_quantize_per_channel_affine_cachemask
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, scale, zero_point, axis, quant_min, quant_max)
+    check_no_requires_grad(scale, "scale", "fake_quantize_per_channel_affine_cachemask")
+    check_no_requires_grad(
+        zero_point, "zero_point", "fake_quantize_per_channel_affine_cachemask"
+    )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, scale, zero_point, axis, quant_min, quant_max)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, scale, zero_point, axis, quant_min, quant_max)
+    _next_edges = (edge_0,)
+    grad_fn = functions.FakeQuantizePerChannelAffineCachemaskBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, scale, zero_point, axis, quant_min, quant_max)
+    set_history(result[0], grad_fn)
+    grad_fn.mask_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_fake_quantize_per_channel_affine_cachemask_backward(
+    grad: Tensor, mask: Tensor
+) -> Any:
+    """The common case of fake_quantize_per_channel_affine_cachemask_backward: fake_quantize_per_channel_affine_cachemask_backward(Tensor grad, Tensor mask) -> Tensor"""
+    handle = operators.fake_quantize_per_channel_affine_cachemask_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad, mask)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad, mask)
+    # next_edges, inline: where each input's gradient goes.
+    if grad._base is not None:
+        refresh_view(grad)
+    if grad._grad_fn is not None:
+        edge_0 = (grad._grad_fn, grad._output_nr)
+    elif grad._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad._grad_accumulator and grad._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if mask._base is not None:
+        refresh_view(mask)
+    if mask._grad_fn is not None:
+        edge_1 = (mask._grad_fn, mask._output_nr)
+    elif mask._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = mask._grad_accumulator and mask._grad_accumulator()
+        if accumulator is None:
+            accumulator = mask._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad, mask)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = NotImplementedBackward(
+        "fake_quantize_per_channel_affine_cachemask_backward"
+    )
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, grad, mask)
+    set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def fast_where_self(condition: Tensor, self: Tensor, other: Tensor) -> Any:
+    """The common case of where.self: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"""
+    handle = operators.where_self
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(condition, self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, condition, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, condition, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.WhereBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.condition_ = SavedVariable(condition, False)
+    result = kernel(ks, condition, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_clamp(self: Tensor, min: Number | None, max: Number | None) -> Any:
+    """The common case of clamp: clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"""
+    handle = operators.clamp
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, min, max)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, min, max)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, min, max)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ClampBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.max = max
+    grad_fn.min = min
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, min, max)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_clamp_min(self: Tensor, min: Number) -> Any:
+    """The common case of clamp_min: clamp_min(Tensor self, Scalar min) -> Tensor"""
+    handle = operators.clamp_min
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, min)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, min)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, min)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ClampMinBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.min = min
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, min)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_clamp_max(self: Tensor, max: Number) -> Any:
+    """The common case of clamp_max: clamp_max(Tensor self, Scalar max) -> Tensor"""
+    handle = operators.clamp_max
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, max)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, max)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, max)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ClampMaxBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.max = max
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, max)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_fmod_Tensor(self: Tensor, other: Tensor) -> Any:
+    """The common case of fmod.Tensor: fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.fmod_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.FmodBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    if _next_edges[1][0] is not None:
+        grad_fn.other_ = SavedVariable(other, False)
+    if _next_edges[1][0] is not None:
+        grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_fmod_Scalar(self: Tensor, other: Number) -> Any:
+    """The common case of fmod.Scalar: fmod.Scalar(Tensor self, Scalar other) -> Tensor"""
+    handle = operators.fmod_Scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
+    grad_fn = functions.FmodBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_remainder_Tensor(self: Tensor, other: Tensor) -> Any:
+    """The common case of remainder.Tensor: remainder.Tensor(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.remainder_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.RemainderBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    if _next_edges[1][0] is not None:
+        grad_fn.other_ = SavedVariable(other, False)
+    if _next_edges[1][0] is not None:
+        grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_remainder_Scalar(self: Tensor, other: Number) -> Any:
+    """The common case of remainder.Scalar: remainder.Scalar(Tensor self, Scalar other) -> Tensor"""
+    handle = operators.remainder_Scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
+    grad_fn = functions.RemainderBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_bitwise_and_Tensor(self: Tensor, other: Tensor) -> Any:
+    """The common case of bitwise_and.Tensor: bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.bitwise_and_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = NotImplementedBackward("bitwise_and")
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, other)
+    set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def fast_bitwise_or_Tensor(self: Tensor, other: Tensor) -> Any:
+    """The common case of bitwise_or.Tensor: bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.bitwise_or_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = NotImplementedBackward("bitwise_or")
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, other)
+    set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def fast_bitwise_xor_Tensor(self: Tensor, other: Tensor) -> Any:
+    """The common case of bitwise_xor.Tensor: bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.bitwise_xor_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = NotImplementedBackward("bitwise_xor")
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, other)
+    set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def fast_bitwise_not(self: Tensor) -> Any:
+    """The common case of bitwise_not: bitwise_not(Tensor self) -> Tensor"""
+    handle = operators.bitwise_not
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = NotImplementedBackward("bitwise_not")
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def fast_copy(self: Tensor, src: Tensor, non_blocking: bool) -> Any:
+    """The common case of copy: copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"""
+    handle = operators.copy
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, src, non_blocking)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, src, non_blocking)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if src._base is not None:
+        refresh_view(src)
+    if src._grad_fn is not None:
+        edge_1 = (src._grad_fn, src._output_nr)
+    elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = src._grad_accumulator and src._grad_accumulator()
+        if accumulator is None:
+            accumulator = src._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, src, non_blocking)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.CopyBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.src_options = SCALAR_TYPES[src._data.dtype]
+    result = kernel(ks, self, src, non_blocking)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_zero(self: Tensor) -> Any:
+    """The common case of zero: zero(Tensor self) -> Tensor"""
+    handle = operators.zero
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ZeroBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_fill_Scalar(self: Tensor, value: Number) -> Any:
+    """The common case of fill.Scalar: fill.Scalar(Tensor self, Scalar value) -> Tensor"""
+    handle = operators.fill_Scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, value)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, value)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, value)
+    _next_edges = (edge_0,)
+    grad_fn = functions.FillBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, value)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_fill_Tensor(self: Tensor, value: Tensor) -> Any:
+    """The common case of fill.Tensor: fill.Tensor(Tensor self, Tensor value) -> Tensor"""
+    handle = operators.fill_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, value)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, value)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if value._base is not None:
+        refresh_view(value)
+    if value._grad_fn is not None:
+        edge_1 = (value._grad_fn, value._output_nr)
+    elif value._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = value._grad_accumulator and value._grad_accumulator()
+        if accumulator is None:
+            accumulator = value._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, value)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.FillBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, value)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_lerp_Scalar(self: Tensor, end: Tensor, weight: Number) -> Any:
+    """The common case of lerp.Scalar: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"""
+    handle = operators.lerp_Scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, end, weight)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, end, weight)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if end._base is not None:
+        refresh_view(end)
+    if end._grad_fn is not None:
+        edge_1 = (end._grad_fn, end._output_nr)
+    elif end._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = end._grad_accumulator and end._grad_accumulator()
+        if accumulator is None:
+            accumulator = end._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, end, weight)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.LerpBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.weight = weight
+    result = kernel(ks, self, end, weight)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_nan_to_num(
+    self: Tensor, nan: float | None, posinf: float | None, neginf: float | None
+) -> Any:
+    """The common case of nan_to_num: nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
+    handle = operators.nan_to_num
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, nan, posinf, neginf)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, nan, posinf, neginf)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, nan, posinf, neginf)
+    _next_edges = (edge_0,)
+    grad_fn = functions.NanToNumBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, nan, posinf, neginf)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_acosh(self: Tensor) -> Any:
+    """The common case of acosh: acosh(Tensor self) -> Tensor"""
+    handle = operators.acosh
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.AcoshBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_asinh(self: Tensor) -> Any:
+    """The common case of asinh: asinh(Tensor self) -> Tensor"""
+    handle = operators.asinh
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.AsinhBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_atanh(self: Tensor) -> Any:
+    """The common case of atanh: atanh(Tensor self) -> Tensor"""
+    handle = operators.atanh
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.AtanhBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_deg2rad(self: Tensor) -> Any:
+    """The common case of deg2rad: deg2rad(Tensor self) -> Tensor"""
+    handle = operators.deg2rad
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.Deg2RadBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_rad2deg(self: Tensor) -> Any:
+    """The common case of rad2deg: rad2deg(Tensor self) -> Tensor"""
+    handle = operators.rad2deg
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.Rad2DegBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_copysign_Tensor(self: Tensor, other: Tensor) -> Any:
+    """The common case of copysign.Tensor: copysign.Tensor(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.copysign_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.CopysignBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other_info = TypeAndSize(other)
+    if _next_edges[0][0] is not None:
+        grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_copysign_Scalar(self: Tensor, other: Number) -> Any:
+    """The common case of copysign.Scalar: copysign.Scalar(Tensor self, Scalar other) -> Tensor"""
+    handle = operators.copysign_Scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
+    grad_fn = functions.CopysignBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_frac(self: Tensor) -> Any:
+    """The common case of frac: frac(Tensor self) -> Tensor"""
+    handle = operators.frac
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.FracBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_frexp_Tensor(self: Tensor) -> Any:
+    """The common case of frexp.Tensor: frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)"""
+    handle = operators.frexp_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.FrexpBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    set_history(result[0], grad_fn)
+    grad_fn.exponent_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_ldexp_Tensor(self: Tensor, other: Tensor) -> Any:
+    """The common case of ldexp.Tensor: ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.ldexp_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.LdexpBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    if _next_edges[0][0] is not None:
+        grad_fn.other_ = SavedVariable(other, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_heaviside(self: Tensor, values: Tensor) -> Any:
+    """The common case of heaviside: heaviside(Tensor self, Tensor values) -> Tensor"""
+    handle = operators.heaviside
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, values)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, values)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if values._base is not None:
+        refresh_view(values)
+    if values._grad_fn is not None:
+        edge_1 = (values._grad_fn, values._output_nr)
+    elif values._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = values._grad_accumulator and values._grad_accumulator()
+        if accumulator is None:
+            accumulator = values._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, values)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = NotImplementedBackward("heaviside")
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, values)
+    set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def fast_nextafter(self: Tensor, other: Tensor) -> Any:
+    """The common case of nextafter: nextafter(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.nextafter
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.NextafterBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    if _next_edges[0][0] is not None:
+        grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.other_info = TypeAndSize(other)
+    if _next_edges[0][0] is not None:
+        grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_logaddexp2(self: Tensor, other: Tensor) -> Any:
+    """The common case of logaddexp2: logaddexp2(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.logaddexp2
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.Logaddexp2Backward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_clamp_min_Tensor(self: Tensor, min: Tensor) -> Any:
+    """The common case of clamp_min.Tensor: clamp_min.Tensor(Tensor self, Tensor min) -> Tensor"""
+    handle = operators.clamp_min_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, min)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, min)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if min._base is not None:
+        refresh_view(min)
+    if min._grad_fn is not None:
+        edge_1 = (min._grad_fn, min._output_nr)
+    elif min._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = min._grad_accumulator and min._grad_accumulator()
+        if accumulator is None:
+            accumulator = min._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, min)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.ClampMinBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.min_ = SavedVariable(min, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, min)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_clamp_max_Tensor(self: Tensor, max: Tensor) -> Any:
+    """The common case of clamp_max.Tensor: clamp_max.Tensor(Tensor self, Tensor max) -> Tensor"""
+    handle = operators.clamp_max_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, max)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, max)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if max._base is not None:
+        refresh_view(max)
+    if max._grad_fn is not None:
+        edge_1 = (max._grad_fn, max._output_nr)
+    elif max._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = max._grad_accumulator and max._grad_accumulator()
+        if accumulator is None:
+            accumulator = max._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, max)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.ClampMaxBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.max_ = SavedVariable(max, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, max)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_logaddexp(self: Tensor, other: Tensor) -> Any:
+    """The common case of logaddexp: logaddexp(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.logaddexp
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.LogaddexpBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_poisson(self: Tensor, generator: Any | None) -> Any:
+    """The common case of poisson: poisson(Tensor self, Generator? generator=None) -> Tensor"""
+    handle = operators.poisson
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, generator)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, generator)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, generator)
+    _next_edges = (edge_0,)
+    grad_fn = functions.PoissonBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_info = TypeAndSize(self)
+    result = kernel(ks, self, generator)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_bernoulli(self: Tensor, generator: Any | None) -> Any:
+    """The common case of bernoulli: bernoulli(Tensor self, *, Generator? generator=None) -> Tensor"""
+    handle = operators.bernoulli
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, generator)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, generator)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, generator)
+    _next_edges = (edge_0,)
+    grad_fn = functions.BernoulliBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, generator)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_bernoulli_p(self: Tensor, p: float, generator: Any | None) -> Any:
+    """The common case of bernoulli.p: bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor"""
+    handle = operators.bernoulli_p
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, p, generator)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, p, generator)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, p, generator)
+    _next_edges = (edge_0,)
+    grad_fn = NotImplementedBackward("bernoulli")
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, p, generator)
+    set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def fast_sum(self: Tensor, dtype: dtype | None) -> Any:
+    """The common case of sum: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    handle = operators.sum
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dtype)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dtype)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SumBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, dtype)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_sum_dim_IntList(
+    self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
+) -> Any:
+    """The common case of sum.dim_IntList: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    handle = operators.sum_dim_IntList
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, keepdim, dtype)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, keepdim, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim, dtype)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SumBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, dim, keepdim, dtype)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_mean(self: Tensor, dtype: dtype | None) -> Any:
+    """The common case of mean: mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    handle = operators.mean
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dtype)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dtype)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MeanBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_sym_numel = self.numel()
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, dtype)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_mean_dim(
+    self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
+) -> Any:
+    """The common case of mean.dim: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    handle = operators.mean_dim
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, keepdim, dtype)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, keepdim, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim, dtype)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MeanBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.self_sym_numel = self.numel()
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, dim, keepdim, dtype)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_prod(self: Tensor, dtype: dtype | None) -> Any:
+    """The common case of prod: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    handle = operators.prod
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dtype)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dtype)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ProdBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, dtype)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_prod_dim_int(
+    self: Tensor, dim: int, keepdim: bool, dtype: dtype | None
+) -> Any:
+    """The common case of prod.dim_int: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    handle = operators.prod_dim_int
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, keepdim, dtype)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, keepdim, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim, dtype)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ProdBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, dim, keepdim, dtype)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_max_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
+    """The common case of max.dim: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    handle = operators.max_dim
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, keepdim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MaxBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, dim, keepdim)
+    set_history(result[0], grad_fn)
+    grad_fn.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_max(self: Tensor) -> Any:
+    """The common case of max: max(Tensor self) -> Tensor"""
+    handle = operators.max
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MaxBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_min_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
+    """The common case of min.dim: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    handle = operators.min_dim
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, keepdim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MinBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, dim, keepdim)
+    set_history(result[0], grad_fn)
+    grad_fn.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_min(self: Tensor) -> Any:
+    """The common case of min: min(Tensor self) -> Tensor"""
+    handle = operators.min
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MinBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_amax(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
+    """The common case of amax: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+    handle = operators.amax
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, keepdim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.AmaxBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, dim, keepdim)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_amin(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
+    """The common case of amin: amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+    handle = operators.amin
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, keepdim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.AminBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, dim, keepdim)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_logsumexp(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
+    """The common case of logsumexp: logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
+    handle = operators.logsumexp
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, keepdim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LogsumexpBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, dim, keepdim)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_var_correction(
+    self: Tensor, dim: Sequence[int] | None, correction: Number | None, keepdim: bool
+) -> Any:
+    """The common case of var.correction: var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
+    handle = operators.var_correction
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, correction, keepdim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, correction, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, correction, keepdim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.VarBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.correction = correction
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, dim, correction, keepdim)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_std_correction(
+    self: Tensor, dim: Sequence[int] | None, correction: Number | None, keepdim: bool
+) -> Any:
+    """The common case of std.correction: std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
+    handle = operators.std_correction
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, correction, keepdim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, correction, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, correction, keepdim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.StdBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.correction = correction
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, dim, correction, keepdim)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_cumsum(self: Tensor, dim: int, dtype: dtype | None) -> Any:
+    """The common case of cumsum: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+    handle = operators.cumsum
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, dtype)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, dtype)
+    _next_edges = (edge_0,)
+    grad_fn = functions.CumsumBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
+    result = kernel(ks, self, dim, dtype)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_cumprod(self: Tensor, dim: int, dtype: dtype | None) -> Any:
+    """The common case of cumprod: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+    handle = operators.cumprod
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, dtype)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, dtype)
+    _next_edges = (edge_0,)
+    grad_fn = functions.CumprodBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
+    result = kernel(ks, self, dim, dtype)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_sort(self: Tensor, dim: int, descending: bool) -> Any:
+    """The common case of sort: sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    handle = operators.sort
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, descending)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, descending)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, descending)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SortBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, dim, descending)
+    set_history(result[0], grad_fn)
+    grad_fn.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_sort_stable(
+    self: Tensor, stable: bool | None, dim: int, descending: bool
+) -> Any:
+    """The common case of sort.stable: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    handle = operators.sort_stable
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, stable, dim, descending)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, stable, dim, descending)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, stable, dim, descending)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SortBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, stable, dim, descending)
+    set_history(result[0], grad_fn)
+    grad_fn.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_topk(self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -> Any:
+    """The common case of topk: topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
+    handle = operators.topk
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, k, dim, largest, sorted)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, k, dim, largest, sorted)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, k, dim, largest, sorted)
+    _next_edges = (edge_0,)
+    grad_fn = functions.TopkBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, k, dim, largest, sorted)
+    set_history(result[0], grad_fn)
+    grad_fn.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_logcumsumexp(self: Tensor, dim: int) -> Any:
+    """The common case of logcumsumexp: logcumsumexp(Tensor self, int dim) -> Tensor"""
+    handle = operators.logcumsumexp
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LogcumsumexpBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, dim)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_cummax(self: Tensor, dim: int) -> Any:
+    """The common case of cummax: cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    handle = operators.cummax
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.CummaxBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, dim)
+    set_history(result[0], grad_fn)
+    grad_fn.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_cummin(self: Tensor, dim: int) -> Any:
+    """The common case of cummin: cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    handle = operators.cummin
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.CumminBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, dim)
+    set_history(result[0], grad_fn)
+    grad_fn.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_kthvalue(self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
+    """The common case of kthvalue: kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    handle = operators.kthvalue
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, k, dim, keepdim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, k, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, k, dim, keepdim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.KthvalueBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, k, dim, keepdim)
+    set_history(result[0], grad_fn)
+    grad_fn.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_median(self: Tensor) -> Any:
+    """The common case of median: median(Tensor self) -> Tensor"""
+    handle = operators.median
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MedianBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_median_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
+    """The common case of median.dim: median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    handle = operators.median_dim
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, keepdim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MedianBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, dim, keepdim)
+    set_history(result[0], grad_fn)
+    grad_fn.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_nanmedian(self: Tensor) -> Any:
+    """The common case of nanmedian: nanmedian(Tensor self) -> Tensor"""
+    handle = operators.nanmedian
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.NanmedianBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_nanmedian_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
+    """The common case of nanmedian.dim: nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    handle = operators.nanmedian_dim
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, keepdim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.NanmedianBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, dim, keepdim)
+    set_history(result[0], grad_fn)
+    grad_fn.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_mode(self: Tensor, dim: int, keepdim: bool) -> Any:
+    """The common case of mode: mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    handle = operators.mode
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, keepdim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ModeBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, dim, keepdim)
+    set_history(result[0], grad_fn)
+    grad_fn.indices_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_aminmax(self: Tensor, dim: int | None, keepdim: bool) -> Any:
+    """The common case of aminmax: aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)"""
+    handle = operators.aminmax
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, keepdim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.AminmaxBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, dim, keepdim)
+    set_history(result[0], grad_fn)
+    set_history(result[1], grad_fn)
+    grad_fn.max_ = SavedVariable(result[1], True)
+    grad_fn.min_ = SavedVariable(result[0], True)
+    return result
+
+
+def fast_nansum(
+    self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
+) -> Any:
+    """The common case of nansum: nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    handle = operators.nansum
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, keepdim, dtype)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, keepdim, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, keepdim, dtype)
+    _next_edges = (edge_0,)
+    grad_fn = functions.NansumBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
+    result = kernel(ks, self, dim, keepdim, dtype)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_std_mean_correction(
+    self: Tensor, dim: Sequence[int] | None, correction: Number | None, keepdim: bool
+) -> Any:
+    """The common case of std_mean.correction: std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    handle = operators.std_mean_correction
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, correction, keepdim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, correction, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, correction, keepdim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.StdMeanBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.correction = correction
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, dim, correction, keepdim)
+    set_history(result[0], grad_fn)
+    set_history(result[1], grad_fn)
+    grad_fn.result0_ = SavedVariable(result[0], True)
+    return result
+
+
+def fast_var_mean_correction(
+    self: Tensor, dim: Sequence[int] | None, correction: Number | None, keepdim: bool
+) -> Any:
+    """The common case of var_mean.correction: var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    handle = operators.var_mean_correction
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, correction, keepdim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, correction, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, correction, keepdim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.VarMeanBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.correction = correction
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, dim, correction, keepdim)
+    set_history(result[0], grad_fn)
+    set_history(result[1], grad_fn)
+    return result
+
+
+def fast__unique2(
+    self: Tensor, sorted: bool, return_inverse: bool, return_counts: bool
+) -> Any:
+    """The common case of _unique2: _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    handle = operators._unique2
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, sorted, return_inverse, return_counts)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, sorted, return_inverse, return_counts)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, sorted, return_inverse, return_counts)
+    _next_edges = (edge_0,)
+    grad_fn = functions.Unique2Backward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, sorted, return_inverse, return_counts)
+    set_history(result[0], grad_fn)
+    return result
+
+
+def fast_unique_dim(
+    self: Tensor, dim: int, sorted: bool, return_inverse: bool, return_counts: bool
+) -> Any:
+    """The common case of unique_dim: unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    handle = operators.unique_dim
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, sorted, return_inverse, return_counts)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, sorted, return_inverse, return_counts)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, sorted, return_inverse, return_counts)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UniqueDimBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, dim, sorted, return_inverse, return_counts)
+    set_history(result[0], grad_fn)
+    return result
+
+
+def fast_unique_consecutive(
+    self: Tensor, return_inverse: bool, return_counts: bool, dim: int | None
+) -> Any:
+    """The common case of unique_consecutive: unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)"""
+    handle = operators.unique_consecutive
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, return_inverse, return_counts, dim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, return_inverse, return_counts, dim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, return_inverse, return_counts, dim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UniqueConsecutiveBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, return_inverse, return_counts, dim)
+    set_history(result[0], grad_fn)
+    return result
+
+
+def fast__unique(self: Tensor, sorted: bool, return_inverse: bool) -> Any:
+    """The common case of _unique: _unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)"""
+    handle = operators._unique
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, sorted, return_inverse)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, sorted, return_inverse)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, sorted, return_inverse)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UniqueBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, sorted, return_inverse)
+    set_history(result[0], grad_fn)
+    return result
+
+
+def fast_unique_dim_consecutive(
+    self: Tensor, dim: int, return_inverse: bool, return_counts: bool
+) -> Any:
+    """The common case of unique_dim_consecutive: unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    handle = operators.unique_dim_consecutive
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, return_inverse, return_counts)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, return_inverse, return_counts)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, return_inverse, return_counts)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UniqueDimConsecutiveBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, dim, return_inverse, return_counts)
+    set_history(result[0], grad_fn)
+    return result
+
+
+def fast_segment_reduce(
+    data: Tensor,
+    reduce: str,
+    lengths: Tensor | None,
+    indices: Tensor | None,
+    offsets: Tensor | None,
+    axis: int,
+    unsafe: bool,
+    initial: Number | None,
+) -> Any:
+    """The common case of segment_reduce: segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor"""
+    handle = operators.segment_reduce
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            data, reduce, lengths, indices, offsets, axis, unsafe, initial
+        )
+    check_no_requires_grad(lengths, "lengths", "segment_reduce")
+    check_no_requires_grad(indices, "indices", "segment_reduce")
+    check_no_requires_grad(offsets, "offsets", "segment_reduce")
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks, data, reduce, lengths, indices, offsets, axis, unsafe, initial
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if data._base is not None:
+        refresh_view(data)
+    if data._grad_fn is not None:
+        edge_0 = (data._grad_fn, data._output_nr)
+    elif data._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = data._grad_accumulator and data._grad_accumulator()
+        if accumulator is None:
+            accumulator = data._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, data, reduce, lengths, indices, offsets, axis, unsafe, initial
+        )
+    _next_edges = (edge_0,)
+    grad_fn = functions.SegmentReduceBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.axis = axis
+    grad_fn.data_ = SavedVariable(data, False)
+    grad_fn.initial = initial
+    grad_fn.lengths_ = None if lengths is None else SavedVariable(lengths, False)
+    grad_fn.offsets_ = None if offsets is None else SavedVariable(offsets, False)
+    grad_fn.reduce = reduce
+    result = kernel(ks, data, reduce, lengths, indices, offsets, axis, unsafe, initial)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_index_select(self: Tensor, dim: int, index: Tensor) -> Any:
+    """The common case of index_select: index_select(Tensor self, int dim, Tensor index) -> Tensor"""
+    handle = operators.index_select
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, index)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, index)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, index)
+    _next_edges = (edge_0,)
+    grad_fn = functions.IndexSelectBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.index_ = SavedVariable(index, False)
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, dim, index)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_index_add(
+    self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Number
+) -> Any:
+    """The common case of index_add: index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
+    handle = operators.index_add
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, index, source, alpha)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, index, source, alpha)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if source._base is not None:
+        refresh_view(source)
+    if source._grad_fn is not None:
+        edge_1 = (source._grad_fn, source._output_nr)
+    elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = source._grad_accumulator and source._grad_accumulator()
+        if accumulator is None:
+            accumulator = source._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, dim, index, source, alpha)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.IndexAddBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.alpha = alpha
+    grad_fn.dim = dim
+    if _next_edges[1][0] is not None:
+        grad_fn.index_ = SavedVariable(index, False)
+    if _next_edges[1][0] is not None:
+        grad_fn.source_ = SavedVariable(source, False)
+    grad_fn.source_dim = source.dim()
+    result = kernel(ks, self, dim, index, source, alpha)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool) -> Any:
+    """The common case of gather: gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
+    handle = operators.gather
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, index, sparse_grad)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, index, sparse_grad)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, index, sparse_grad)
+    _next_edges = (edge_0,)
+    grad_fn = functions.GatherBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.index_ = SavedVariable(index, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.sparse_grad = sparse_grad
+    result = kernel(ks, self, dim, index, sparse_grad)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_scatter_src(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
+    """The common case of scatter.src: scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
+    handle = operators.scatter_src
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, index, src)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, index, src)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if src._base is not None:
+        refresh_view(src)
+    if src._grad_fn is not None:
+        edge_1 = (src._grad_fn, src._output_nr)
+    elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = src._grad_accumulator and src._grad_accumulator()
+        if accumulator is None:
+            accumulator = src._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, dim, index, src)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.ScatterBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.index_ = SavedVariable(index, False)
+    result = kernel(ks, self, dim, index, src)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_scatter_value(self: Tensor, dim: int, index: Tensor, value: Number) -> Any:
+    """The common case of scatter.value: scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
+    handle = operators.scatter_value
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, index, value)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, index, value)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, index, value)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ScatterBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.index_ = SavedVariable(index, False)
+    result = kernel(ks, self, dim, index, value)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
+    """The common case of scatter_add: scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
+    handle = operators.scatter_add
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, index, src)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, index, src)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if src._base is not None:
+        refresh_view(src)
+    if src._grad_fn is not None:
+        edge_1 = (src._grad_fn, src._output_nr)
+    elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = src._grad_accumulator and src._grad_accumulator()
+        if accumulator is None:
+            accumulator = src._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, dim, index, src)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.ScatterAddBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    if _next_edges[1][0] is not None:
+        grad_fn.index_ = SavedVariable(index, False)
+    result = kernel(ks, self, dim, index, src)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_masked_fill_Scalar(self: Tensor, mask: Tensor, value: Number) -> Any:
+    """The common case of masked_fill.Scalar: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor"""
+    handle = operators.masked_fill_Scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, mask, value)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, mask, value)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, mask, value)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MaskedFillBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.mask_ = SavedVariable(mask, False)
+    result = kernel(ks, self, mask, value)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_masked_fill_Tensor(self: Tensor, mask: Tensor, value: Tensor) -> Any:
+    """The common case of masked_fill.Tensor: masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor"""
+    handle = operators.masked_fill_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, mask, value)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, mask, value)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if value._base is not None:
+        refresh_view(value)
+    if value._grad_fn is not None:
+        edge_1 = (value._grad_fn, value._output_nr)
+    elif value._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = value._grad_accumulator and value._grad_accumulator()
+        if accumulator is None:
+            accumulator = value._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, mask, value)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.MaskedFillBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.mask_ = SavedVariable(mask, False)
+    result = kernel(ks, self, mask, value)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_index_Tensor(self: Tensor, indices: Sequence[Tensor | None]) -> Any:
+    """The common case of index.Tensor: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
+    handle = operators.index_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, indices)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, indices)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, indices)
+    _next_edges = (edge_0,)
+    grad_fn = functions.IndexBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.indices_ = SavedVariableList(indices)
+    grad_fn.self_info = TypeAndSize(self)
+    result = kernel(ks, self, indices)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_index_put(
+    self: Tensor, indices: Sequence[Tensor | None], values: Tensor, accumulate: bool
+) -> Any:
+    """The common case of index_put: index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
+    handle = operators.index_put
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, indices, values, accumulate)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, indices, values, accumulate)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if values._base is not None:
+        refresh_view(values)
+    if values._grad_fn is not None:
+        edge_1 = (values._grad_fn, values._output_nr)
+    elif values._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = values._grad_accumulator and values._grad_accumulator()
+        if accumulator is None:
+            accumulator = values._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, indices, values, accumulate)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.IndexPutBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.accumulate = accumulate
+    grad_fn.indices_ = SavedVariableList(indices)
+    grad_fn.values_info = TypeAndSize(values)
+    result = kernel(ks, self, indices, values, accumulate)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_scatter_reduce_two(
+    self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, include_self: bool
+) -> Any:
+    """The common case of scatter_reduce.two: scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor"""
+    handle = operators.scatter_reduce_two
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, index, src, reduce, include_self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, index, src, reduce, include_self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if src._base is not None:
+        refresh_view(src)
+    if src._grad_fn is not None:
+        edge_1 = (src._grad_fn, src._output_nr)
+    elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = src._grad_accumulator and src._grad_accumulator()
+        if accumulator is None:
+            accumulator = src._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, dim, index, src, reduce, include_self)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.ScatterReduceBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.include_self = include_self
+    grad_fn.index_ = SavedVariable(index, False)
+    grad_fn.reduce = reduce
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.src_ = SavedVariable(src, False)
+    result = kernel(ks, self, dim, index, src, reduce, include_self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Any:
+    """The common case of index_copy: index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
+    handle = operators.index_copy
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, index, source)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, index, source)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if source._base is not None:
+        refresh_view(source)
+    if source._grad_fn is not None:
+        edge_1 = (source._grad_fn, source._output_nr)
+    elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = source._grad_accumulator and source._grad_accumulator()
+        if accumulator is None:
+            accumulator = source._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, dim, index, source)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.IndexCopyBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.index_ = SavedVariable(index, False)
+    if _next_edges[1][0] is not None:
+        grad_fn.source_ = SavedVariable(source, False)
+    grad_fn.source_dim = source.dim()
+    result = kernel(ks, self, dim, index, source)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_index_fill_int_Scalar(
+    self: Tensor, dim: int, index: Tensor, value: Number
+) -> Any:
+    """The common case of index_fill.int_Scalar: index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
+    handle = operators.index_fill_int_Scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, index, value)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, index, value)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, index, value)
+    _next_edges = (edge_0,)
+    grad_fn = functions.IndexFillBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.index_ = SavedVariable(index, False)
+    result = kernel(ks, self, dim, index, value)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_index_fill_int_Tensor(
+    self: Tensor, dim: int, index: Tensor, value: Tensor
+) -> Any:
+    """The common case of index_fill.int_Tensor: index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor"""
+    handle = operators.index_fill_int_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, index, value)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, index, value)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if value._base is not None:
+        refresh_view(value)
+    if value._grad_fn is not None:
+        edge_1 = (value._grad_fn, value._output_nr)
+    elif value._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = value._grad_accumulator and value._grad_accumulator()
+        if accumulator is None:
+            accumulator = value._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, dim, index, value)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.IndexFillBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.index_ = SavedVariable(index, False)
+    result = kernel(ks, self, dim, index, value)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Any:
+    """The common case of masked_scatter: masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"""
+    handle = operators.masked_scatter
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, mask, source)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, mask, source)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if source._base is not None:
+        refresh_view(source)
+    if source._grad_fn is not None:
+        edge_1 = (source._grad_fn, source._output_nr)
+    elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = source._grad_accumulator and source._grad_accumulator()
+        if accumulator is None:
+            accumulator = source._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, mask, source)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.MaskedScatterBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.mask_ = SavedVariable(mask, False)
+    grad_fn.source_sym_sizes = tuple(source.shape)
+    result = kernel(ks, self, mask, source)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_masked_select(self: Tensor, mask: Tensor) -> Any:
+    """The common case of masked_select: masked_select(Tensor self, Tensor mask) -> Tensor"""
+    handle = operators.masked_select
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, mask)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, mask)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, mask)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MaskedSelectBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.mask_ = SavedVariable(mask, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, mask)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_take(self: Tensor, index: Tensor) -> Any:
+    """The common case of take: take(Tensor self, Tensor index) -> Tensor"""
+    handle = operators.take
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, index)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, index)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, index)
+    _next_edges = (edge_0,)
+    grad_fn = functions.TakeBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.index_ = SavedVariable(index, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, index)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> Any:
+    """The common case of put: put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
+    handle = operators.put
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, index, source, accumulate)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, index, source, accumulate)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if source._base is not None:
+        refresh_view(source)
+    if source._grad_fn is not None:
+        edge_1 = (source._grad_fn, source._output_nr)
+    elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = source._grad_accumulator and source._grad_accumulator()
+        if accumulator is None:
+            accumulator = source._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, index, source, accumulate)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.PutBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.accumulate = accumulate
+    grad_fn.index_ = SavedVariable(index, False)
+    if _next_edges[1][0] is not None:
+        grad_fn.source_ = SavedVariable(source, False)
+    grad_fn.source_info = TypeAndSize(source)
+    result = kernel(ks, self, index, source, accumulate)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_scatter_value_reduce(
+    self: Tensor, dim: int, index: Tensor, value: Number, reduce: str
+) -> Any:
+    """The common case of scatter.value_reduce: scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor"""
+    handle = operators.scatter_value_reduce
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, index, value, reduce)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, index, value, reduce)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if index._base is not None:
+        refresh_view(index)
+    if index._grad_fn is not None:
+        edge_1 = (index._grad_fn, index._output_nr)
+    elif index._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = index._grad_accumulator and index._grad_accumulator()
+        if accumulator is None:
+            accumulator = index._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, dim, index, value, reduce)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = NotImplementedBackward("scatter")
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, dim, index, value, reduce)
+    set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def fast_index_reduce(
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Any:
+    """The common case of index_reduce: index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor"""
+    handle = operators.index_reduce
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, index, source, reduce, include_self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, index, source, reduce, include_self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if source._base is not None:
+        refresh_view(source)
+    if source._grad_fn is not None:
+        edge_1 = (source._grad_fn, source._output_nr)
+    elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = source._grad_accumulator and source._grad_accumulator()
+        if accumulator is None:
+            accumulator = source._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, dim, index, source, reduce, include_self)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.IndexReduceBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.include_self = include_self
+    grad_fn.index_ = SavedVariable(index, False)
+    grad_fn.reduce = reduce
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.source_ = SavedVariable(source, False)
+    result = kernel(ks, self, dim, index, source, reduce, include_self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_masked_scatter_backward(
+    grad_output: Tensor, mask: Tensor, sizes: Sequence[int]
+) -> Any:
+    """The common case of masked_scatter_backward: masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor"""
+    handle = operators.masked_scatter_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, mask, sizes)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, mask, sizes)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_output, mask, sizes)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MaskedScatterBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.grad_output_info = TypeAndSize(grad_output)
+    grad_fn.mask_ = SavedVariable(mask, False)
+    result = kernel(ks, grad_output, mask, sizes)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_slice_scatter(
+    self: Tensor, src: Tensor, dim: int, start: int | None, end: int | None, step: int
+) -> Any:
+    """The common case of slice_scatter: slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"""
+    handle = operators.slice_scatter
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, src, dim, start, end, step)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, src, dim, start, end, step)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if src._base is not None:
+        refresh_view(src)
+    if src._grad_fn is not None:
+        edge_1 = (src._grad_fn, src._output_nr)
+    elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = src._grad_accumulator and src._grad_accumulator()
+        if accumulator is None:
+            accumulator = src._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, src, dim, start, end, step)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.SliceScatterBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.end = end
+    grad_fn.src_info = TypeAndSize(src)
+    grad_fn.start = start
+    grad_fn.step = step
+    result = kernel(ks, self, src, dim, start, end, step)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Any:
+    """The common case of select_scatter: select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"""
+    handle = operators.select_scatter
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, src, dim, index)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, src, dim, index)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if src._base is not None:
+        refresh_view(src)
+    if src._grad_fn is not None:
+        edge_1 = (src._grad_fn, src._output_nr)
+    elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = src._grad_accumulator and src._grad_accumulator()
+        if accumulator is None:
+            accumulator = src._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, src, dim, index)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.SelectScatterBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.index = index
+    grad_fn.src_info = TypeAndSize(src)
+    result = kernel(ks, self, src, dim, index)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_diagonal_scatter(
+    self: Tensor, src: Tensor, offset: int, dim1: int, dim2: int
+) -> Any:
+    """The common case of diagonal_scatter: diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
+    handle = operators.diagonal_scatter
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, src, offset, dim1, dim2)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, src, offset, dim1, dim2)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if src._base is not None:
+        refresh_view(src)
+    if src._grad_fn is not None:
+        edge_1 = (src._grad_fn, src._output_nr)
+    elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = src._grad_accumulator and src._grad_accumulator()
+        if accumulator is None:
+            accumulator = src._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, src, offset, dim1, dim2)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.DiagonalScatterBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim1 = dim1
+    grad_fn.dim2 = dim2
+    grad_fn.offset = offset
+    grad_fn.src_info = TypeAndSize(src)
+    result = kernel(ks, self, src, offset, dim1, dim2)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__unsafe_index_Tensor(self: Tensor, indices: Sequence[Tensor | None]) -> Any:
+    """The common case of _unsafe_index.Tensor: _unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
+    handle = operators._unsafe_index_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, indices)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, indices)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, indices)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UnsafeIndexBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.indices_ = SavedVariableList(indices)
+    grad_fn.self_info = TypeAndSize(self)
+    result = kernel(ks, self, indices)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__unsafe_index_put(
+    self: Tensor, indices: Sequence[Tensor | None], values: Tensor, accumulate: bool
+) -> Any:
+    """The common case of _unsafe_index_put: _unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
+    handle = operators._unsafe_index_put
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, indices, values, accumulate)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, indices, values, accumulate)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if values._base is not None:
+        refresh_view(values)
+    if values._grad_fn is not None:
+        edge_1 = (values._grad_fn, values._output_nr)
+    elif values._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = values._grad_accumulator and values._grad_accumulator()
+        if accumulator is None:
+            accumulator = values._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, indices, values, accumulate)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.UnsafeIndexPutBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.accumulate = accumulate
+    grad_fn.indices_ = SavedVariableList(indices)
+    grad_fn.values_info = TypeAndSize(values)
+    result = kernel(ks, self, indices, values, accumulate)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_mm(self: Tensor, mat2: Tensor) -> Any:
+    """The common case of mm: mm(Tensor self, Tensor mat2) -> Tensor"""
+    handle = operators.mm
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, mat2)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, mat2)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if mat2._base is not None:
+        refresh_view(mat2)
+    if mat2._grad_fn is not None:
+        edge_1 = (mat2._grad_fn, mat2._output_nr)
+    elif mat2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = mat2._grad_accumulator and mat2._grad_accumulator()
+        if accumulator is None:
+            accumulator = mat2._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, mat2)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.MmBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    if _next_edges[0][0] is not None:
+        grad_fn.mat2_ = SavedVariable(mat2, False)
+    grad_fn.mat2_sym_sizes = tuple(mat2.shape)
+    grad_fn.mat2_sym_strides = mat2.stride()
+    if _next_edges[1][0] is not None:
+        grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_strides = self.stride()
+    result = kernel(ks, self, mat2)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_bmm(self: Tensor, mat2: Tensor) -> Any:
+    """The common case of bmm: bmm(Tensor self, Tensor mat2) -> Tensor"""
+    handle = operators.bmm
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, mat2)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, mat2)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if mat2._base is not None:
+        refresh_view(mat2)
+    if mat2._grad_fn is not None:
+        edge_1 = (mat2._grad_fn, mat2._output_nr)
+    elif mat2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = mat2._grad_accumulator and mat2._grad_accumulator()
+        if accumulator is None:
+            accumulator = mat2._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, mat2)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.BmmBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    if _next_edges[0][0] is not None:
+        grad_fn.mat2_ = SavedVariable(mat2, False)
+    if _next_edges[1][0] is not None:
+        grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, mat2)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_dot(self: Tensor, tensor: Tensor) -> Any:
+    """The common case of dot: dot(Tensor self, Tensor tensor) -> Tensor"""
+    handle = operators.dot
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, tensor)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, tensor)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if tensor._base is not None:
+        refresh_view(tensor)
+    if tensor._grad_fn is not None:
+        edge_1 = (tensor._grad_fn, tensor._output_nr)
+    elif tensor._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = tensor._grad_accumulator and tensor._grad_accumulator()
+        if accumulator is None:
+            accumulator = tensor._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, tensor)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.DotBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    if _next_edges[1][0] is not None:
+        grad_fn.self_ = SavedVariable(self, False)
+    if _next_edges[0][0] is not None:
+        grad_fn.tensor_ = SavedVariable(tensor, False)
+    result = kernel(ks, self, tensor)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_vdot(self: Tensor, other: Tensor) -> Any:
+    """The common case of vdot: vdot(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.vdot
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.VdotBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    if _next_edges[0][0] is not None:
+        grad_fn.other_ = SavedVariable(other, False)
+    if _next_edges[1][0] is not None:
+        grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_mv(self: Tensor, vec: Tensor) -> Any:
+    """The common case of mv: mv(Tensor self, Tensor vec) -> Tensor"""
+    handle = operators.mv
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, vec)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, vec)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if vec._base is not None:
+        refresh_view(vec)
+    if vec._grad_fn is not None:
+        edge_1 = (vec._grad_fn, vec._output_nr)
+    elif vec._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = vec._grad_accumulator and vec._grad_accumulator()
+        if accumulator is None:
+            accumulator = vec._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, vec)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.MvBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    if _next_edges[1][0] is not None:
+        grad_fn.self_ = SavedVariable(self, False)
+    if _next_edges[0][0] is not None:
+        grad_fn.vec_ = SavedVariable(vec, False)
+    result = kernel(ks, self, vec)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__cdist_forward(
+    x1: Tensor, x2: Tensor, p: float, compute_mode: int | None
+) -> Any:
+    """The common case of _cdist_forward: _cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor"""
+    handle = operators._cdist_forward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(x1, x2, p, compute_mode)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, x1, x2, p, compute_mode)
+    # next_edges, inline: where each input's gradient goes.
+    if x1._base is not None:
+        refresh_view(x1)
+    if x1._grad_fn is not None:
+        edge_0 = (x1._grad_fn, x1._output_nr)
+    elif x1._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = x1._grad_accumulator and x1._grad_accumulator()
+        if accumulator is None:
+            accumulator = x1._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if x2._base is not None:
+        refresh_view(x2)
+    if x2._grad_fn is not None:
+        edge_1 = (x2._grad_fn, x2._output_nr)
+    elif x2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = x2._grad_accumulator and x2._grad_accumulator()
+        if accumulator is None:
+            accumulator = x2._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, x1, x2, p, compute_mode)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.CdistBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.p = p
+    grad_fn.x1_ = SavedVariable(x1, False)
+    grad_fn.x2_ = SavedVariable(x2, False)
+    result = kernel(ks, x1, x2, p, compute_mode)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast__pdist_forward(self: Tensor, p: float) -> Any:
+    """The common case of _pdist_forward: _pdist_forward(Tensor self, float p=2) -> Tensor"""
+    handle = operators._pdist_forward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, p)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, p)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, p)
+    _next_edges = (edge_0,)
+    grad_fn = functions.PdistBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.p = p
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, p)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_tril(self: Tensor, diagonal: int) -> Any:
+    """The common case of tril: tril(Tensor self, SymInt diagonal=0) -> Tensor"""
+    handle = operators.tril
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, diagonal)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, diagonal)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, diagonal)
+    _next_edges = (edge_0,)
+    grad_fn = functions.TrilBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.diagonal = diagonal
+    result = kernel(ks, self, diagonal)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_triu(self: Tensor, diagonal: int) -> Any:
+    """The common case of triu: triu(Tensor self, SymInt diagonal=0) -> Tensor"""
+    handle = operators.triu
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, diagonal)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, diagonal)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, diagonal)
+    _next_edges = (edge_0,)
+    grad_fn = functions.TriuBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.diagonal = diagonal
+    result = kernel(ks, self, diagonal)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_trace(self: Tensor) -> Any:
+    """The common case of trace: trace(Tensor self) -> Tensor"""
+    handle = operators.trace
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.TraceBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_linalg_vector_norm(
+    self: Tensor,
+    ord: Number,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    dtype: dtype | None,
+) -> Any:
+    """The common case of linalg_vector_norm: linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    handle = operators.linalg_vector_norm
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, ord, dim, keepdim, dtype)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, ord, dim, keepdim, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, ord, dim, keepdim, dtype)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LinalgVectorNormBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.ord = ord
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, ord, dim, keepdim, dtype)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_norm_Scalar(self: Tensor, p: Number) -> Any:
+    """The common case of norm.Scalar: norm.Scalar(Tensor self, Scalar p=2) -> Tensor"""
+    handle = operators.norm_Scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, p)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, p)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, p)
+    _next_edges = (edge_0,)
+    grad_fn = functions.NormBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.p = p
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, p)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_norm_ScalarOpt_dim(
+    self: Tensor, p: Number | None, dim: Sequence[int], keepdim: bool
+) -> Any:
+    """The common case of norm.ScalarOpt_dim: norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor"""
+    handle = operators.norm_ScalarOpt_dim
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, p, dim, keepdim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, p, dim, keepdim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, p, dim, keepdim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.NormBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.p = p
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, p, dim, keepdim)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_dist(self: Tensor, other: Tensor, p: Number) -> Any:
+    """The common case of dist: dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
+    handle = operators.dist
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other, p)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other, p)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other, p)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.DistBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.p = p
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other, p)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_linalg_inv_ex(A: Tensor, check_errors: bool) -> Any:
+    """The common case of linalg_inv_ex: linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)"""
+    handle = operators.linalg_inv_ex
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(A, check_errors)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, A, check_errors)
+    # next_edges, inline: where each input's gradient goes.
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_0 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, A, check_errors)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LinalgInvExBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, A, check_errors)
+    set_history(result[0], grad_fn)
+    grad_fn.inverse_ = SavedVariable(result[0], True)
+    return result
+
+
+def fast__linalg_det(A: Tensor) -> Any:
+    """The common case of _linalg_det: _linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)"""
+    handle = operators._linalg_det
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(A)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, A)
+    # next_edges, inline: where each input's gradient goes.
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_0 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, A)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LinalgDetBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.A_ = SavedVariable(A, False)
+    result = kernel(ks, A)
+    set_history(result[0], grad_fn)
+    grad_fn.LU_ = SavedVariable(result[1], True)
+    grad_fn.pivots_ = SavedVariable(result[2], True)
+    grad_fn.result_ = SavedVariable(result[0], True)
+    return result
+
+
+def fast__linalg_slogdet(A: Tensor) -> Any:
+    """The common case of _linalg_slogdet: _linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)"""
+    handle = operators._linalg_slogdet
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(A)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, A)
+    # next_edges, inline: where each input's gradient goes.
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_0 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, A)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LinalgSlogdetBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.A_ = SavedVariable(A, False)
+    result = kernel(ks, A)
+    set_history(result[0], grad_fn)
+    set_history(result[1], grad_fn)
+    grad_fn.LU_ = SavedVariable(result[2], True)
+    grad_fn.pivots_ = SavedVariable(result[3], True)
+    grad_fn.sign_ = SavedVariable(result[0], True)
+    return result
+
+
+def fast__linalg_solve_ex(A: Tensor, B: Tensor, left: bool, check_errors: bool) -> Any:
+    """The common case of _linalg_solve_ex: _linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)"""
+    handle = operators._linalg_solve_ex
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(A, B, left, check_errors)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, A, B, left, check_errors)
+    # next_edges, inline: where each input's gradient goes.
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_0 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if B._base is not None:
+        refresh_view(B)
+    if B._grad_fn is not None:
+        edge_1 = (B._grad_fn, B._output_nr)
+    elif B._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = B._grad_accumulator and B._grad_accumulator()
+        if accumulator is None:
+            accumulator = B._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, A, B, left, check_errors)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.LinalgSolveExBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.A_ = SavedVariable(A, False)
+    grad_fn.left = left
+    result = kernel(ks, A, B, left, check_errors)
+    set_history(result[0], grad_fn)
+    grad_fn.LU_ = SavedVariable(result[1], True)
+    grad_fn.pivots_ = SavedVariable(result[2], True)
+    grad_fn.result_ = SavedVariable(result[0], True)
+    return result
+
+
+def fast_linalg_cholesky_ex(self: Tensor, upper: bool, check_errors: bool) -> Any:
+    """The common case of linalg_cholesky_ex: linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)"""
+    handle = operators.linalg_cholesky_ex
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, upper, check_errors)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, upper, check_errors)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, upper, check_errors)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LinalgCholeskyExBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.upper = upper
+    result = kernel(ks, self, upper, check_errors)
+    set_history(result[0], grad_fn)
+    grad_fn.L_ = SavedVariable(result[0], True)
+    return result
+
+
+def fast_linalg_qr(A: Tensor, mode: str) -> Any:
+    """The common case of linalg_qr: linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)"""
+    handle = operators.linalg_qr
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(A, mode)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, A, mode)
+    # next_edges, inline: where each input's gradient goes.
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_0 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, A, mode)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LinalgQrBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.mode = mode
+    result = kernel(ks, A, mode)
+    set_history(result[0], grad_fn)
+    set_history(result[1], grad_fn)
+    grad_fn.Q_ = SavedVariable(result[0], True)
+    grad_fn.R_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast__linalg_svd(
+    A: Tensor, full_matrices: bool, compute_uv: bool, driver: str | None
+) -> Any:
+    """The common case of _linalg_svd: _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)"""
+    handle = operators._linalg_svd
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(A, full_matrices, compute_uv, driver)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, A, full_matrices, compute_uv, driver)
+    # next_edges, inline: where each input's gradient goes.
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_0 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, A, full_matrices, compute_uv, driver)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LinalgSvdBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.A_sym_sizes = tuple(A.shape)
+    grad_fn.full_matrices = full_matrices
+    result = kernel(ks, A, full_matrices, compute_uv, driver)
+    set_history(result[0], grad_fn)
+    set_history(result[1], grad_fn)
+    set_history(result[2], grad_fn)
+    grad_fn.S_ = SavedVariable(result[1], True)
+    grad_fn.U_ = SavedVariable(result[0], True)
+    grad_fn.Vh_ = SavedVariable(result[2], True)
+    return result
+
+
+def fast__linalg_eigh(A: Tensor, UPLO: str, compute_v: bool) -> Any:
+    """The common case of _linalg_eigh: _linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)"""
+    handle = operators._linalg_eigh
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(A, UPLO, compute_v)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, A, UPLO, compute_v)
+    # next_edges, inline: where each input's gradient goes.
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_0 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, A, UPLO, compute_v)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LinalgEighBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, A, UPLO, compute_v)
+    set_history(result[0], grad_fn)
+    set_history(result[1], grad_fn)
+    grad_fn.eigenvalues_ = SavedVariable(result[0], True)
+    grad_fn.eigenvectors_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_linalg_eig(self: Tensor) -> Any:
+    """The common case of linalg_eig: linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)"""
+    handle = operators.linalg_eig
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LinalgEigBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
+    result = kernel(ks, self)
+    set_history(result[0], grad_fn)
+    set_history(result[1], grad_fn)
+    grad_fn.eigenvalues_ = SavedVariable(result[0], True)
+    grad_fn.eigenvectors_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_linalg_solve_triangular(
+    self: Tensor, B: Tensor, upper: bool, left: bool, unitriangular: bool
+) -> Any:
+    """The common case of linalg_solve_triangular: linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor"""
+    handle = operators.linalg_solve_triangular
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, B, upper, left, unitriangular)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, B, upper, left, unitriangular)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if B._base is not None:
+        refresh_view(B)
+    if B._grad_fn is not None:
+        edge_1 = (B._grad_fn, B._output_nr)
+    elif B._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = B._grad_accumulator and B._grad_accumulator()
+        if accumulator is None:
+            accumulator = B._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, B, upper, left, unitriangular)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.LinalgSolveTriangularBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.left = left
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.unitriangular = unitriangular
+    grad_fn.upper = upper
+    result = kernel(ks, self, B, upper, left, unitriangular)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_linalg_cross(self: Tensor, other: Tensor, dim: int) -> Any:
+    """The common case of linalg_cross: linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor"""
+    handle = operators.linalg_cross
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other, dim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other, dim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other, dim)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.LinalgCrossBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    if _next_edges[0][0] is not None:
+        grad_fn.other_ = SavedVariable(other, False)
+    if _next_edges[1][0] is not None:
+        grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other, dim)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_linalg_matrix_exp(self: Tensor) -> Any:
+    """The common case of linalg_matrix_exp: linalg_matrix_exp(Tensor self) -> Tensor"""
+    handle = operators.linalg_matrix_exp
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LinalgMatrixExpBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_linalg_pinv_atol_rtol_tensor(
+    self: Tensor, atol: Tensor | None, rtol: Tensor | None, hermitian: bool
+) -> Any:
+    """The common case of linalg_pinv.atol_rtol_tensor: linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor"""
+    handle = operators.linalg_pinv_atol_rtol_tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, atol, rtol, hermitian)
+    check_no_requires_grad(atol, "atol", "linalg_pinv")
+    check_no_requires_grad(rtol, "rtol", "linalg_pinv")
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, atol, rtol, hermitian)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, atol, rtol, hermitian)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LinalgPinvBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, atol, rtol, hermitian)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_linalg_lstsq(
+    self: Tensor, b: Tensor, rcond: float | None, driver: str | None
+) -> Any:
+    """The common case of linalg_lstsq: linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)"""
+    handle = operators.linalg_lstsq
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, b, rcond, driver)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, b, rcond, driver)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if b._base is not None:
+        refresh_view(b)
+    if b._grad_fn is not None:
+        edge_1 = (b._grad_fn, b._output_nr)
+    elif b._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = b._grad_accumulator and b._grad_accumulator()
+        if accumulator is None:
+            accumulator = b._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, b, rcond, driver)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.LinalgLstsqBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.b_ = SavedVariable(b, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, b, rcond, driver)
+    set_history(result[0], grad_fn)
+    set_history(result[1], grad_fn)
+    grad_fn.solution_ = SavedVariable(result[0], True)
+    return result
+
+
+def fast_linalg_lu_factor_ex(A: Tensor, pivot: bool, check_errors: bool) -> Any:
+    """The common case of linalg_lu_factor_ex: linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)"""
+    handle = operators.linalg_lu_factor_ex
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(A, pivot, check_errors)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, A, pivot, check_errors)
+    # next_edges, inline: where each input's gradient goes.
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_0 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, A, pivot, check_errors)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LinalgLuFactorExBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.pivot = pivot
+    result = kernel(ks, A, pivot, check_errors)
+    set_history(result[0], grad_fn)
+    grad_fn.LU_ = SavedVariable(result[0], True)
+    grad_fn.pivots_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_linalg_lu(A: Tensor, pivot: bool) -> Any:
+    """The common case of linalg_lu: linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)"""
+    handle = operators.linalg_lu
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(A, pivot)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, A, pivot)
+    # next_edges, inline: where each input's gradient goes.
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_0 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, A, pivot)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LinalgLuBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.pivot = pivot
+    result = kernel(ks, A, pivot)
+    set_history(result[0], grad_fn)
+    set_history(result[1], grad_fn)
+    set_history(result[2], grad_fn)
+    grad_fn.L_ = SavedVariable(result[1], True)
+    grad_fn.P_ = SavedVariable(result[0], True)
+    grad_fn.U_ = SavedVariable(result[2], True)
+    return result
+
+
+def fast_linalg_lu_solve(
+    LU: Tensor, pivots: Tensor, B: Tensor, left: bool, adjoint: bool
+) -> Any:
+    """The common case of linalg_lu_solve: linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor"""
+    handle = operators.linalg_lu_solve
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(LU, pivots, B, left, adjoint)
+    check_no_requires_grad(pivots, "pivots", "linalg_lu_solve")
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, LU, pivots, B, left, adjoint)
+    # next_edges, inline: where each input's gradient goes.
+    if LU._base is not None:
+        refresh_view(LU)
+    if LU._grad_fn is not None:
+        edge_0 = (LU._grad_fn, LU._output_nr)
+    elif LU._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = LU._grad_accumulator and LU._grad_accumulator()
+        if accumulator is None:
+            accumulator = LU._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if B._base is not None:
+        refresh_view(B)
+    if B._grad_fn is not None:
+        edge_1 = (B._grad_fn, B._output_nr)
+    elif B._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = B._grad_accumulator and B._grad_accumulator()
+        if accumulator is None:
+            accumulator = B._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, LU, pivots, B, left, adjoint)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.LinalgLuSolveBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.LU_ = SavedVariable(LU, False)
+    grad_fn.adjoint = adjoint
+    grad_fn.left = left
+    grad_fn.pivots_ = SavedVariable(pivots, False)
+    result = kernel(ks, LU, pivots, B, left, adjoint)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_cholesky(self: Tensor, upper: bool) -> Any:
+    """The common case of cholesky: cholesky(Tensor self, bool upper=False) -> Tensor"""
+    handle = operators.cholesky
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, upper)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, upper)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, upper)
+    _next_edges = (edge_0,)
+    grad_fn = functions.CholeskyBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.upper = upper
+    result = kernel(ks, self, upper)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_linalg_householder_product(input: Tensor, tau: Tensor) -> Any:
+    """The common case of linalg_householder_product: linalg_householder_product(Tensor input, Tensor tau) -> Tensor"""
+    handle = operators.linalg_householder_product
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(input, tau)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, input, tau)
+    # next_edges, inline: where each input's gradient goes.
+    if input._base is not None:
+        refresh_view(input)
+    if input._grad_fn is not None:
+        edge_0 = (input._grad_fn, input._output_nr)
+    elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = input._grad_accumulator and input._grad_accumulator()
+        if accumulator is None:
+            accumulator = input._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if tau._base is not None:
+        refresh_view(tau)
+    if tau._grad_fn is not None:
+        edge_1 = (tau._grad_fn, tau._output_nr)
+    elif tau._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = tau._grad_accumulator and tau._grad_accumulator()
+        if accumulator is None:
+            accumulator = tau._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, input, tau)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.LinalgHouseholderProductBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.input_ = SavedVariable(input, False)
+    grad_fn.tau_ = SavedVariable(tau, False)
+    result = kernel(ks, input, tau)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_norm_ScalarOpt_dtype(self: Tensor, p: Number | None, dtype: dtype) -> Any:
+    """The common case of norm.ScalarOpt_dtype: norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor"""
+    handle = operators.norm_ScalarOpt_dtype
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, p, dtype)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, p, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, p, dtype)
+    _next_edges = (edge_0,)
+    grad_fn = functions.NormBackward2()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.p = p
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, p, dtype)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_norm_ScalarOpt_dim_dtype(
+    self: Tensor, p: Number | None, dim: Sequence[int], keepdim: bool, dtype: dtype
+) -> Any:
+    """The common case of norm.ScalarOpt_dim_dtype: norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor"""
+    handle = operators.norm_ScalarOpt_dim_dtype
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, p, dim, keepdim, dtype)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, p, dim, keepdim, dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, p, dim, keepdim, dtype)
+    _next_edges = (edge_0,)
+    grad_fn = functions.NormBackward3()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.keepdim = keepdim
+    grad_fn.p = p
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, p, dim, keepdim, dtype)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
+    """The common case of renorm: renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor"""
+    handle = operators.renorm
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, p, dim, maxnorm)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, p, dim, maxnorm)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, p, dim, maxnorm)
+    _next_edges = (edge_0,)
+    grad_fn = functions.RenormBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.maxnorm = maxnorm
+    grad_fn.p = p
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, p, dim, maxnorm)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_cholesky_inverse(self: Tensor, upper: bool) -> Any:
+    """The common case of cholesky_inverse: cholesky_inverse(Tensor self, bool upper=False) -> Tensor"""
+    handle = operators.cholesky_inverse
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, upper)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, upper)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, upper)
+    _next_edges = (edge_0,)
+    grad_fn = functions.CholeskyInverseBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.upper = upper
+    result = kernel(ks, self, upper)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_cholesky_solve(self: Tensor, input2: Tensor, upper: bool) -> Any:
+    """The common case of cholesky_solve: cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor"""
+    handle = operators.cholesky_solve
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, input2, upper)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, input2, upper)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if input2._base is not None:
+        refresh_view(input2)
+    if input2._grad_fn is not None:
+        edge_1 = (input2._grad_fn, input2._output_nr)
+    elif input2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = input2._grad_accumulator and input2._grad_accumulator()
+        if accumulator is None:
+            accumulator = input2._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, input2, upper)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.CholeskySolveBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.input2_ = SavedVariable(input2, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.upper = upper
+    result = kernel(ks, self, input2, upper)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_triangular_solve(
+    self: Tensor, A: Tensor, upper: bool, transpose: bool, unitriangular: bool
+) -> Any:
+    """The common case of triangular_solve: triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)"""
+    handle = operators.triangular_solve
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, A, upper, transpose, unitriangular)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, A, upper, transpose, unitriangular)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if A._base is not None:
+        refresh_view(A)
+    if A._grad_fn is not None:
+        edge_1 = (A._grad_fn, A._output_nr)
+    elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = A._grad_accumulator and A._grad_accumulator()
+        if accumulator is None:
+            accumulator = A._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, A, upper, transpose, unitriangular)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.TriangularSolveBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.A_ = SavedVariable(A, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.transpose = transpose
+    grad_fn.unitriangular = unitriangular
+    grad_fn.upper = upper
+    result = kernel(ks, self, A, upper, transpose, unitriangular)
+    set_history(result[0], grad_fn)
+    set_history(result[1], grad_fn)
+    grad_fn.solution_ = SavedVariable(result[0], True)
+    return result
+
+
+def fast_lu_unpack(
+    LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool, unpack_pivots: bool
+) -> Any:
+    """The common case of lu_unpack: lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)"""
+    handle = operators.lu_unpack
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(LU_data, LU_pivots, unpack_data, unpack_pivots)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, LU_data, LU_pivots, unpack_data, unpack_pivots)
+    # next_edges, inline: where each input's gradient goes.
+    if LU_data._base is not None:
+        refresh_view(LU_data)
+    if LU_data._grad_fn is not None:
+        edge_0 = (LU_data._grad_fn, LU_data._output_nr)
+    elif LU_data._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = LU_data._grad_accumulator and LU_data._grad_accumulator()
+        if accumulator is None:
+            accumulator = LU_data._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, LU_data, LU_pivots, unpack_data, unpack_pivots)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LuUnpackBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.LU_data_sym_sizes = tuple(LU_data.shape)
+    result = kernel(ks, LU_data, LU_pivots, unpack_data, unpack_pivots)
+    set_history(result[0], grad_fn)
+    set_history(result[1], grad_fn)
+    set_history(result[2], grad_fn)
+    return result
+
+
+def fast_geqrf(self: Tensor) -> Any:
+    """The common case of geqrf: geqrf(Tensor self) -> (Tensor a, Tensor tau)"""
+    handle = operators.geqrf
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.GeqrfBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    set_history(result[0], grad_fn)
+    return result
+
+
+def fast_relu(self: Tensor) -> Any:
+    """The common case of relu: relu(Tensor self) -> Tensor"""
+    handle = operators.relu
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ReluBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_gelu(self: Tensor, approximate: str) -> Any:
+    """The common case of gelu: gelu(Tensor self, *, str approximate='none') -> Tensor"""
+    handle = operators.gelu
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, approximate)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, approximate)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, approximate)
+    _next_edges = (edge_0,)
+    grad_fn = functions.GeluBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.approximate = approximate
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, approximate)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_silu(self: Tensor) -> Any:
+    """The common case of silu: silu(Tensor self) -> Tensor"""
+    handle = operators.silu
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SiluBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_threshold_backward(
+    grad_output: Tensor, self: Tensor, threshold: Number
+) -> Any:
+    """The common case of threshold_backward: threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"""
+    handle = operators.threshold_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, threshold)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, threshold)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, threshold)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.ThresholdBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.threshold = threshold
+    result = kernel(ks, grad_output, self, threshold)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_gelu_backward(grad_output: Tensor, self: Tensor, approximate: str) -> Any:
+    """The common case of gelu_backward: gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor"""
+    handle = operators.gelu_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, approximate)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, approximate)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, approximate)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.GeluBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.approximate = approximate
+    grad_fn.grad_output_ = SavedVariable(grad_output, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, grad_output, self, approximate)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_silu_backward(grad_output: Tensor, self: Tensor) -> Any:
+    """The common case of silu_backward: silu_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    handle = operators.silu_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = NotImplementedBackward("silu_backward")
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, grad_output, self)
+    set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def fast__softmax(self: Tensor, dim: int, half_to_float: bool) -> Any:
+    """The common case of _softmax: _softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+    handle = operators._softmax
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, half_to_float)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, half_to_float)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, half_to_float)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SoftmaxBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
+    result = kernel(ks, self, dim, half_to_float)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast__softmax_backward_data(
+    grad_output: Tensor, output: Tensor, dim: int, input_dtype: dtype
+) -> Any:
+    """The common case of _softmax_backward_data: _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
+    handle = operators._softmax_backward_data
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, output, dim, input_dtype)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, output, dim, input_dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if output._base is not None:
+        refresh_view(output)
+    if output._grad_fn is not None:
+        edge_1 = (output._grad_fn, output._output_nr)
+    elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = output._grad_accumulator and output._grad_accumulator()
+        if accumulator is None:
+            accumulator = output._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, output, dim, input_dtype)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.SoftmaxBackwardDataBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.grad_output_ = SavedVariable(grad_output, False)
+    grad_fn.input_dtype = input_dtype
+    grad_fn.output_ = SavedVariable(output, False)
+    grad_fn.output_scalar_type = SCALAR_TYPES[output._data.dtype]
+    result = kernel(ks, grad_output, output, dim, input_dtype)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__log_softmax(self: Tensor, dim: int, half_to_float: bool) -> Any:
+    """The common case of _log_softmax: _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+    handle = operators._log_softmax
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, half_to_float)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, half_to_float)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, half_to_float)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LogSoftmaxBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
+    result = kernel(ks, self, dim, half_to_float)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast__log_softmax_backward_data(
+    grad_output: Tensor, output: Tensor, dim: int, input_dtype: dtype
+) -> Any:
+    """The common case of _log_softmax_backward_data: _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
+    handle = operators._log_softmax_backward_data
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, output, dim, input_dtype)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, output, dim, input_dtype)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if output._base is not None:
+        refresh_view(output)
+    if output._grad_fn is not None:
+        edge_1 = (output._grad_fn, output._output_nr)
+    elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = output._grad_accumulator and output._grad_accumulator()
+        if accumulator is None:
+            accumulator = output._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, output, dim, input_dtype)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.LogSoftmaxBackwardDataBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.grad_output_ = SavedVariable(grad_output, False)
+    grad_fn.output_ = SavedVariable(output, False)
+    grad_fn.output_scalar_type = SCALAR_TYPES[output._data.dtype]
+    result = kernel(ks, grad_output, output, dim, input_dtype)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_leaky_relu(self: Tensor, negative_slope: Number) -> Any:
+    """The common case of leaky_relu: leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"""
+    handle = operators.leaky_relu
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, negative_slope)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, negative_slope)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, negative_slope)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LeakyReluBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.negative_slope = negative_slope
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, negative_slope)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_leaky_relu_backward(
+    grad_output: Tensor, self: Tensor, negative_slope: Number, self_is_result: bool
+) -> Any:
+    """The common case of leaky_relu_backward: leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor"""
+    handle = operators.leaky_relu_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, negative_slope, self_is_result)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, negative_slope, self_is_result)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, negative_slope, self_is_result)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.LeakyReluBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.negative_slope = negative_slope
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, grad_output, self, negative_slope, self_is_result)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_elu(self: Tensor, alpha: Number, scale: Number, input_scale: Number) -> Any:
+    """The common case of elu: elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"""
+    handle = operators.elu
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, alpha, scale, input_scale)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, alpha, scale, input_scale)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, alpha, scale, input_scale)
+    _next_edges = (edge_0,)
+    grad_fn = functions.EluBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.alpha = alpha
+    grad_fn.input_scale = input_scale
+    grad_fn.scale = scale
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, alpha, scale, input_scale)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_elu_backward(
+    grad_output: Tensor,
+    alpha: Number,
+    scale: Number,
+    input_scale: Number,
+    is_result: bool,
+    self_or_result: Tensor,
+) -> Any:
+    """The common case of elu_backward: elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor"""
+    handle = operators.elu_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            grad_output, alpha, scale, input_scale, is_result, self_or_result
+        )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks, grad_output, alpha, scale, input_scale, is_result, self_or_result
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self_or_result._base is not None:
+        refresh_view(self_or_result)
+    if self_or_result._grad_fn is not None:
+        edge_1 = (self_or_result._grad_fn, self_or_result._output_nr)
+    elif self_or_result._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = (
+            self_or_result._grad_accumulator and self_or_result._grad_accumulator()
+        )
+        if accumulator is None:
+            accumulator = self_or_result._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(
+            ks, grad_output, alpha, scale, input_scale, is_result, self_or_result
+        )
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.EluBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.alpha = alpha
+    grad_fn.grad_output_ = SavedVariable(grad_output, False)
+    grad_fn.input_scale = input_scale
+    grad_fn.is_result = is_result
+    grad_fn.scale = scale
+    grad_fn.self_or_result_ = SavedVariable(self_or_result, False)
+    result = kernel(
+        ks, grad_output, alpha, scale, input_scale, is_result, self_or_result
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_softplus(self: Tensor, beta: Number, threshold: Number) -> Any:
+    """The common case of softplus: softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor"""
+    handle = operators.softplus
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, beta, threshold)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, beta, threshold)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, beta, threshold)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SoftplusBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.beta = beta
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.threshold = threshold
+    result = kernel(ks, self, beta, threshold)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_softplus_backward(
+    grad_output: Tensor, self: Tensor, beta: Number, threshold: Number
+) -> Any:
+    """The common case of softplus_backward: softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor"""
+    handle = operators.softplus_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, beta, threshold)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, beta, threshold)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, beta, threshold)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.SoftplusBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.beta = beta
+    grad_fn.grad_output_ = SavedVariable(grad_output, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.threshold = threshold
+    result = kernel(ks, grad_output, self, beta, threshold)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_log_sigmoid_forward(self: Tensor) -> Any:
+    """The common case of log_sigmoid_forward: log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)"""
+    handle = operators.log_sigmoid_forward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LogSigmoidBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    set_history(result[0], grad_fn)
+    grad_fn.buffer_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_log_sigmoid_backward(grad_output: Tensor, self: Tensor, buffer: Tensor) -> Any:
+    """The common case of log_sigmoid_backward: log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor"""
+    handle = operators.log_sigmoid_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, buffer)
+    check_no_requires_grad(buffer, "buffer", "log_sigmoid_backward")
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, buffer)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, buffer)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.LogSigmoidBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.buffer_ = SavedVariable(buffer, False)
+    grad_fn.grad_output_ = SavedVariable(grad_output, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, grad_output, self, buffer)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_hardtanh(self: Tensor, min_val: Number, max_val: Number) -> Any:
+    """The common case of hardtanh: hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
+    handle = operators.hardtanh
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, min_val, max_val)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, min_val, max_val)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, min_val, max_val)
+    _next_edges = (edge_0,)
+    grad_fn = functions.HardtanhBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.max_val = max_val
+    grad_fn.min_val = min_val
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, min_val, max_val)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_hardtanh_backward(
+    grad_output: Tensor, self: Tensor, min_val: Number, max_val: Number
+) -> Any:
+    """The common case of hardtanh_backward: hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor"""
+    handle = operators.hardtanh_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, min_val, max_val)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, min_val, max_val)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, min_val, max_val)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.HardtanhBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.max_val = max_val
+    grad_fn.min_val = min_val
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, grad_output, self, min_val, max_val)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_mish(self: Tensor) -> Any:
+    """The common case of mish: mish(Tensor self) -> Tensor"""
+    handle = operators.mish
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MishBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_mish_backward(grad_output: Tensor, self: Tensor) -> Any:
+    """The common case of mish_backward: mish_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    handle = operators.mish_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = NotImplementedBackward("mish_backward")
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, grad_output, self)
+    set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def fast_celu(self: Tensor, alpha: Number) -> Any:
+    """The common case of celu: celu(Tensor self, Scalar alpha=1.0) -> Tensor"""
+    handle = operators.celu
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, alpha)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, alpha)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, alpha)
+    _next_edges = (edge_0,)
+    grad_fn = functions.CeluBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.alpha = alpha
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, alpha)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_glu(self: Tensor, dim: int) -> Any:
+    """The common case of glu: glu(Tensor self, int dim=-1) -> Tensor"""
+    handle = operators.glu
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim)
+    _next_edges = (edge_0,)
+    grad_fn = functions.GluBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, dim)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_glu_backward(grad_output: Tensor, self: Tensor, dim: int) -> Any:
+    """The common case of glu_backward: glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor"""
+    handle = operators.glu_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, dim)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, dim)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, dim)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.GluBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.grad_output_ = SavedVariable(grad_output, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, grad_output, self, dim)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_hardshrink(self: Tensor, lambd: Number) -> Any:
+    """The common case of hardshrink: hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
+    handle = operators.hardshrink
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, lambd)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, lambd)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, lambd)
+    _next_edges = (edge_0,)
+    grad_fn = functions.HardshrinkBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.lambd = lambd
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, lambd)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_hardshrink_backward(grad_out: Tensor, self: Tensor, lambd: Number) -> Any:
+    """The common case of hardshrink_backward: hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor"""
+    handle = operators.hardshrink_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_out, self, lambd)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_out, self, lambd)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_out._base is not None:
+        refresh_view(grad_out)
+    if grad_out._grad_fn is not None:
+        edge_0 = (grad_out._grad_fn, grad_out._output_nr)
+    elif grad_out._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_out._grad_accumulator and grad_out._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_out._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_out, self, lambd)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.HardshrinkBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.lambd = lambd
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, grad_out, self, lambd)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_softshrink(self: Tensor, lambd: Number) -> Any:
+    """The common case of softshrink: softshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
+    handle = operators.softshrink
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, lambd)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, lambd)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, lambd)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SoftshrinkBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.lambd = lambd
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, lambd)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_softshrink_backward(grad_output: Tensor, self: Tensor, lambd: Number) -> Any:
+    """The common case of softshrink_backward: softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor"""
+    handle = operators.softshrink_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, lambd)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, lambd)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, lambd)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.SoftshrinkBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.lambd = lambd
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, grad_output, self, lambd)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_hardsigmoid(self: Tensor) -> Any:
+    """The common case of hardsigmoid: hardsigmoid(Tensor self) -> Tensor"""
+    handle = operators.hardsigmoid
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.HardsigmoidBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_hardsigmoid_backward(grad_output: Tensor, self: Tensor) -> Any:
+    """The common case of hardsigmoid_backward: hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    handle = operators.hardsigmoid_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.HardsigmoidBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, grad_output, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_hardswish(self: Tensor) -> Any:
+    """The common case of hardswish: hardswish(Tensor self) -> Tensor"""
+    handle = operators.hardswish
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.HardswishBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_hardswish_backward(grad_output: Tensor, self: Tensor) -> Any:
+    """The common case of hardswish_backward: hardswish_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    handle = operators.hardswish_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.HardswishBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.grad_output_ = SavedVariable(grad_output, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
+    result = kernel(ks, grad_output, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_threshold(self: Tensor, threshold: Number, value: Number) -> Any:
+    """The common case of threshold: threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor"""
+    handle = operators.threshold
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, threshold, value)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, threshold, value)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, threshold, value)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ThresholdBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.threshold = threshold
+    result = kernel(ks, self, threshold, value)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_rrelu_with_noise(
+    self: Tensor,
+    noise: Tensor,
+    lower: Number,
+    upper: Number,
+    training: bool,
+    generator: Any | None,
+) -> Any:
+    """The common case of rrelu_with_noise: rrelu_with_noise(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor"""
+    handle = operators.rrelu_with_noise
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, noise, lower, upper, training, generator)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, noise, lower, upper, training, generator)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, noise, lower, upper, training, generator)
+    _next_edges = (edge_0,)
+    grad_fn = functions.RreluWithNoiseBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.lower = lower
+    grad_fn.noise_ = SavedVariable(noise, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.training = training
+    grad_fn.upper = upper
+    result = kernel(ks, self, noise, lower, upper, training, generator)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_rrelu_with_noise_backward(
+    grad_output: Tensor,
+    self: Tensor,
+    noise: Tensor,
+    lower: Number,
+    upper: Number,
+    training: bool,
+    self_is_result: bool,
+) -> Any:
+    """The common case of rrelu_with_noise_backward: rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor"""
+    handle = operators.rrelu_with_noise_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            grad_output, self, noise, lower, upper, training, self_is_result
+        )
+    check_no_requires_grad(noise, "noise", "rrelu_with_noise_backward")
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks, grad_output, self, noise, lower, upper, training, self_is_result
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(
+            ks, grad_output, self, noise, lower, upper, training, self_is_result
+        )
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.RreluWithNoiseBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.lower = lower
+    grad_fn.noise_ = SavedVariable(noise, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.training = training
+    grad_fn.upper = upper
+    result = kernel(
+        ks, grad_output, self, noise, lower, upper, training, self_is_result
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__prelu_kernel(self: Tensor, weight: Tensor) -> Any:
+    """The common case of _prelu_kernel: _prelu_kernel(Tensor self, Tensor weight) -> Tensor"""
+    handle = operators._prelu_kernel
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, weight)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, weight)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if weight._base is not None:
+        refresh_view(weight)
+    if weight._grad_fn is not None:
+        edge_1 = (weight._grad_fn, weight._output_nr)
+    elif weight._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = weight._grad_accumulator and weight._grad_accumulator()
+        if accumulator is None:
+            accumulator = weight._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, weight)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.PreluKernelBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.weight_ = SavedVariable(weight, False)
+    result = kernel(ks, self, weight)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_native_dropout(input: Tensor, p: float, train: bool | None) -> Any:
+    """The common case of native_dropout: native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)"""
+    handle = operators.native_dropout
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(input, p, train)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, input, p, train)
+    # next_edges, inline: where each input's gradient goes.
+    if input._base is not None:
+        refresh_view(input)
+    if input._grad_fn is not None:
+        edge_0 = (input._grad_fn, input._output_nr)
+    elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = input._grad_accumulator and input._grad_accumulator()
+        if accumulator is None:
+            accumulator = input._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, input, p, train)
+    _next_edges = (edge_0,)
+    grad_fn = functions.NativeDropoutBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.p = p
+    grad_fn.train = train
+    result = kernel(ks, input, p, train)
+    set_history(result[0], grad_fn)
+    grad_fn.result1_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_native_dropout_backward(
+    grad_output: Tensor, mask: Tensor, scale: float
+) -> Any:
+    """The common case of native_dropout_backward: native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor"""
+    handle = operators.native_dropout_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, mask, scale)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, mask, scale)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if mask._base is not None:
+        refresh_view(mask)
+    if mask._grad_fn is not None:
+        edge_1 = (mask._grad_fn, mask._output_nr)
+    elif mask._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = mask._grad_accumulator and mask._grad_accumulator()
+        if accumulator is None:
+            accumulator = mask._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, mask, scale)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.NativeDropoutBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.grad_output_ = SavedVariable(grad_output, False)
+    grad_fn.mask_ = SavedVariable(mask, False)
+    grad_fn.scale = scale
+    result = kernel(ks, grad_output, mask, scale)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_mse_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
+    """The common case of mse_loss: mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
+    handle = operators.mse_loss
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, target, reduction)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, target, reduction)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if target._base is not None:
+        refresh_view(target)
+    if target._grad_fn is not None:
+        edge_1 = (target._grad_fn, target._output_nr)
+    elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = target._grad_accumulator and target._grad_accumulator()
+        if accumulator is None:
+            accumulator = target._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, target, reduction)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.MseLossBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.reduction = reduction
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.target_ = SavedVariable(target, False)
+    result = kernel(ks, self, target, reduction)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_nll_loss_forward(
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+) -> Any:
+    """The common case of nll_loss_forward: nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
+    handle = operators.nll_loss_forward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, target, weight, reduction, ignore_index)
+    check_no_requires_grad(weight, "weight", "nll_loss_forward")
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, target, weight, reduction, ignore_index)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, target, weight, reduction, ignore_index)
+    _next_edges = (edge_0,)
+    grad_fn = functions.NllLossBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.ignore_index = ignore_index
+    grad_fn.reduction = reduction
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.target_ = SavedVariable(target, False)
+    grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = kernel(ks, self, target, weight, reduction, ignore_index)
+    set_history(result[0], grad_fn)
+    grad_fn.total_weight_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_nll_loss_backward(
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+    total_weight: Tensor,
+) -> Any:
+    """The common case of nll_loss_backward: nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"""
+    handle = operators.nll_loss_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            grad_output, self, target, weight, reduction, ignore_index, total_weight
+        )
+    check_no_requires_grad(weight, "weight", "nll_loss_backward")
+    check_no_requires_grad(total_weight, "total_weight", "nll_loss_backward")
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(
+            ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
+        )
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.NllLossBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.ignore_index = ignore_index
+    grad_fn.reduction = reduction
+    grad_fn.target_ = SavedVariable(target, False)
+    grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = kernel(
+        ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_nll_loss2d_forward(
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+) -> Any:
+    """The common case of nll_loss2d_forward: nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
+    handle = operators.nll_loss2d_forward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, target, weight, reduction, ignore_index)
+    check_no_requires_grad(weight, "weight", "nll_loss2d_forward")
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, target, weight, reduction, ignore_index)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, target, weight, reduction, ignore_index)
+    _next_edges = (edge_0,)
+    grad_fn = functions.NllLoss2DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.ignore_index = ignore_index
+    grad_fn.reduction = reduction
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.target_ = SavedVariable(target, False)
+    grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = kernel(ks, self, target, weight, reduction, ignore_index)
+    set_history(result[0], grad_fn)
+    grad_fn.total_weight_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_nll_loss2d_backward(
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+    total_weight: Tensor,
+) -> Any:
+    """The common case of nll_loss2d_backward: nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"""
+    handle = operators.nll_loss2d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            grad_output, self, target, weight, reduction, ignore_index, total_weight
+        )
+    check_no_requires_grad(weight, "weight", "nll_loss2d_backward")
+    check_no_requires_grad(total_weight, "total_weight", "nll_loss2d_backward")
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(
+            ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
+        )
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.NllLoss2DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.ignore_index = ignore_index
+    grad_fn.reduction = reduction
+    grad_fn.target_ = SavedVariable(target, False)
+    grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = kernel(
+        ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_binary_cross_entropy(
+    self: Tensor, target: Tensor, weight: Tensor | None, reduction: int
+) -> Any:
+    """The common case of binary_cross_entropy: binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    handle = operators.binary_cross_entropy
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, target, weight, reduction)
+    check_no_requires_grad(weight, "weight", "binary_cross_entropy")
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, target, weight, reduction)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if target._base is not None:
+        refresh_view(target)
+    if target._grad_fn is not None:
+        edge_1 = (target._grad_fn, target._output_nr)
+    elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = target._grad_accumulator and target._grad_accumulator()
+        if accumulator is None:
+            accumulator = target._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, target, weight, reduction)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.BinaryCrossEntropyBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.reduction = reduction
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.target_ = SavedVariable(target, False)
+    grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = kernel(ks, self, target, weight, reduction)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_smooth_l1_loss(
+    self: Tensor, target: Tensor, reduction: int, beta: float
+) -> Any:
+    """The common case of smooth_l1_loss: smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"""
+    handle = operators.smooth_l1_loss
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, target, reduction, beta)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, target, reduction, beta)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if target._base is not None:
+        refresh_view(target)
+    if target._grad_fn is not None:
+        edge_1 = (target._grad_fn, target._output_nr)
+    elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = target._grad_accumulator and target._grad_accumulator()
+        if accumulator is None:
+            accumulator = target._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, target, reduction, beta)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.SmoothL1LossBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.beta = beta
+    grad_fn.reduction = reduction
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.target_ = SavedVariable(target, False)
+    result = kernel(ks, self, target, reduction, beta)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_huber_loss(self: Tensor, target: Tensor, reduction: int, delta: float) -> Any:
+    """The common case of huber_loss: huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor"""
+    handle = operators.huber_loss
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, target, reduction, delta)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, target, reduction, delta)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if target._base is not None:
+        refresh_view(target)
+    if target._grad_fn is not None:
+        edge_1 = (target._grad_fn, target._output_nr)
+    elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = target._grad_accumulator and target._grad_accumulator()
+        if accumulator is None:
+            accumulator = target._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, target, reduction, delta)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.HuberLossBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.delta = delta
+    grad_fn.reduction = reduction
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.target_ = SavedVariable(target, False)
+    result = kernel(ks, self, target, reduction, delta)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_binary_cross_entropy_with_logits(
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    pos_weight: Tensor | None,
+    reduction: int,
+) -> Any:
+    """The common case of binary_cross_entropy_with_logits: binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor"""
+    handle = operators.binary_cross_entropy_with_logits
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, target, weight, pos_weight, reduction)
+    check_no_requires_grad(weight, "weight", "binary_cross_entropy_with_logits")
+    check_no_requires_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, target, weight, pos_weight, reduction)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if target._base is not None:
+        refresh_view(target)
+    if target._grad_fn is not None:
+        edge_1 = (target._grad_fn, target._output_nr)
+    elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = target._grad_accumulator and target._grad_accumulator()
+        if accumulator is None:
+            accumulator = target._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, target, weight, pos_weight, reduction)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.BinaryCrossEntropyWithLogitsBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.pos_weight_ = (
+        None if pos_weight is None else SavedVariable(pos_weight, False)
+    )
+    grad_fn.reduction = reduction
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.target_ = SavedVariable(target, False)
+    grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = kernel(ks, self, target, weight, pos_weight, reduction)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_soft_margin_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
+    """The common case of soft_margin_loss: soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
+    handle = operators.soft_margin_loss
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, target, reduction)
+    check_no_requires_grad(target, "target", "soft_margin_loss")
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, target, reduction)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, target, reduction)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SoftMarginLossBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.reduction = reduction
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.target_ = SavedVariable(target, False)
+    result = kernel(ks, self, target, reduction)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_soft_margin_loss_backward(
+    grad_output: Tensor, self: Tensor, target: Tensor, reduction: int
+) -> Any:
+    """The common case of soft_margin_loss_backward: soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"""
+    handle = operators.soft_margin_loss_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, target, reduction)
+    check_no_requires_grad(target, "target", "soft_margin_loss_backward")
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, target, reduction)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, target, reduction)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.SoftMarginLossBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.grad_output_ = SavedVariable(grad_output, False)
+    grad_fn.reduction = reduction
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.target_ = SavedVariable(target, False)
+    result = kernel(ks, grad_output, self, target, reduction)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_multi_margin_loss(
+    self: Tensor,
+    target: Tensor,
+    p: Number,
+    margin: Number,
+    weight: Tensor | None,
+    reduction: int,
+) -> Any:
+    """The common case of multi_margin_loss: multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    handle = operators.multi_margin_loss
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, target, p, margin, weight, reduction)
+    check_no_requires_grad(weight, "weight", "multi_margin_loss")
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, target, p, margin, weight, reduction)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, target, p, margin, weight, reduction)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MultiMarginLossBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.margin = margin
+    grad_fn.p = p
+    grad_fn.reduction = reduction
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.target_ = SavedVariable(target, False)
+    grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = kernel(ks, self, target, p, margin, weight, reduction)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_multi_margin_loss_backward(
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    p: Number,
+    margin: Number,
+    weight: Tensor | None,
+    reduction: int,
+) -> Any:
+    """The common case of multi_margin_loss_backward: multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    handle = operators.multi_margin_loss_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, target, p, margin, weight, reduction)
+    check_no_requires_grad(weight, "weight", "multi_margin_loss_backward")
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, target, p, margin, weight, reduction)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, target, p, margin, weight, reduction)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.MultiMarginLossBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.grad_output_ = SavedVariable(grad_output, False)
+    grad_fn.margin = margin
+    grad_fn.p = p
+    grad_fn.reduction = reduction
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.target_ = SavedVariable(target, False)
+    grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = kernel(ks, grad_output, self, target, p, margin, weight, reduction)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_multilabel_margin_loss_forward(
+    self: Tensor, target: Tensor, reduction: int
+) -> Any:
+    """The common case of multilabel_margin_loss_forward: multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)"""
+    handle = operators.multilabel_margin_loss_forward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, target, reduction)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, target, reduction)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, target, reduction)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MultilabelMarginLossBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.reduction = reduction
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.target_ = SavedVariable(target, False)
+    result = kernel(ks, self, target, reduction)
+    set_history(result[0], grad_fn)
+    grad_fn.is_target_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_multilabel_margin_loss_backward(
+    grad_output: Tensor, self: Tensor, target: Tensor, reduction: int, is_target: Tensor
+) -> Any:
+    """The common case of multilabel_margin_loss_backward: multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor"""
+    handle = operators.multilabel_margin_loss_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, target, reduction, is_target)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, target, reduction, is_target)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, target, reduction, is_target)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.MultilabelMarginLossBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.grad_output_ = SavedVariable(grad_output, False)
+    grad_fn.is_target_ = SavedVariable(is_target, False)
+    grad_fn.reduction = reduction
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.target_ = SavedVariable(target, False)
+    result = kernel(ks, grad_output, self, target, reduction, is_target)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_embedding(
+    weight: Tensor,
+    indices: Tensor,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+    sparse: bool,
+) -> Any:
+    """The common case of embedding: embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"""
+    handle = operators.embedding
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    # next_edges, inline: where each input's gradient goes.
+    if weight._base is not None:
+        refresh_view(weight)
+    if weight._grad_fn is not None:
+        edge_0 = (weight._grad_fn, weight._output_nr)
+    elif weight._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = weight._grad_accumulator and weight._grad_accumulator()
+        if accumulator is None:
+            accumulator = weight._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    _next_edges = (edge_0,)
+    grad_fn = functions.EmbeddingBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.indices_ = SavedVariable(indices, False)
+    grad_fn.padding_idx = padding_idx
+    grad_fn.scale_grad_by_freq = scale_grad_by_freq
+    grad_fn.sparse = sparse
+    grad_fn.weight_sym_sizes = tuple(weight.shape)
+    result = kernel(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_embedding_dense_backward(
+    grad_output: Tensor,
+    indices: Tensor,
+    num_weights: int,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+) -> Any:
+    """The common case of embedding_dense_backward: embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor"""
+    handle = operators.embedding_dense_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
+        )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
+        )
+    _next_edges = (edge_0,)
+    grad_fn = functions.EmbeddingDenseBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.indices_ = SavedVariable(indices, False)
+    grad_fn.padding_idx = padding_idx
+    grad_fn.scale_grad_by_freq = scale_grad_by_freq
+    result = kernel(
+        ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_reflection_pad1d(self: Tensor, padding: Sequence[int]) -> Any:
+    """The common case of reflection_pad1d: reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
+    handle = operators.reflection_pad1d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, padding)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, padding)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ReflectionPad1DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.padding = padding
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, padding)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_reflection_pad1d_backward(
+    grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """The common case of reflection_pad1d_backward: reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"""
+    handle = operators.reflection_pad1d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, padding)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, padding)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.ReflectionPad1DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.padding = padding
+    grad_fn.self_info = TypeAndSize(self)
+    result = kernel(ks, grad_output, self, padding)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_reflection_pad2d(self: Tensor, padding: Sequence[int]) -> Any:
+    """The common case of reflection_pad2d: reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
+    handle = operators.reflection_pad2d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, padding)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, padding)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ReflectionPad2DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.padding = padding
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, padding)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_reflection_pad2d_backward(
+    grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """The common case of reflection_pad2d_backward: reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"""
+    handle = operators.reflection_pad2d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, padding)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, padding)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.ReflectionPad2DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.padding = padding
+    grad_fn.self_info = TypeAndSize(self)
+    result = kernel(ks, grad_output, self, padding)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_reflection_pad3d(self: Tensor, padding: Sequence[int]) -> Any:
+    """The common case of reflection_pad3d: reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
+    handle = operators.reflection_pad3d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, padding)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, padding)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ReflectionPad3DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.padding = padding
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, padding)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_reflection_pad3d_backward(
+    grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """The common case of reflection_pad3d_backward: reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor"""
+    handle = operators.reflection_pad3d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, padding)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, padding)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.ReflectionPad3DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.padding = padding
+    grad_fn.self_info = TypeAndSize(self)
+    result = kernel(ks, grad_output, self, padding)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_replication_pad1d(self: Tensor, padding: Sequence[int]) -> Any:
+    """The common case of replication_pad1d: replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
+    handle = operators.replication_pad1d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, padding)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, padding)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ReplicationPad1DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.padding = padding
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, padding)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_replication_pad1d_backward(
+    grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """The common case of replication_pad1d_backward: replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"""
+    handle = operators.replication_pad1d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, padding)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, padding)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.ReplicationPad1DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.padding = padding
+    grad_fn.self_info = TypeAndSize(self)
+    result = kernel(ks, grad_output, self, padding)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_replication_pad2d(self: Tensor, padding: Sequence[int]) -> Any:
+    """The common case of replication_pad2d: replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
+    handle = operators.replication_pad2d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, padding)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, padding)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ReplicationPad2DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.padding = padding
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, padding)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_replication_pad2d_backward(
+    grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """The common case of replication_pad2d_backward: replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"""
+    handle = operators.replication_pad2d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, padding)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, padding)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.ReplicationPad2DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.padding = padding
+    grad_fn.self_info = TypeAndSize(self)
+    result = kernel(ks, grad_output, self, padding)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_replication_pad3d(self: Tensor, padding: Sequence[int]) -> Any:
+    """The common case of replication_pad3d: replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
+    handle = operators.replication_pad3d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, padding)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, padding)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ReplicationPad3DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.padding = padding
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, padding)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_replication_pad3d_backward(
+    grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """The common case of replication_pad3d_backward: replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor"""
+    handle = operators.replication_pad3d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, padding)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, padding)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.ReplicationPad3DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.padding = padding
+    grad_fn.self_info = TypeAndSize(self)
+    result = kernel(ks, grad_output, self, padding)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_max_pool2d_with_indices(
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+) -> Any:
+    """The common case of max_pool2d_with_indices: max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
+    handle = operators.max_pool2d_with_indices
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, kernel_size, stride, padding, dilation, ceil_mode)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MaxPool2DWithIndicesBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.ceil_mode = ceil_mode
+    grad_fn.dilation = dilation
+    grad_fn.kernel_size = kernel_size
+    grad_fn.padding = padding
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.stride = stride
+    result = kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
+    set_history(result[0], grad_fn)
+    grad_fn.result1_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_max_pool2d_with_indices_backward(
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+    indices: Tensor,
+) -> Any:
+    """The common case of max_pool2d_with_indices_backward: max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor"""
+    handle = operators.max_pool2d_with_indices_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+            indices,
+        )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks,
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+            indices,
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(
+            ks,
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+            indices,
+        )
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.MaxPool2DWithIndicesBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.indices_ = SavedVariable(indices, False)
+    grad_fn.self_info = TypeAndSize(self)
+    result = kernel(
+        ks,
+        grad_output,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        indices,
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_max_pool3d_with_indices(
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+) -> Any:
+    """The common case of max_pool3d_with_indices: max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
+    handle = operators.max_pool3d_with_indices
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, kernel_size, stride, padding, dilation, ceil_mode)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MaxPool3DWithIndicesBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.ceil_mode = ceil_mode
+    grad_fn.dilation = dilation
+    grad_fn.kernel_size = kernel_size
+    grad_fn.padding = padding
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.stride = stride
+    result = kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
+    set_history(result[0], grad_fn)
+    grad_fn.result1_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_max_pool3d_with_indices_backward(
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+    indices: Tensor,
+) -> Any:
+    """The common case of max_pool3d_with_indices_backward: max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor"""
+    handle = operators.max_pool3d_with_indices_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+            indices,
+        )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks,
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+            indices,
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(
+            ks,
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+            indices,
+        )
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.MaxPool3DWithIndicesBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.indices_ = SavedVariable(indices, False)
+    grad_fn.self_info = TypeAndSize(self)
+    result = kernel(
+        ks,
+        grad_output,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        indices,
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_avg_pool2d(
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Any:
+    """The common case of avg_pool2d: avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
+    handle = operators.avg_pool2d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    _next_edges = (edge_0,)
+    grad_fn = functions.AvgPool2DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.ceil_mode = ceil_mode
+    grad_fn.count_include_pad = count_include_pad
+    grad_fn.divisor_override = divisor_override
+    grad_fn.kernel_size = kernel_size
+    grad_fn.padding = padding
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.stride = stride
+    result = kernel(
+        ks,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_avg_pool2d_backward(
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Any:
+    """The common case of avg_pool2d_backward: avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"""
+    handle = operators.avg_pool2d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks,
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(
+            ks,
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.AvgPool2DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.ceil_mode = ceil_mode
+    grad_fn.count_include_pad = count_include_pad
+    grad_fn.divisor_override = divisor_override
+    grad_fn.kernel_size = kernel_size
+    grad_fn.padding = padding
+    grad_fn.self_info = TypeAndSize(self)
+    grad_fn.stride = stride
+    result = kernel(
+        ks,
+        grad_output,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_avg_pool3d(
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Any:
+    """The common case of avg_pool3d: avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
+    handle = operators.avg_pool3d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    _next_edges = (edge_0,)
+    grad_fn = functions.AvgPool3DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.ceil_mode = ceil_mode
+    grad_fn.count_include_pad = count_include_pad
+    grad_fn.divisor_override = divisor_override
+    grad_fn.kernel_size = kernel_size
+    grad_fn.padding = padding
+    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.stride = stride
+    result = kernel(
+        ks,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_avg_pool3d_backward(
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Any:
+    """The common case of avg_pool3d_backward: avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"""
+    handle = operators.avg_pool3d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks,
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(
+            ks,
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.AvgPool3DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.ceil_mode = ceil_mode
+    grad_fn.count_include_pad = count_include_pad
+    grad_fn.divisor_override = divisor_override
+    grad_fn.kernel_size = kernel_size
+    grad_fn.padding = padding
+    grad_fn.self_info = TypeAndSize(self)
+    grad_fn.stride = stride
+    result = kernel(
+        ks,
+        grad_output,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__adaptive_avg_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
+    """The common case of _adaptive_avg_pool2d: _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"""
+    handle = operators._adaptive_avg_pool2d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, output_size)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, output_size)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size)
+    _next_edges = (edge_0,)
+    grad_fn = functions.AdaptiveAvgPool2DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, output_size)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Any:
+    """The common case of _adaptive_avg_pool2d_backward: _adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    handle = operators._adaptive_avg_pool2d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.AdaptiveAvgPool2DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
+    grad_fn.self_info = TypeAndSize(self)
+    result = kernel(ks, grad_output, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__adaptive_avg_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
+    """The common case of _adaptive_avg_pool3d: _adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor"""
+    handle = operators._adaptive_avg_pool3d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, output_size)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, output_size)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size)
+    _next_edges = (edge_0,)
+    grad_fn = functions.AdaptiveAvgPool3DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, output_size)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__adaptive_avg_pool3d_backward(grad_output: Tensor, self: Tensor) -> Any:
+    """The common case of _adaptive_avg_pool3d_backward: _adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    handle = operators._adaptive_avg_pool3d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.AdaptiveAvgPool3DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
+    grad_fn.self_info = TypeAndSize(self)
+    result = kernel(ks, grad_output, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_adaptive_max_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
+    """The common case of adaptive_max_pool2d: adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)"""
+    handle = operators.adaptive_max_pool2d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, output_size)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, output_size)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size)
+    _next_edges = (edge_0,)
+    grad_fn = functions.AdaptiveMaxPool2DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, output_size)
+    set_history(result[0], grad_fn)
+    grad_fn.result1_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_adaptive_max_pool2d_backward(
+    grad_output: Tensor, self: Tensor, indices: Tensor
+) -> Any:
+    """The common case of adaptive_max_pool2d_backward: adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"""
+    handle = operators.adaptive_max_pool2d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, indices)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, indices)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, indices)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.AdaptiveMaxPool2DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.indices_ = SavedVariable(indices, False)
+    grad_fn.self_info = TypeAndSize(self)
+    result = kernel(ks, grad_output, self, indices)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_adaptive_max_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
+    """The common case of adaptive_max_pool3d: adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)"""
+    handle = operators.adaptive_max_pool3d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, output_size)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, output_size)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size)
+    _next_edges = (edge_0,)
+    grad_fn = functions.AdaptiveMaxPool3DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, output_size)
+    set_history(result[0], grad_fn)
+    grad_fn.result1_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_adaptive_max_pool3d_backward(
+    grad_output: Tensor, self: Tensor, indices: Tensor
+) -> Any:
+    """The common case of adaptive_max_pool3d_backward: adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"""
+    handle = operators.adaptive_max_pool3d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, indices)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, indices)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, indices)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.AdaptiveMaxPool3DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.indices_ = SavedVariable(indices, False)
+    grad_fn.self_info = TypeAndSize(self)
+    result = kernel(ks, grad_output, self, indices)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_max_unpool2d(self: Tensor, indices: Tensor, output_size: Sequence[int]) -> Any:
+    """The common case of max_unpool2d: max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor"""
+    handle = operators.max_unpool2d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, indices, output_size)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, indices, output_size)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, indices, output_size)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MaxUnpool2DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.indices_ = SavedVariable(indices, False)
+    result = kernel(ks, self, indices, output_size)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_max_unpool3d(
+    self: Tensor,
+    indices: Tensor,
+    output_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Any:
+    """The common case of max_unpool3d: max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor"""
+    handle = operators.max_unpool3d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, indices, output_size, stride, padding)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, indices, output_size, stride, padding)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, indices, output_size, stride, padding)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MaxUnpool3DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.indices_ = SavedVariable(indices, False)
+    result = kernel(ks, self, indices, output_size, stride, padding)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_fractional_max_pool2d(
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples: Tensor,
+) -> Any:
+    """The common case of fractional_max_pool2d: fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)"""
+    handle = operators.fractional_max_pool2d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, kernel_size, output_size, random_samples)
+    check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool2d")
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, kernel_size, output_size, random_samples)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, kernel_size, output_size, random_samples)
+    _next_edges = (edge_0,)
+    grad_fn = functions.FractionalMaxPool2DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.kernel_size = kernel_size
+    grad_fn.output_size = output_size
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, kernel_size, output_size, random_samples)
+    set_history(result[0], grad_fn)
+    grad_fn.result1_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_fractional_max_pool2d_backward(
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    indices: Tensor,
+) -> Any:
+    """The common case of fractional_max_pool2d_backward: fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor"""
+    handle = operators.fractional_max_pool2d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, kernel_size, output_size, indices)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, kernel_size, output_size, indices)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, kernel_size, output_size, indices)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.FractionalMaxPool2DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.indices_ = SavedVariable(indices, False)
+    grad_fn.self_info = TypeAndSize(self)
+    result = kernel(ks, grad_output, self, kernel_size, output_size, indices)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_fractional_max_pool3d(
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples: Tensor,
+) -> Any:
+    """The common case of fractional_max_pool3d: fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)"""
+    handle = operators.fractional_max_pool3d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, kernel_size, output_size, random_samples)
+    check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool3d")
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, kernel_size, output_size, random_samples)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, kernel_size, output_size, random_samples)
+    _next_edges = (edge_0,)
+    grad_fn = functions.FractionalMaxPool3DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.kernel_size = kernel_size
+    grad_fn.output_size = output_size
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, kernel_size, output_size, random_samples)
+    set_history(result[0], grad_fn)
+    grad_fn.result1_ = SavedVariable(result[1], True)
+    return result
+
+
+def fast_fractional_max_pool3d_backward(
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    indices: Tensor,
+) -> Any:
+    """The common case of fractional_max_pool3d_backward: fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor"""
+    handle = operators.fractional_max_pool3d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, kernel_size, output_size, indices)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, kernel_size, output_size, indices)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, kernel_size, output_size, indices)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.FractionalMaxPool3DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.indices_ = SavedVariable(indices, False)
+    grad_fn.self_info = TypeAndSize(self)
+    result = kernel(ks, grad_output, self, kernel_size, output_size, indices)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_upsample_nearest1d(
+    self: Tensor, output_size: Sequence[int], scales: float | None
+) -> Any:
+    """The common case of upsample_nearest1d: upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor"""
+    handle = operators.upsample_nearest1d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, output_size, scales)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, output_size, scales)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, scales)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleNearest1DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.output_size = output_size
+    grad_fn.scales = scales
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, output_size, scales)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_upsample_nearest1d_backward(
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales: float | None,
+) -> Any:
+    """The common case of upsample_nearest1d_backward: upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor"""
+    handle = operators.upsample_nearest1d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, output_size, input_size, scales)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, output_size, input_size, scales)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_output, output_size, input_size, scales)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleNearest1DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.output_size = output_size
+    grad_fn.scales = scales
+    result = kernel(ks, grad_output, output_size, input_size, scales)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__upsample_nearest_exact1d(
+    self: Tensor, output_size: Sequence[int], scales: float | None
+) -> Any:
+    """The common case of _upsample_nearest_exact1d: _upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor"""
+    handle = operators._upsample_nearest_exact1d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, output_size, scales)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, output_size, scales)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, scales)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleNearestExact1DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.output_size = output_size
+    grad_fn.scales = scales
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, output_size, scales)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__upsample_nearest_exact1d_backward(
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales: float | None,
+) -> Any:
+    """The common case of _upsample_nearest_exact1d_backward: _upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor"""
+    handle = operators._upsample_nearest_exact1d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, output_size, input_size, scales)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, output_size, input_size, scales)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_output, output_size, input_size, scales)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleNearestExact1DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.output_size = output_size
+    grad_fn.scales = scales
+    result = kernel(ks, grad_output, output_size, input_size, scales)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_upsample_nearest2d(
+    self: Tensor,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of upsample_nearest2d: upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators.upsample_nearest2d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, output_size, scales_h, scales_w)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, output_size, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, scales_h, scales_w)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleNearest2DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.output_size = output_size
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, output_size, scales_h, scales_w)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_upsample_nearest2d_backward(
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of upsample_nearest2d_backward: upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators.upsample_nearest2d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, output_size, input_size, scales_h, scales_w)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleNearest2DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.output_size = output_size
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    result = kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__upsample_nearest_exact2d(
+    self: Tensor,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of _upsample_nearest_exact2d: _upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators._upsample_nearest_exact2d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, output_size, scales_h, scales_w)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, output_size, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, scales_h, scales_w)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleNearestExact2DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.output_size = output_size
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, output_size, scales_h, scales_w)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__upsample_nearest_exact2d_backward(
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of _upsample_nearest_exact2d_backward: _upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators._upsample_nearest_exact2d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, output_size, input_size, scales_h, scales_w)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleNearestExact2DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.output_size = output_size
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    result = kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_upsample_nearest3d(
+    self: Tensor,
+    output_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of upsample_nearest3d: upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators.upsample_nearest3d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, output_size, scales_d, scales_h, scales_w)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, output_size, scales_d, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, scales_d, scales_h, scales_w)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleNearest3DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.output_size = output_size
+    grad_fn.scales_d = scales_d
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, output_size, scales_d, scales_h, scales_w)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_upsample_nearest3d_backward(
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of upsample_nearest3d_backward: upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators.upsample_nearest3d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            grad_output, output_size, input_size, scales_d, scales_h, scales_w
+        )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
+        )
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleNearest3DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.output_size = output_size
+    grad_fn.scales_d = scales_d
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    result = kernel(
+        ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__upsample_nearest_exact3d(
+    self: Tensor,
+    output_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of _upsample_nearest_exact3d: _upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators._upsample_nearest_exact3d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, output_size, scales_d, scales_h, scales_w)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, output_size, scales_d, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, scales_d, scales_h, scales_w)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleNearestExact3DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.output_size = output_size
+    grad_fn.scales_d = scales_d
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, output_size, scales_d, scales_h, scales_w)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__upsample_nearest_exact3d_backward(
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of _upsample_nearest_exact3d_backward: _upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators._upsample_nearest_exact3d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            grad_output, output_size, input_size, scales_d, scales_h, scales_w
+        )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
+        )
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleNearestExact3DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.output_size = output_size
+    grad_fn.scales_d = scales_d
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    result = kernel(
+        ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_upsample_linear1d(
+    self: Tensor, output_size: Sequence[int], align_corners: bool, scales: float | None
+) -> Any:
+    """The common case of upsample_linear1d: upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor"""
+    handle = operators.upsample_linear1d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, output_size, align_corners, scales)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, output_size, align_corners, scales)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, align_corners, scales)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleLinear1DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.align_corners = align_corners
+    grad_fn.output_size = output_size
+    grad_fn.scales = scales
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, output_size, align_corners, scales)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_upsample_linear1d_backward(
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales: float | None,
+) -> Any:
+    """The common case of upsample_linear1d_backward: upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor"""
+    handle = operators.upsample_linear1d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, output_size, input_size, align_corners, scales)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, output_size, input_size, align_corners, scales)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, grad_output, output_size, input_size, align_corners, scales)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleLinear1DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.align_corners = align_corners
+    grad_fn.output_size = output_size
+    grad_fn.scales = scales
+    result = kernel(ks, grad_output, output_size, input_size, align_corners, scales)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_upsample_bilinear2d(
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of upsample_bilinear2d: upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators.upsample_bilinear2d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, output_size, align_corners, scales_h, scales_w)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleBilinear2DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.align_corners = align_corners
+    grad_fn.output_size = output_size
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_upsample_bilinear2d_backward(
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of upsample_bilinear2d_backward: upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators.upsample_bilinear2d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleBilinear2DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.align_corners = align_corners
+    grad_fn.output_size = output_size
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    result = kernel(
+        ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_upsample_bicubic2d(
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of upsample_bicubic2d: upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators.upsample_bicubic2d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, output_size, align_corners, scales_h, scales_w)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleBicubic2DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.align_corners = align_corners
+    grad_fn.output_size = output_size
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_upsample_bicubic2d_backward(
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of upsample_bicubic2d_backward: upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators.upsample_bicubic2d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleBicubic2DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.align_corners = align_corners
+    grad_fn.output_size = output_size
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    result = kernel(
+        ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_upsample_trilinear3d(
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of upsample_trilinear3d: upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators.upsample_trilinear3d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            self, output_size, align_corners, scales_d, scales_h, scales_w
+        )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks, self, output_size, align_corners, scales_d, scales_h, scales_w
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, self, output_size, align_corners, scales_d, scales_h, scales_w
+        )
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleTrilinear3DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.align_corners = align_corners
+    grad_fn.output_size = output_size
+    grad_fn.scales_d = scales_d
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, output_size, align_corners, scales_d, scales_h, scales_w)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_upsample_trilinear3d_backward(
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of upsample_trilinear3d_backward: upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators.upsample_trilinear3d_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            grad_output,
+            output_size,
+            input_size,
+            align_corners,
+            scales_d,
+            scales_h,
+            scales_w,
+        )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks,
+            grad_output,
+            output_size,
+            input_size,
+            align_corners,
+            scales_d,
+            scales_h,
+            scales_w,
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks,
+            grad_output,
+            output_size,
+            input_size,
+            align_corners,
+            scales_d,
+            scales_h,
+            scales_w,
+        )
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleTrilinear3DBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.align_corners = align_corners
+    grad_fn.output_size = output_size
+    grad_fn.scales_d = scales_d
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    result = kernel(
+        ks,
+        grad_output,
+        output_size,
+        input_size,
+        align_corners,
+        scales_d,
+        scales_h,
+        scales_w,
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__upsample_bilinear2d_aa(
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of _upsample_bilinear2d_aa: _upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators._upsample_bilinear2d_aa
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, output_size, align_corners, scales_h, scales_w)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleBilinear2DAaBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.align_corners = align_corners
+    grad_fn.output_size = output_size
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__upsample_bilinear2d_aa_backward(
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of _upsample_bilinear2d_aa_backward: _upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators._upsample_bilinear2d_aa_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleBilinear2DAaBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.align_corners = align_corners
+    grad_fn.output_size = output_size
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    result = kernel(
+        ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__upsample_bicubic2d_aa(
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of _upsample_bicubic2d_aa: _upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators._upsample_bicubic2d_aa
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, output_size, align_corners, scales_h, scales_w)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleBicubic2DAaBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.align_corners = align_corners
+    grad_fn.output_size = output_size
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__upsample_bicubic2d_aa_backward(
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of _upsample_bicubic2d_aa_backward: _upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators._upsample_bicubic2d_aa_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleBicubic2DAaBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.align_corners = align_corners
+    grad_fn.output_size = output_size
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    result = kernel(
+        ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__upsample_lanczos2d_aa(
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of _upsample_lanczos2d_aa: _upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators._upsample_lanczos2d_aa
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, output_size, align_corners, scales_h, scales_w)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleLanczos2DAaBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.align_corners = align_corners
+    grad_fn.output_size = output_size
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, output_size, align_corners, scales_h, scales_w)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__upsample_lanczos2d_aa_backward(
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """The common case of _upsample_lanczos2d_aa_backward: _upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    handle = operators._upsample_lanczos2d_aa_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(
+            grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(
+            ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(
+            ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    _next_edges = (edge_0,)
+    grad_fn = functions.UpsampleLanczos2DAaBackwardBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.align_corners = align_corners
+    grad_fn.output_size = output_size
+    grad_fn.scales_h = scales_h
+    grad_fn.scales_w = scales_w
+    result = kernel(
+        ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+    )
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_pixel_shuffle(self: Tensor, upscale_factor: int) -> Any:
+    """The common case of pixel_shuffle: pixel_shuffle(Tensor self, int upscale_factor) -> Tensor"""
+    handle = operators.pixel_shuffle
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, upscale_factor)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, upscale_factor)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, upscale_factor)
+    _next_edges = (edge_0,)
+    grad_fn = functions.PixelShuffleBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.upscale_factor = upscale_factor
+    result = kernel(ks, self, upscale_factor)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_pixel_unshuffle(self: Tensor, downscale_factor: int) -> Any:
+    """The common case of pixel_unshuffle: pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor"""
+    handle = operators.pixel_unshuffle
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, downscale_factor)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, downscale_factor)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, downscale_factor)
+    _next_edges = (edge_0,)
+    grad_fn = functions.PixelUnshuffleBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.downscale_factor = downscale_factor
+    result = kernel(ks, self, downscale_factor)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_channel_shuffle(self: Tensor, groups: int) -> Any:
+    """The common case of channel_shuffle: channel_shuffle(Tensor self, SymInt groups) -> Tensor"""
+    handle = operators.channel_shuffle
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, groups)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, groups)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, groups)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ChannelShuffleBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.groups = groups
+    result = kernel(ks, self, groups)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_im2col(
+    self: Tensor,
+    kernel_size: Sequence[int],
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+) -> Any:
+    """The common case of im2col: im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"""
+    handle = operators.im2col
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, kernel_size, dilation, padding, stride)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, kernel_size, dilation, padding, stride)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, kernel_size, dilation, padding, stride)
+    _next_edges = (edge_0,)
+    grad_fn = functions.Im2ColBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dilation = dilation
+    grad_fn.kernel_size = kernel_size
+    grad_fn.padding = padding
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.stride = stride
+    result = kernel(ks, self, kernel_size, dilation, padding, stride)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_col2im(
+    self: Tensor,
+    output_size: Sequence[int],
+    kernel_size: Sequence[int],
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+) -> Any:
+    """The common case of col2im: col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"""
+    handle = operators.col2im
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, output_size, kernel_size, dilation, padding, stride)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, output_size, kernel_size, dilation, padding, stride)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, output_size, kernel_size, dilation, padding, stride)
+    _next_edges = (edge_0,)
+    grad_fn = functions.Col2ImBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dilation = dilation
+    grad_fn.kernel_size = kernel_size
+    grad_fn.padding = padding
+    grad_fn.stride = stride
+    result = kernel(ks, self, output_size, kernel_size, dilation, padding, stride)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_affine_grid_generator(
+    theta: Tensor, size: Sequence[int], align_corners: bool
+) -> Any:
+    """The common case of affine_grid_generator: affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor"""
+    handle = operators.affine_grid_generator
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(theta, size, align_corners)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, theta, size, align_corners)
+    # next_edges, inline: where each input's gradient goes.
+    if theta._base is not None:
+        refresh_view(theta)
+    if theta._grad_fn is not None:
+        edge_0 = (theta._grad_fn, theta._output_nr)
+    elif theta._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = theta._grad_accumulator and theta._grad_accumulator()
+        if accumulator is None:
+            accumulator = theta._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, theta, size, align_corners)
+    _next_edges = (edge_0,)
+    grad_fn = functions.AffineGridGeneratorBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.align_corners = align_corners
+    grad_fn.size = size
+    result = kernel(ks, theta, size, align_corners)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_grid_sampler_2d(
+    input: Tensor,
+    grid: Tensor,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,
+) -> Any:
+    """The common case of grid_sampler_2d: grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"""
+    handle = operators.grid_sampler_2d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(input, grid, interpolation_mode, padding_mode, align_corners)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
+    # next_edges, inline: where each input's gradient goes.
+    if input._base is not None:
+        refresh_view(input)
+    if input._grad_fn is not None:
+        edge_0 = (input._grad_fn, input._output_nr)
+    elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = input._grad_accumulator and input._grad_accumulator()
+        if accumulator is None:
+            accumulator = input._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if grid._base is not None:
+        refresh_view(grid)
+    if grid._grad_fn is not None:
+        edge_1 = (grid._grad_fn, grid._output_nr)
+    elif grid._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grid._grad_accumulator and grid._grad_accumulator()
+        if accumulator is None:
+            accumulator = grid._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.GridSampler2DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.align_corners = align_corners
+    grad_fn.grid_ = SavedVariable(grid, False)
+    grad_fn.input_ = SavedVariable(input, False)
+    grad_fn.interpolation_mode = interpolation_mode
+    grad_fn.padding_mode = padding_mode
+    result = kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_grid_sampler_3d(
+    input: Tensor,
+    grid: Tensor,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,
+) -> Any:
+    """The common case of grid_sampler_3d: grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"""
+    handle = operators.grid_sampler_3d
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(input, grid, interpolation_mode, padding_mode, align_corners)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
+    # next_edges, inline: where each input's gradient goes.
+    if input._base is not None:
+        refresh_view(input)
+    if input._grad_fn is not None:
+        edge_0 = (input._grad_fn, input._output_nr)
+    elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = input._grad_accumulator and input._grad_accumulator()
+        if accumulator is None:
+            accumulator = input._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if grid._base is not None:
+        refresh_view(grid)
+    if grid._grad_fn is not None:
+        edge_1 = (grid._grad_fn, grid._output_nr)
+    elif grid._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grid._grad_accumulator and grid._grad_accumulator()
+        if accumulator is None:
+            accumulator = grid._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.GridSampler3DBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.align_corners = align_corners
+    grad_fn.grid_ = SavedVariable(grid, False)
+    grad_fn.input_ = SavedVariable(input, False)
+    grad_fn.interpolation_mode = interpolation_mode
+    grad_fn.padding_mode = padding_mode
+    result = kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__thnn_fused_gru_cell_backward(
+    grad_hy: Tensor, workspace: Tensor, has_bias: bool
+) -> Any:
+    """The common case of _thnn_fused_gru_cell_backward: _thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)"""
+    handle = operators._thnn_fused_gru_cell_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_hy, workspace, has_bias)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_hy, workspace, has_bias)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_hy._base is not None:
+        refresh_view(grad_hy)
+    if grad_hy._grad_fn is not None:
+        edge_0 = (grad_hy._grad_fn, grad_hy._output_nr)
+    elif grad_hy._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_hy._grad_accumulator and grad_hy._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_hy._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if workspace._base is not None:
+        refresh_view(workspace)
+    if workspace._grad_fn is not None:
+        edge_1 = (workspace._grad_fn, workspace._output_nr)
+    elif workspace._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = workspace._grad_accumulator and workspace._grad_accumulator()
+        if accumulator is None:
+            accumulator = workspace._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_hy, workspace, has_bias)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = NotImplementedBackward("_thnn_fused_gru_cell_backward")
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, grad_hy, workspace, has_bias)
+    set_history_if_differentiable(result[0], grad_fn)
+    set_history_if_differentiable(result[1], grad_fn)
+    set_history_if_differentiable(result[2], grad_fn)
+    set_history_if_differentiable(result[3], grad_fn)
+    set_history_if_differentiable(result[4], grad_fn)
+    return result
+
+
+def fast_erfc(self: Tensor) -> Any:
+    """The common case of erfc: erfc(Tensor self) -> Tensor"""
+    handle = operators.erfc
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ErfcBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_xlogy_Tensor(self: Tensor, other: Tensor) -> Any:
+    """The common case of xlogy.Tensor: xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.xlogy_Tensor
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.XlogyBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_xlogy_Scalar_Self(self: Number, other: Tensor) -> Any:
+    """The common case of xlogy.Scalar_Self: xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor"""
+    handle = operators.xlogy_Scalar_Self
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_0 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
+    grad_fn = functions.XlogyBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.self = self
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_xlogy_Scalar_Other(self: Tensor, other: Number) -> Any:
+    """The common case of xlogy.Scalar_Other: xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"""
+    handle = operators.xlogy_Scalar_Other
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
+    grad_fn = functions.XlogyBackward2()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other = other
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_mvlgamma(self: Tensor, p: int) -> Any:
+    """The common case of mvlgamma: mvlgamma(Tensor self, int p) -> Tensor"""
+    handle = operators.mvlgamma
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, p)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, p)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, p)
+    _next_edges = (edge_0,)
+    grad_fn = functions.MvlgammaBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.p = p
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, p)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_logit(self: Tensor, eps: float | None) -> Any:
+    """The common case of logit: logit(Tensor self, float? eps=None) -> Tensor"""
+    handle = operators.logit
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, eps)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, eps)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, eps)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LogitBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.eps = eps
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, eps)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_sinc(self: Tensor) -> Any:
+    """The common case of sinc: sinc(Tensor self) -> Tensor"""
+    handle = operators.sinc
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SincBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_lgamma(self: Tensor) -> Any:
+    """The common case of lgamma: lgamma(Tensor self) -> Tensor"""
+    handle = operators.lgamma
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.LgammaBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_digamma(self: Tensor) -> Any:
+    """The common case of digamma: digamma(Tensor self) -> Tensor"""
+    handle = operators.digamma
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.DigammaBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_polygamma(n: int, self: Tensor) -> Any:
+    """The common case of polygamma: polygamma(int n, Tensor self) -> Tensor"""
+    handle = operators.polygamma
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(n, self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, n, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, n, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.PolygammaBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.n = n
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, n, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_erfinv(self: Tensor) -> Any:
+    """The common case of erfinv: erfinv(Tensor self) -> Tensor"""
+    handle = operators.erfinv
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ErfinvBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_i0(self: Tensor) -> Any:
+    """The common case of i0: i0(Tensor self) -> Tensor"""
+    handle = operators.i0
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.I0Backward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_igamma(self: Tensor, other: Tensor) -> Any:
+    """The common case of igamma: igamma(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.igamma
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.IgammaBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    if _next_edges[1][0] is not None:
+        grad_fn.other_ = SavedVariable(other, False)
+    if _next_edges[1][0] is not None:
+        grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_igammac(self: Tensor, other: Tensor) -> Any:
+    """The common case of igammac: igammac(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.igammac
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.IgammacBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    if _next_edges[1][0] is not None:
+        grad_fn.other_ = SavedVariable(other, False)
+    if _next_edges[1][0] is not None:
+        grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_logit_backward(grad_output: Tensor, self: Tensor, eps: float | None) -> Any:
+    """The common case of logit_backward: logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor"""
+    handle = operators.logit_backward
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(grad_output, self, eps)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, grad_output, self, eps)
+    # next_edges, inline: where each input's gradient goes.
+    if grad_output._base is not None:
+        refresh_view(grad_output)
+    if grad_output._grad_fn is not None:
+        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
+        if accumulator is None:
+            accumulator = grad_output._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_1 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, grad_output, self, eps)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = NotImplementedBackward("logit_backward")
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, grad_output, self, eps)
+    set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def fast_special_entr(self: Tensor) -> Any:
+    """The common case of special_entr: special_entr(Tensor self) -> Tensor"""
+    handle = operators.special_entr
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SpecialEntrBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_special_ndtri(self: Tensor) -> Any:
+    """The common case of special_ndtri: special_ndtri(Tensor self) -> Tensor"""
+    handle = operators.special_ndtri
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SpecialNdtriBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_special_log_ndtr(self: Tensor) -> Any:
+    """The common case of special_log_ndtr: special_log_ndtr(Tensor self) -> Tensor"""
+    handle = operators.special_log_ndtr
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SpecialLogNdtrBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_special_erfcx(self: Tensor) -> Any:
+    """The common case of special_erfcx: special_erfcx(Tensor self) -> Tensor"""
+    handle = operators.special_erfcx
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SpecialErfcxBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_special_xlog1py(self: Tensor, other: Tensor) -> Any:
+    """The common case of special_xlog1py: special_xlog1py(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.special_xlog1py
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.SpecialXlog1PyBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_special_xlog1py_self_scalar(self: Number, other: Tensor) -> Any:
+    """The common case of special_xlog1py.self_scalar: special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor"""
+    handle = operators.special_xlog1py_self_scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_0 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SpecialXlog1PyBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.self = self
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_special_xlog1py_other_scalar(self: Tensor, other: Number) -> Any:
+    """The common case of special_xlog1py.other_scalar: special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor"""
+    handle = operators.special_xlog1py_other_scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SpecialXlog1PyBackward2()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other = other
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_special_zeta(self: Tensor, other: Tensor) -> Any:
+    """The common case of special_zeta: special_zeta(Tensor self, Tensor other) -> Tensor"""
+    handle = operators.special_zeta
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_1 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_1 = (accumulator, 0)
+    else:
+        edge_1 = NO_EDGE
+    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0, edge_1)
+    grad_fn = functions.SpecialZetaBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    if _next_edges[1][0] is not None:
+        grad_fn.other_ = SavedVariable(other, False)
+    if _next_edges[1][0] is not None:
+        grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_special_zeta_self_scalar(self: Number, other: Tensor) -> Any:
+    """The common case of special_zeta.self_scalar: special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor"""
+    handle = operators.special_zeta_self_scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if other._base is not None:
+        refresh_view(other)
+    if other._grad_fn is not None:
+        edge_0 = (other._grad_fn, other._output_nr)
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SpecialZetaBackward1()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.self = self
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_special_zeta_other_scalar(self: Tensor, other: Number) -> Any:
+    """The common case of special_zeta.other_scalar: special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor"""
+    handle = operators.special_zeta_other_scalar
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, other)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, other)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SpecialZetaBackward2()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, other)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast_special_i0e(self: Tensor) -> Any:
+    """The common case of special_i0e: special_i0e(Tensor self) -> Tensor"""
+    handle = operators.special_i0e
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SpecialI0EBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_special_i1(self: Tensor) -> Any:
+    """The common case of special_i1: special_i1(Tensor self) -> Tensor"""
+    handle = operators.special_i1
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SpecialI1Backward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast_special_i1e(self: Tensor) -> Any:
+    """The common case of special_i1e: special_i1e(Tensor self) -> Tensor"""
+    handle = operators.special_i1e
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self)
+    _next_edges = (edge_0,)
+    grad_fn = functions.SpecialI1EBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.self_ = SavedVariable(self, False)
+    result = kernel(ks, self)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def fast__fft_r2c(
+    self: Tensor, dim: Sequence[int], normalization: int, onesided: bool
+) -> Any:
+    """The common case of _fft_r2c: _fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor"""
+    handle = operators._fft_r2c
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, normalization, onesided)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, normalization, onesided)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, normalization, onesided)
+    _next_edges = (edge_0,)
+    grad_fn = functions.FftR2CBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.normalization = normalization
+    grad_fn.onesided = onesided
+    grad_fn.self_sym_sizes = tuple(self.shape)
+    result = kernel(ks, self, dim, normalization, onesided)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__fft_c2r(
+    self: Tensor, dim: Sequence[int], normalization: int, last_dim_size: int
+) -> Any:
+    """The common case of _fft_c2r: _fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor"""
+    handle = operators._fft_c2r
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, normalization, last_dim_size)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, normalization, last_dim_size)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, normalization, last_dim_size)
+    _next_edges = (edge_0,)
+    grad_fn = functions.FftC2RBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.normalization = normalization
+    result = kernel(ks, self, dim, normalization, last_dim_size)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
+def fast__fft_c2c(
+    self: Tensor, dim: Sequence[int], normalization: int, forward: bool
+) -> Any:
+    """The common case of _fft_c2c: _fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor"""
+    handle = operators._fft_c2c
+    if dispatch._detour is not None or forward_ad_levels.open:
+        return handle.call(self, dim, normalization, forward)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, dim, normalization, forward)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, dim, normalization, forward)
+    _next_edges = (edge_0,)
+    grad_fn = functions.FftC2CBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    grad_fn.dim = dim
+    grad_fn.forward = forward
+    grad_fn.normalization = normalization
+    result = kernel(ks, self, dim, normalization, forward)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
 operators.permute.register(DispatchKey.Autograd, permute)
 operators.expand.register(DispatchKey.Autograd, expand)
 operators.sum_to_size.register(DispatchKey.Autograd, sum_to_size)
@@ -21284,3 +38545,396 @@ operators.special_spherical_bessel_j0.register(
 operators._fft_r2c.register(DispatchKey.Autograd, _fft_r2c)
 operators._fft_c2r.register(DispatchKey.Autograd, _fft_c2r)
 operators._fft_c2c.register(DispatchKey.Autograd, _fft_c2c)
+operators.sum_to_size.fast = fast_sum_to_size
+operators.select_backward.fast = fast_select_backward
+operators.slice_backward.fast = fast_slice_backward
+operators.flip.fast = fast_flip
+operators.roll.fast = fast_roll
+operators.repeat.fast = fast_repeat
+operators._unsafe_view.fast = fast__unsafe_view
+operators.constant_pad_nd.fast = fast_constant_pad_nd
+operators.diagonal_backward.fast = fast_diagonal_backward
+operators.diagonal_copy.fast = fast_diagonal_copy
+operators.diag_embed.fast = fast_diag_embed
+operators.repeat_interleave_Tensor.fast = fast_repeat_interleave_Tensor
+operators.as_strided_scatter.fast = fast_as_strided_scatter
+operators.unfold_backward.fast = fast_unfold_backward
+operators.narrow_copy.fast = fast_narrow_copy
+operators.lift.fast = fast_lift
+operators.rot90.fast = fast_rot90
+operators.complex.fast = fast_complex
+operators.polar.fast = fast_polar
+operators.add_Tensor.fast = fast_add_Tensor
+operators.sub_Tensor.fast = fast_sub_Tensor
+operators.mul_Tensor.fast = fast_mul_Tensor
+operators.pow_Tensor_Scalar.fast = fast_pow_Tensor_Scalar
+operators.neg.fast = fast_neg
+operators.clone.fast = fast_clone
+operators._to_copy.fast = fast__to_copy
+operators.exp.fast = fast_exp
+operators.exp2.fast = fast_exp2
+operators.log.fast = fast_log
+operators.log2.fast = fast_log2
+operators.log10.fast = fast_log10
+operators.log1p.fast = fast_log1p
+operators.expm1.fast = fast_expm1
+operators.sqrt.fast = fast_sqrt
+operators.rsqrt.fast = fast_rsqrt
+operators.reciprocal.fast = fast_reciprocal
+operators.abs.fast = fast_abs
+operators.sgn.fast = fast_sgn
+operators.sign.fast = fast_sign
+operators.sin.fast = fast_sin
+operators.cos.fast = fast_cos
+operators.tan.fast = fast_tan
+operators.asin.fast = fast_asin
+operators.acos.fast = fast_acos
+operators.atan.fast = fast_atan
+operators.sinh.fast = fast_sinh
+operators.cosh.fast = fast_cosh
+operators.tanh.fast = fast_tanh
+operators.sigmoid.fast = fast_sigmoid
+operators.erf.fast = fast_erf
+operators.floor.fast = fast_floor
+operators.ceil.fast = fast_ceil
+operators.round.fast = fast_round
+operators.round_decimals.fast = fast_round_decimals
+operators.trunc.fast = fast_trunc
+operators.angle.fast = fast_angle
+operators.sigmoid_backward.fast = fast_sigmoid_backward
+operators.tanh_backward.fast = fast_tanh_backward
+operators.pow_Tensor_Tensor.fast = fast_pow_Tensor_Tensor
+operators.pow_Scalar.fast = fast_pow_Scalar
+operators.add_Scalar.fast = fast_add_Scalar
+operators.sub_Scalar.fast = fast_sub_Scalar
+operators.mul_Scalar.fast = fast_mul_Scalar
+operators.div_Tensor.fast = fast_div_Tensor
+operators.div_Scalar.fast = fast_div_Scalar
+operators.div_Tensor_mode.fast = fast_div_Tensor_mode
+operators.floor_divide.fast = fast_floor_divide
+operators.floor_divide_Scalar.fast = fast_floor_divide_Scalar
+operators.rsub_Tensor.fast = fast_rsub_Tensor
+operators.rsub_Scalar.fast = fast_rsub_Scalar
+operators.maximum.fast = fast_maximum
+operators.minimum.fast = fast_minimum
+operators.fmax.fast = fast_fmax
+operators.fmin.fast = fast_fmin
+operators.atan2.fast = fast_atan2
+operators.hypot.fast = fast_hypot
+operators.fake_quantize_per_tensor_affine_cachemask.fast = (
+    fast_fake_quantize_per_tensor_affine_cachemask
+)
+operators.fake_quantize_per_tensor_affine_cachemask_backward.fast = (
+    fast_fake_quantize_per_tensor_affine_cachemask_backward
+)
+operators.fake_quantize_per_channel_affine_cachemask.fast = (
+    fast_fake_quantize_per_channel_affine_cachemask
+)
+operators.fake_quantize_per_channel_affine_cachemask_backward.fast = (
+    fast_fake_quantize_per_channel_affine_cachemask_backward
+)
+operators.where_self.fast = fast_where_self
+operators.clamp.fast = fast_clamp
+operators.clamp_min.fast = fast_clamp_min
+operators.clamp_max.fast = fast_clamp_max
+operators.fmod_Tensor.fast = fast_fmod_Tensor
+operators.fmod_Scalar.fast = fast_fmod_Scalar
+operators.remainder_Tensor.fast = fast_remainder_Tensor
+operators.remainder_Scalar.fast = fast_remainder_Scalar
+operators.bitwise_and_Tensor.fast = fast_bitwise_and_Tensor
+operators.bitwise_or_Tensor.fast = fast_bitwise_or_Tensor
+operators.bitwise_xor_Tensor.fast = fast_bitwise_xor_Tensor
+operators.bitwise_not.fast = fast_bitwise_not
+operators.copy.fast = fast_copy
+operators.zero.fast = fast_zero
+operators.fill_Scalar.fast = fast_fill_Scalar
+operators.fill_Tensor.fast = fast_fill_Tensor
+operators.lerp_Scalar.fast = fast_lerp_Scalar
+operators.nan_to_num.fast = fast_nan_to_num
+operators.acosh.fast = fast_acosh
+operators.asinh.fast = fast_asinh
+operators.atanh.fast = fast_atanh
+operators.deg2rad.fast = fast_deg2rad
+operators.rad2deg.fast = fast_rad2deg
+operators.copysign_Tensor.fast = fast_copysign_Tensor
+operators.copysign_Scalar.fast = fast_copysign_Scalar
+operators.frac.fast = fast_frac
+operators.frexp_Tensor.fast = fast_frexp_Tensor
+operators.ldexp_Tensor.fast = fast_ldexp_Tensor
+operators.heaviside.fast = fast_heaviside
+operators.nextafter.fast = fast_nextafter
+operators.logaddexp2.fast = fast_logaddexp2
+operators.clamp_min_Tensor.fast = fast_clamp_min_Tensor
+operators.clamp_max_Tensor.fast = fast_clamp_max_Tensor
+operators.logaddexp.fast = fast_logaddexp
+operators.poisson.fast = fast_poisson
+operators.bernoulli.fast = fast_bernoulli
+operators.bernoulli_p.fast = fast_bernoulli_p
+operators.sum.fast = fast_sum
+operators.sum_dim_IntList.fast = fast_sum_dim_IntList
+operators.mean.fast = fast_mean
+operators.mean_dim.fast = fast_mean_dim
+operators.prod.fast = fast_prod
+operators.prod_dim_int.fast = fast_prod_dim_int
+operators.max_dim.fast = fast_max_dim
+operators.max.fast = fast_max
+operators.min_dim.fast = fast_min_dim
+operators.min.fast = fast_min
+operators.amax.fast = fast_amax
+operators.amin.fast = fast_amin
+operators.logsumexp.fast = fast_logsumexp
+operators.var_correction.fast = fast_var_correction
+operators.std_correction.fast = fast_std_correction
+operators.cumsum.fast = fast_cumsum
+operators.cumprod.fast = fast_cumprod
+operators.sort.fast = fast_sort
+operators.sort_stable.fast = fast_sort_stable
+operators.topk.fast = fast_topk
+operators.logcumsumexp.fast = fast_logcumsumexp
+operators.cummax.fast = fast_cummax
+operators.cummin.fast = fast_cummin
+operators.kthvalue.fast = fast_kthvalue
+operators.median.fast = fast_median
+operators.median_dim.fast = fast_median_dim
+operators.nanmedian.fast = fast_nanmedian
+operators.nanmedian_dim.fast = fast_nanmedian_dim
+operators.mode.fast = fast_mode
+operators.aminmax.fast = fast_aminmax
+operators.nansum.fast = fast_nansum
+operators.std_mean_correction.fast = fast_std_mean_correction
+operators.var_mean_correction.fast = fast_var_mean_correction
+operators._unique2.fast = fast__unique2
+operators.unique_dim.fast = fast_unique_dim
+operators.unique_consecutive.fast = fast_unique_consecutive
+operators._unique.fast = fast__unique
+operators.unique_dim_consecutive.fast = fast_unique_dim_consecutive
+operators.segment_reduce.fast = fast_segment_reduce
+operators.index_select.fast = fast_index_select
+operators.index_add.fast = fast_index_add
+operators.gather.fast = fast_gather
+operators.scatter_src.fast = fast_scatter_src
+operators.scatter_value.fast = fast_scatter_value
+operators.scatter_add.fast = fast_scatter_add
+operators.masked_fill_Scalar.fast = fast_masked_fill_Scalar
+operators.masked_fill_Tensor.fast = fast_masked_fill_Tensor
+operators.index_Tensor.fast = fast_index_Tensor
+operators.index_put.fast = fast_index_put
+operators.scatter_reduce_two.fast = fast_scatter_reduce_two
+operators.index_copy.fast = fast_index_copy
+operators.index_fill_int_Scalar.fast = fast_index_fill_int_Scalar
+operators.index_fill_int_Tensor.fast = fast_index_fill_int_Tensor
+operators.masked_scatter.fast = fast_masked_scatter
+operators.masked_select.fast = fast_masked_select
+operators.take.fast = fast_take
+operators.put.fast = fast_put
+operators.scatter_value_reduce.fast = fast_scatter_value_reduce
+operators.index_reduce.fast = fast_index_reduce
+operators.masked_scatter_backward.fast = fast_masked_scatter_backward
+operators.slice_scatter.fast = fast_slice_scatter
+operators.select_scatter.fast = fast_select_scatter
+operators.diagonal_scatter.fast = fast_diagonal_scatter
+operators._unsafe_index_Tensor.fast = fast__unsafe_index_Tensor
+operators._unsafe_index_put.fast = fast__unsafe_index_put
+operators.mm.fast = fast_mm
+operators.bmm.fast = fast_bmm
+operators.dot.fast = fast_dot
+operators.vdot.fast = fast_vdot
+operators.mv.fast = fast_mv
+operators._cdist_forward.fast = fast__cdist_forward
+operators._pdist_forward.fast = fast__pdist_forward
+operators.tril.fast = fast_tril
+operators.triu.fast = fast_triu
+operators.trace.fast = fast_trace
+operators.linalg_vector_norm.fast = fast_linalg_vector_norm
+operators.norm_Scalar.fast = fast_norm_Scalar
+operators.norm_ScalarOpt_dim.fast = fast_norm_ScalarOpt_dim
+operators.dist.fast = fast_dist
+operators.linalg_inv_ex.fast = fast_linalg_inv_ex
+operators._linalg_det.fast = fast__linalg_det
+operators._linalg_slogdet.fast = fast__linalg_slogdet
+operators._linalg_solve_ex.fast = fast__linalg_solve_ex
+operators.linalg_cholesky_ex.fast = fast_linalg_cholesky_ex
+operators.linalg_qr.fast = fast_linalg_qr
+operators._linalg_svd.fast = fast__linalg_svd
+operators._linalg_eigh.fast = fast__linalg_eigh
+operators.linalg_eig.fast = fast_linalg_eig
+operators.linalg_solve_triangular.fast = fast_linalg_solve_triangular
+operators.linalg_cross.fast = fast_linalg_cross
+operators.linalg_matrix_exp.fast = fast_linalg_matrix_exp
+operators.linalg_pinv_atol_rtol_tensor.fast = fast_linalg_pinv_atol_rtol_tensor
+operators.linalg_lstsq.fast = fast_linalg_lstsq
+operators.linalg_lu_factor_ex.fast = fast_linalg_lu_factor_ex
+operators.linalg_lu.fast = fast_linalg_lu
+operators.linalg_lu_solve.fast = fast_linalg_lu_solve
+operators.cholesky.fast = fast_cholesky
+operators.linalg_householder_product.fast = fast_linalg_householder_product
+operators.norm_ScalarOpt_dtype.fast = fast_norm_ScalarOpt_dtype
+operators.norm_ScalarOpt_dim_dtype.fast = fast_norm_ScalarOpt_dim_dtype
+operators.renorm.fast = fast_renorm
+operators.cholesky_inverse.fast = fast_cholesky_inverse
+operators.cholesky_solve.fast = fast_cholesky_solve
+operators.triangular_solve.fast = fast_triangular_solve
+operators.lu_unpack.fast = fast_lu_unpack
+operators.geqrf.fast = fast_geqrf
+operators.relu.fast = fast_relu
+operators.gelu.fast = fast_gelu
+operators.silu.fast = fast_silu
+operators.threshold_backward.fast = fast_threshold_backward
+operators.gelu_backward.fast = fast_gelu_backward
+operators.silu_backward.fast = fast_silu_backward
+operators._softmax.fast = fast__softmax
+operators._softmax_backward_data.fast = fast__softmax_backward_data
+operators._log_softmax.fast = fast__log_softmax
+operators._log_softmax_backward_data.fast = fast__log_softmax_backward_data
+operators.leaky_relu.fast = fast_leaky_relu
+operators.leaky_relu_backward.fast = fast_leaky_relu_backward
+operators.elu.fast = fast_elu
+operators.elu_backward.fast = fast_elu_backward
+operators.softplus.fast = fast_softplus
+operators.softplus_backward.fast = fast_softplus_backward
+operators.log_sigmoid_forward.fast = fast_log_sigmoid_forward
+operators.log_sigmoid_backward.fast = fast_log_sigmoid_backward
+operators.hardtanh.fast = fast_hardtanh
+operators.hardtanh_backward.fast = fast_hardtanh_backward
+operators.mish.fast = fast_mish
+operators.mish_backward.fast = fast_mish_backward
+operators.celu.fast = fast_celu
+operators.glu.fast = fast_glu
+operators.glu_backward.fast = fast_glu_backward
+operators.hardshrink.fast = fast_hardshrink
+operators.hardshrink_backward.fast = fast_hardshrink_backward
+operators.softshrink.fast = fast_softshrink
+operators.softshrink_backward.fast = fast_softshrink_backward
+operators.hardsigmoid.fast = fast_hardsigmoid
+operators.hardsigmoid_backward.fast = fast_hardsigmoid_backward
+operators.hardswish.fast = fast_hardswish
+operators.hardswish_backward.fast = fast_hardswish_backward
+operators.threshold.fast = fast_threshold
+operators.rrelu_with_noise.fast = fast_rrelu_with_noise
+operators.rrelu_with_noise_backward.fast = fast_rrelu_with_noise_backward
+operators._prelu_kernel.fast = fast__prelu_kernel
+operators.native_dropout.fast = fast_native_dropout
+operators.native_dropout_backward.fast = fast_native_dropout_backward
+operators.mse_loss.fast = fast_mse_loss
+operators.nll_loss_forward.fast = fast_nll_loss_forward
+operators.nll_loss_backward.fast = fast_nll_loss_backward
+operators.nll_loss2d_forward.fast = fast_nll_loss2d_forward
+operators.nll_loss2d_backward.fast = fast_nll_loss2d_backward
+operators.binary_cross_entropy.fast = fast_binary_cross_entropy
+operators.smooth_l1_loss.fast = fast_smooth_l1_loss
+operators.huber_loss.fast = fast_huber_loss
+operators.binary_cross_entropy_with_logits.fast = fast_binary_cross_entropy_with_logits
+operators.soft_margin_loss.fast = fast_soft_margin_loss
+operators.soft_margin_loss_backward.fast = fast_soft_margin_loss_backward
+operators.multi_margin_loss.fast = fast_multi_margin_loss
+operators.multi_margin_loss_backward.fast = fast_multi_margin_loss_backward
+operators.multilabel_margin_loss_forward.fast = fast_multilabel_margin_loss_forward
+operators.multilabel_margin_loss_backward.fast = fast_multilabel_margin_loss_backward
+operators.embedding.fast = fast_embedding
+operators.embedding_dense_backward.fast = fast_embedding_dense_backward
+operators.reflection_pad1d.fast = fast_reflection_pad1d
+operators.reflection_pad1d_backward.fast = fast_reflection_pad1d_backward
+operators.reflection_pad2d.fast = fast_reflection_pad2d
+operators.reflection_pad2d_backward.fast = fast_reflection_pad2d_backward
+operators.reflection_pad3d.fast = fast_reflection_pad3d
+operators.reflection_pad3d_backward.fast = fast_reflection_pad3d_backward
+operators.replication_pad1d.fast = fast_replication_pad1d
+operators.replication_pad1d_backward.fast = fast_replication_pad1d_backward
+operators.replication_pad2d.fast = fast_replication_pad2d
+operators.replication_pad2d_backward.fast = fast_replication_pad2d_backward
+operators.replication_pad3d.fast = fast_replication_pad3d
+operators.replication_pad3d_backward.fast = fast_replication_pad3d_backward
+operators.max_pool2d_with_indices.fast = fast_max_pool2d_with_indices
+operators.max_pool2d_with_indices_backward.fast = fast_max_pool2d_with_indices_backward
+operators.max_pool3d_with_indices.fast = fast_max_pool3d_with_indices
+operators.max_pool3d_with_indices_backward.fast = fast_max_pool3d_with_indices_backward
+operators.avg_pool2d.fast = fast_avg_pool2d
+operators.avg_pool2d_backward.fast = fast_avg_pool2d_backward
+operators.avg_pool3d.fast = fast_avg_pool3d
+operators.avg_pool3d_backward.fast = fast_avg_pool3d_backward
+operators._adaptive_avg_pool2d.fast = fast__adaptive_avg_pool2d
+operators._adaptive_avg_pool2d_backward.fast = fast__adaptive_avg_pool2d_backward
+operators._adaptive_avg_pool3d.fast = fast__adaptive_avg_pool3d
+operators._adaptive_avg_pool3d_backward.fast = fast__adaptive_avg_pool3d_backward
+operators.adaptive_max_pool2d.fast = fast_adaptive_max_pool2d
+operators.adaptive_max_pool2d_backward.fast = fast_adaptive_max_pool2d_backward
+operators.adaptive_max_pool3d.fast = fast_adaptive_max_pool3d
+operators.adaptive_max_pool3d_backward.fast = fast_adaptive_max_pool3d_backward
+operators.max_unpool2d.fast = fast_max_unpool2d
+operators.max_unpool3d.fast = fast_max_unpool3d
+operators.fractional_max_pool2d.fast = fast_fractional_max_pool2d
+operators.fractional_max_pool2d_backward.fast = fast_fractional_max_pool2d_backward
+operators.fractional_max_pool3d.fast = fast_fractional_max_pool3d
+operators.fractional_max_pool3d_backward.fast = fast_fractional_max_pool3d_backward
+operators.upsample_nearest1d.fast = fast_upsample_nearest1d
+operators.upsample_nearest1d_backward.fast = fast_upsample_nearest1d_backward
+operators._upsample_nearest_exact1d.fast = fast__upsample_nearest_exact1d
+operators._upsample_nearest_exact1d_backward.fast = (
+    fast__upsample_nearest_exact1d_backward
+)
+operators.upsample_nearest2d.fast = fast_upsample_nearest2d
+operators.upsample_nearest2d_backward.fast = fast_upsample_nearest2d_backward
+operators._upsample_nearest_exact2d.fast = fast__upsample_nearest_exact2d
+operators._upsample_nearest_exact2d_backward.fast = (
+    fast__upsample_nearest_exact2d_backward
+)
+operators.upsample_nearest3d.fast = fast_upsample_nearest3d
+operators.upsample_nearest3d_backward.fast = fast_upsample_nearest3d_backward
+operators._upsample_nearest_exact3d.fast = fast__upsample_nearest_exact3d
+operators._upsample_nearest_exact3d_backward.fast = (
+    fast__upsample_nearest_exact3d_backward
+)
+operators.upsample_linear1d.fast = fast_upsample_linear1d
+operators.upsample_linear1d_backward.fast = fast_upsample_linear1d_backward
+operators.upsample_bilinear2d.fast = fast_upsample_bilinear2d
+operators.upsample_bilinear2d_backward.fast = fast_upsample_bilinear2d_backward
+operators.upsample_bicubic2d.fast = fast_upsample_bicubic2d
+operators.upsample_bicubic2d_backward.fast = fast_upsample_bicubic2d_backward
+operators.upsample_trilinear3d.fast = fast_upsample_trilinear3d
+operators.upsample_trilinear3d_backward.fast = fast_upsample_trilinear3d_backward
+operators._upsample_bilinear2d_aa.fast = fast__upsample_bilinear2d_aa
+operators._upsample_bilinear2d_aa_backward.fast = fast__upsample_bilinear2d_aa_backward
+operators._upsample_bicubic2d_aa.fast = fast__upsample_bicubic2d_aa
+operators._upsample_bicubic2d_aa_backward.fast = fast__upsample_bicubic2d_aa_backward
+operators._upsample_lanczos2d_aa.fast = fast__upsample_lanczos2d_aa
+operators._upsample_lanczos2d_aa_backward.fast = fast__upsample_lanczos2d_aa_backward
+operators.pixel_shuffle.fast = fast_pixel_shuffle
+operators.pixel_unshuffle.fast = fast_pixel_unshuffle
+operators.channel_shuffle.fast = fast_channel_shuffle
+operators.im2col.fast = fast_im2col
+operators.col2im.fast = fast_col2im
+operators.affine_grid_generator.fast = fast_affine_grid_generator
+operators.grid_sampler_2d.fast = fast_grid_sampler_2d
+operators.grid_sampler_3d.fast = fast_grid_sampler_3d
+operators._thnn_fused_gru_cell_backward.fast = fast__thnn_fused_gru_cell_backward
+operators.erfc.fast = fast_erfc
+operators.xlogy_Tensor.fast = fast_xlogy_Tensor
+operators.xlogy_Scalar_Self.fast = fast_xlogy_Scalar_Self
+operators.xlogy_Scalar_Other.fast = fast_xlogy_Scalar_Other
+operators.mvlgamma.fast = fast_mvlgamma
+operators.logit.fast = fast_logit
+operators.sinc.fast = fast_sinc
+operators.lgamma.fast = fast_lgamma
+operators.digamma.fast = fast_digamma
+operators.polygamma.fast = fast_polygamma
+operators.erfinv.fast = fast_erfinv
+operators.i0.fast = fast_i0
+operators.igamma.fast = fast_igamma
+operators.igammac.fast = fast_igammac
+operators.logit_backward.fast = fast_logit_backward
+operators.special_entr.fast = fast_special_entr
+operators.special_ndtri.fast = fast_special_ndtri
+operators.special_log_ndtr.fast = fast_special_log_ndtr
+operators.special_erfcx.fast = fast_special_erfcx
+operators.special_xlog1py.fast = fast_special_xlog1py
+operators.special_xlog1py_self_scalar.fast = fast_special_xlog1py_self_scalar
+operators.special_xlog1py_other_scalar.fast = fast_special_xlog1py_other_scalar
+operators.special_zeta.fast = fast_special_zeta
+operators.special_zeta_self_scalar.fast = fast_special_zeta_self_scalar
+operators.special_zeta_other_scalar.fast = fast_special_zeta_other_scalar
+operators.special_i0e.fast = fast_special_i0e
+operators.special_i1.fast = fast_special_i1
+operators.special_i1e.fast = fast_special_i1e
+operators._fft_r2c.fast = fast__fft_r2c
+operators._fft_c2r.fast = fast__fft_c2r
+operators._fft_c2c.fast = fast__fft_c2c

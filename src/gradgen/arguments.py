@@ -16,7 +16,7 @@ import numpy as np
 
 from .dtypes import as_dtype, dtype
 from .grad_mode import _state as _grad_mode_state
-from .tensor import Tensor, wrap_number
+from .tensor import _WRAPPED, Tensor, wrap_number
 from .variable_type_utils import copy_into, increment_version
 
 _NUMBER_TYPES = (bool, int, float, complex, np.number, np.bool_)
@@ -32,6 +32,11 @@ def tensor_argument(
     """A Tensor argument; a Python number becomes a wrapped number where allowed."""
     if isinstance(value, Tensor):
         return value
+    if accepts_numbers and value.__class__ is float:
+        # wrap_number's cache inline: `x * 2.0`, `z + 0.5` (nan and 0.0 are not in it)
+        cached = _WRAPPED.get((float, value))
+        if cached is not None:
+            return cached
     if accepts_numbers and isinstance(value, _NUMBER_TYPES):
         return wrap_number(value)
     raise TypeError(

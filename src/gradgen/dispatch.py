@@ -116,13 +116,17 @@ def exit_batched() -> None:
 class OperatorHandle:
     """An operator known to the dispatcher, e.g. ``add.Tensor``."""
 
-    __slots__ = ("name", "schema", "_kernels", "_table")
+    __slots__ = ("name", "schema", "_kernels", "_table", "fast")
 
     def __init__(self, name: str, schema: str) -> None:
         self.name = name
         self.schema = schema
         self._kernels: dict[DispatchKey, Kernel] = {}
         self._table: list[Kernel | None] = [None] * _TABLE_SIZE
+        # What the operator's bindings call: `call` itself, or the operator's generated
+        # fast path (variable_type.py's `fast_NAME`), which does the common case (no
+        # detour, no forward-AD level) in one frame and hands every other call to `call`.
+        self.fast: Kernel = self.call
 
     def register(self, key: DispatchKey, kernel: Kernel) -> None:
         if key in self._kernels:

@@ -392,9 +392,9 @@ def power(self: Tensor, exponent: Any) -> Tensor:
     # Straight to the overload (x ** 2 is pow.Tensor_Scalar, x ** y pow.Tensor_Tensor)
     # rather than through overload resolution: this is on every `x ** n`.
     if isinstance(exponent, Tensor):
-        return operators.pow_Tensor_Tensor.call(self, exponent)  # type: ignore[no-any-return]
+        return operators.pow_Tensor_Tensor.fast(self, exponent)  # type: ignore[no-any-return]
     if isinstance(exponent, (bool, int, float, complex, np.number)):
-        return operators.pow_Tensor_Scalar.call(self, exponent)  # type: ignore[no-any-return]
+        return operators.pow_Tensor_Scalar.fast(self, exponent)  # type: ignore[no-any-return]
     return self.pow(exponent)
 
 

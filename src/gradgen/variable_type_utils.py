@@ -94,7 +94,12 @@ def next_edges_1(tensor: Tensor | None) -> tuple[EdgeTuple] | None:
     if function is not None:
         return ((function, tensor._output_nr),)
     if tensor._requires_grad:
-        return ((tensor._get_grad_accumulator(), 0),)
+        # The leaf's living AccumulateGrad, read off its weak reference inline.
+        reference = tensor._grad_accumulator
+        function = None if reference is None else reference()
+        if function is None:
+            function = tensor._get_grad_accumulator()
+        return ((function, 0),)
     return None
 
 
@@ -113,7 +118,12 @@ def next_edges_2(
         if function is not None:
             edge = (function, first._output_nr)
         elif first._requires_grad:
-            edge = (first._get_grad_accumulator(), 0)
+            # A leaf's living AccumulateGrad, read off its weak reference inline.
+            reference = first._grad_accumulator
+            function = None if reference is None else reference()
+            if function is None:
+                function = first._get_grad_accumulator()
+            edge = (function, 0)
     if second is not None:
         if second._base is not None:
             refresh_view(second)
@@ -121,7 +131,11 @@ def next_edges_2(
         if function is not None:
             return (edge, (function, second._output_nr))
         if second._requires_grad:
-            return (edge, (second._get_grad_accumulator(), 0))
+            reference = second._grad_accumulator
+            function = None if reference is None else reference()
+            if function is None:
+                function = second._get_grad_accumulator()
+            return (edge, (function, 0))
     if edge is NO_EDGE:
         return None
     return (edge, NO_EDGE)
@@ -143,11 +157,23 @@ def next_edges(*tensors: Tensor | None) -> tuple[EdgeTuple, ...] | None:
 # objects for the garbage collector to see). Bounded; cleared when full.
 _SINGLE_METADATA: dict[tuple[tuple[int, ...], np.dtype[Any]], tuple[InputMetadata]] = {}
 _SINGLE_METADATA_LIMIT = 512
+# The same tuples by shape alone, the last dtype seen with it: one dict lookup keyed by
+# a tuple that exists already, for the common case of a node's only output (read inline
+# by the generated fast paths too). Only differentiable dtypes are entered.
+ONE_OUTPUT_METADATA: dict[tuple[int, ...], tuple[InputMetadata]] = {}
 
 
 def set_history(result: Tensor, grad_fn: Node) -> None:
     """Make `result` the next output of `grad_fn`."""
     data = result._data
+    if not grad_fn._input_metadata:
+        single = ONE_OUTPUT_METADATA.get(data.shape)
+        # A differentiable dtype: only those are entered below.
+        if single is not None and single[0][1] is data.dtype:
+            result._grad_fn = grad_fn
+            result._output_nr = 0
+            grad_fn._input_metadata = single
+            return
     dtype = data.dtype
     if dtype.kind not in "fcV":  # V: ml_dtypes' bfloat16
         raise RuntimeError(
@@ -166,7 +192,9 @@ def set_history(result: Tensor, grad_fn: Node) -> None:
     if single is None:
         if len(_SINGLE_METADATA) >= _SINGLE_METADATA_LIMIT:
             _SINGLE_METADATA.clear()
+            ONE_OUTPUT_METADATA.clear()
         single = _SINGLE_METADATA[key] = (key,)
+    ONE_OUTPUT_METADATA[key[0]] = single
     grad_fn._input_metadata = single
 
 
