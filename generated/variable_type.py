@@ -20944,10 +20944,10 @@ def fast_as_strided_scatter(
     grad_fn = functions.AsStridedScatterBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[0][0] is not None:
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     grad_fn.size = size
     if _next_edges[0][0] is not None:
-        grad_fn.src_ = SavedVariable(src, False)
+        grad_fn.src_ = SavedVariable.input(src)
     grad_fn.storage_offset = storage_offset
     grad_fn.stride = stride
     result = kernel(ks, self, src, size, stride, storage_offset)
@@ -21366,10 +21366,10 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
     grad_fn = functions.MulBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[0][0] is not None:
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
     grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
     if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -21410,7 +21410,7 @@ def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
     grad_fn = functions.PowBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.exponent = exponent
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, exponent)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21658,7 +21658,7 @@ def fast_log(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.LogBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21697,7 +21697,7 @@ def fast_log2(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.Log2Backward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21736,7 +21736,7 @@ def fast_log10(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.Log10Backward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21775,7 +21775,7 @@ def fast_log1p(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.Log1PBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21970,7 +21970,7 @@ def fast_abs(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.AbsBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22009,7 +22009,7 @@ def fast_sgn(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.SgnBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22087,7 +22087,7 @@ def fast_sin(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.SinBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22126,7 +22126,7 @@ def fast_cos(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.CosBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22204,7 +22204,7 @@ def fast_asin(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.AsinBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22243,7 +22243,7 @@ def fast_acos(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.AcosBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22282,7 +22282,7 @@ def fast_atan(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.AtanBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22321,7 +22321,7 @@ def fast_sinh(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.SinhBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22360,7 +22360,7 @@ def fast_cosh(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.CoshBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22477,7 +22477,7 @@ def fast_erf(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.ErfBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22706,7 +22706,7 @@ def fast_angle(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.AngleBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22756,8 +22756,8 @@ def fast_sigmoid_backward(grad_output: Tensor, output: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.SigmoidBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.grad_output_ = SavedVariable(grad_output, False)
-    grad_fn.output_ = SavedVariable(output, False)
+    grad_fn.grad_output_ = SavedVariable.input(grad_output)
+    grad_fn.output_ = SavedVariable.input(output)
     result = kernel(ks, grad_output, output)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22807,8 +22807,8 @@ def fast_tanh_backward(grad_output: Tensor, output: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.TanhBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.grad_output_ = SavedVariable(grad_output, False)
-    grad_fn.output_ = SavedVariable(output, False)
+    grad_fn.grad_output_ = SavedVariable.input(grad_output)
+    grad_fn.output_ = SavedVariable.input(output)
     result = kernel(ks, grad_output, output)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22858,8 +22858,8 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.PowBackward1()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.exponent_ = SavedVariable(exponent, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.exponent_ = SavedVariable.input(exponent)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, exponent)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22899,7 +22899,7 @@ def fast_pow_Scalar(self: Number, exponent: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.PowBackward2()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.exponent_ = SavedVariable(exponent, False)
+    grad_fn.exponent_ = SavedVariable.input(exponent)
     grad_fn.self = self
     result = kernel(ks, self, exponent)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -23069,9 +23069,9 @@ def fast_div_Tensor(self: Tensor, other: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.DivBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.other_ = SavedVariable.input(other)
     if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -23162,10 +23162,10 @@ def fast_div_Tensor_mode(self: Tensor, other: Tensor, rounding_mode: str | None)
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.DivBackward2()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.other_ = SavedVariable.input(other)
     grad_fn.rounding_mode = rounding_mode
     if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other, rounding_mode)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -23381,8 +23381,8 @@ def fast_maximum(self: Tensor, other: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaximumBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable(other, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.other_ = SavedVariable.input(other)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23432,8 +23432,8 @@ def fast_minimum(self: Tensor, other: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.MinimumBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable(other, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.other_ = SavedVariable.input(other)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23483,8 +23483,8 @@ def fast_fmax(self: Tensor, other: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.FmaxBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable(other, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.other_ = SavedVariable.input(other)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23534,8 +23534,8 @@ def fast_fmin(self: Tensor, other: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.FminBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable(other, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.other_ = SavedVariable.input(other)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23585,8 +23585,8 @@ def fast_atan2(self: Tensor, other: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.Atan2Backward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable(other, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.other_ = SavedVariable.input(other)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23637,9 +23637,9 @@ def fast_hypot(self: Tensor, other: Tensor) -> Any:
     grad_fn = functions.HypotBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[1][0] is not None:
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
     if _next_edges[0][0] is not None:
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23859,7 +23859,7 @@ def fast_where_self(condition: Tensor, self: Tensor, other: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.WhereBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.condition_ = SavedVariable(condition, False)
+    grad_fn.condition_ = SavedVariable.input(condition)
     result = kernel(ks, condition, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23900,7 +23900,7 @@ def fast_clamp(self: Tensor, min: Number | None, max: Number | None) -> Any:
     grad_fn.set_next_edges(_next_edges)
     grad_fn.max = max
     grad_fn.min = min
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, min, max)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23940,7 +23940,7 @@ def fast_clamp_min(self: Tensor, min: Number) -> Any:
     grad_fn = functions.ClampMinBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.min = min
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, min)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23980,7 +23980,7 @@ def fast_clamp_max(self: Tensor, max: Number) -> Any:
     grad_fn = functions.ClampMaxBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.max = max
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, max)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24031,9 +24031,9 @@ def fast_fmod_Tensor(self: Tensor, other: Tensor) -> Any:
     grad_fn = functions.FmodBackward1()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[1][0] is not None:
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
     if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24122,9 +24122,9 @@ def fast_remainder_Tensor(self: Tensor, other: Tensor) -> Any:
     grad_fn = functions.RemainderBackward1()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[1][0] is not None:
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
     if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24585,7 +24585,7 @@ def fast_nan_to_num(
     _next_edges = (edge_0,)
     grad_fn = functions.NanToNumBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, nan, posinf, neginf)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24624,7 +24624,7 @@ def fast_acosh(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.AcoshBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24663,7 +24663,7 @@ def fast_asinh(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.AsinhBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24702,7 +24702,7 @@ def fast_atanh(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.AtanhBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24830,7 +24830,7 @@ def fast_copysign_Tensor(self: Tensor, other: Tensor) -> Any:
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other_info = TypeAndSize(other)
     if _next_edges[0][0] is not None:
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24870,7 +24870,7 @@ def fast_copysign_Scalar(self: Tensor, other: Number) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.CopysignBackward1()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24992,7 +24992,7 @@ def fast_ldexp_Tensor(self: Tensor, other: Tensor) -> Any:
     grad_fn = functions.LdexpBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[0][0] is not None:
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25086,10 +25086,10 @@ def fast_nextafter(self: Tensor, other: Tensor) -> Any:
     grad_fn = functions.NextafterBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[0][0] is not None:
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
     grad_fn.other_info = TypeAndSize(other)
     if _next_edges[0][0] is not None:
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25139,8 +25139,8 @@ def fast_logaddexp2(self: Tensor, other: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.Logaddexp2Backward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable(other, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.other_ = SavedVariable.input(other)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25190,8 +25190,8 @@ def fast_clamp_min_Tensor(self: Tensor, min: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.ClampMinBackward1()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.min_ = SavedVariable(min, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.min_ = SavedVariable.input(min)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, min)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25241,8 +25241,8 @@ def fast_clamp_max_Tensor(self: Tensor, max: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.ClampMaxBackward1()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.max_ = SavedVariable(max, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.max_ = SavedVariable.input(max)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, max)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25292,8 +25292,8 @@ def fast_logaddexp(self: Tensor, other: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.LogaddexpBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable(other, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.other_ = SavedVariable.input(other)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25606,7 +25606,7 @@ def fast_prod(self: Tensor, dtype: dtype | None) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.ProdBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25650,7 +25650,7 @@ def fast_prod_dim_int(
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dim, keepdim, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25725,7 +25725,7 @@ def fast_max(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.MaxBackward1()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25800,7 +25800,7 @@ def fast_min(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.MinBackward1()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25842,7 +25842,7 @@ def fast_amax(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dim, keepdim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25884,7 +25884,7 @@ def fast_amin(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dim, keepdim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25926,7 +25926,7 @@ def fast_logsumexp(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dim, keepdim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25971,7 +25971,7 @@ def fast_var_correction(
     grad_fn.correction = correction
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dim, correction, keepdim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26015,7 +26015,7 @@ def fast_std_correction(
     grad_fn.correction = correction
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dim, correction, keepdim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26096,7 +26096,7 @@ def fast_cumprod(self: Tensor, dim: int, dtype: dtype | None) -> Any:
     grad_fn = functions.CumprodBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, dim, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -26242,7 +26242,7 @@ def fast_logcumsumexp(self: Tensor, dim: int) -> Any:
     grad_fn = functions.LogcumsumexpBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26283,7 +26283,7 @@ def fast_cummax(self: Tensor, dim: int) -> Any:
     grad_fn = functions.CummaxBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dim)
     set_history(result[0], grad_fn)
     grad_fn.indices_ = SavedVariable(result[1], True)
@@ -26317,7 +26317,7 @@ def fast_cummin(self: Tensor, dim: int) -> Any:
     grad_fn = functions.CumminBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dim)
     set_history(result[0], grad_fn)
     grad_fn.indices_ = SavedVariable(result[1], True)
@@ -26385,7 +26385,7 @@ def fast_median(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.MedianBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26460,7 +26460,7 @@ def fast_nanmedian(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.NanmedianBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26572,7 +26572,7 @@ def fast_aminmax(self: Tensor, dim: int | None, keepdim: bool) -> Any:
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dim, keepdim)
     set_history(result[0], grad_fn)
     set_history(result[1], grad_fn)
@@ -26611,7 +26611,7 @@ def fast_nansum(
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, dim, keepdim, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -26656,7 +26656,7 @@ def fast_std_mean_correction(
     grad_fn.correction = correction
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dim, correction, keepdim)
     set_history(result[0], grad_fn)
     set_history(result[1], grad_fn)
@@ -26695,7 +26695,7 @@ def fast_var_mean_correction(
     grad_fn.correction = correction
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dim, correction, keepdim)
     set_history(result[0], grad_fn)
     set_history(result[1], grad_fn)
@@ -26910,10 +26910,10 @@ def fast_segment_reduce(
     grad_fn = functions.SegmentReduceBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.axis = axis
-    grad_fn.data_ = SavedVariable(data, False)
+    grad_fn.data_ = SavedVariable.input(data)
     grad_fn.initial = initial
-    grad_fn.lengths_ = None if lengths is None else SavedVariable(lengths, False)
-    grad_fn.offsets_ = None if offsets is None else SavedVariable(offsets, False)
+    grad_fn.lengths_ = None if lengths is None else SavedVariable.input(lengths)
+    grad_fn.offsets_ = None if offsets is None else SavedVariable.input(offsets)
     grad_fn.reduce = reduce
     result = kernel(ks, data, reduce, lengths, indices, offsets, axis, unsafe, initial)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -26955,7 +26955,7 @@ def fast_index_select(self: Tensor, dim: int, index: Tensor) -> Any:
     grad_fn = functions.IndexSelectBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable(index, False)
+    grad_fn.index_ = SavedVariable.input(index)
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, dim, index)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27011,9 +27011,9 @@ def fast_index_add(
     grad_fn.alpha = alpha
     grad_fn.dim = dim
     if _next_edges[1][0] is not None:
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
     if _next_edges[1][0] is not None:
-        grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_ = SavedVariable.input(source)
     grad_fn.source_dim = source.dim()
     result = kernel(ks, self, dim, index, source, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27054,8 +27054,8 @@ def fast_gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool) -> Any
     grad_fn = functions.GatherBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable(index, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.index_ = SavedVariable.input(index)
+    grad_fn.self_ = SavedVariable.input(self)
     grad_fn.sparse_grad = sparse_grad
     result = kernel(ks, self, dim, index, sparse_grad)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27107,7 +27107,7 @@ def fast_scatter_src(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
     grad_fn = functions.ScatterBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable(index, False)
+    grad_fn.index_ = SavedVariable.input(index)
     result = kernel(ks, self, dim, index, src)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27147,7 +27147,7 @@ def fast_scatter_value(self: Tensor, dim: int, index: Tensor, value: Number) -> 
     grad_fn = functions.ScatterBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable(index, False)
+    grad_fn.index_ = SavedVariable.input(index)
     result = kernel(ks, self, dim, index, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27199,7 +27199,7 @@ def fast_scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     if _next_edges[1][0] is not None:
-        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.index_ = SavedVariable.input(index)
     result = kernel(ks, self, dim, index, src)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27238,7 +27238,7 @@ def fast_masked_fill_Scalar(self: Tensor, mask: Tensor, value: Number) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.MaskedFillBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.mask_ = SavedVariable(mask, False)
+    grad_fn.mask_ = SavedVariable.input(mask)
     result = kernel(ks, self, mask, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27288,7 +27288,7 @@ def fast_masked_fill_Tensor(self: Tensor, mask: Tensor, value: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaskedFillBackward1()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.mask_ = SavedVariable(mask, False)
+    grad_fn.mask_ = SavedVariable.input(mask)
     result = kernel(ks, self, mask, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27436,10 +27436,10 @@ def fast_scatter_reduce_two(
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.include_self = include_self
-    grad_fn.index_ = SavedVariable(index, False)
+    grad_fn.index_ = SavedVariable.input(index)
     grad_fn.reduce = reduce
-    grad_fn.self_ = SavedVariable(self, False)
-    grad_fn.src_ = SavedVariable(src, False)
+    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.src_ = SavedVariable.input(src)
     result = kernel(ks, self, dim, index, src, reduce, include_self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27491,9 +27491,9 @@ def fast_index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor) -> An
     grad_fn = functions.IndexCopyBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable(index, False)
+    grad_fn.index_ = SavedVariable.input(index)
     if _next_edges[1][0] is not None:
-        grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_ = SavedVariable.input(source)
     grad_fn.source_dim = source.dim()
     result = kernel(ks, self, dim, index, source)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27536,7 +27536,7 @@ def fast_index_fill_int_Scalar(
     grad_fn = functions.IndexFillBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable(index, False)
+    grad_fn.index_ = SavedVariable.input(index)
     result = kernel(ks, self, dim, index, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27589,7 +27589,7 @@ def fast_index_fill_int_Tensor(
     grad_fn = functions.IndexFillBackward1()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable(index, False)
+    grad_fn.index_ = SavedVariable.input(index)
     result = kernel(ks, self, dim, index, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27639,7 +27639,7 @@ def fast_masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaskedScatterBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.mask_ = SavedVariable(mask, False)
+    grad_fn.mask_ = SavedVariable.input(mask)
     grad_fn.source_sym_sizes = tuple(source.shape)
     result = kernel(ks, self, mask, source)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27679,8 +27679,8 @@ def fast_masked_select(self: Tensor, mask: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.MaskedSelectBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.mask_ = SavedVariable(mask, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.mask_ = SavedVariable.input(mask)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, mask)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27719,8 +27719,8 @@ def fast_take(self: Tensor, index: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.TakeBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.index_ = SavedVariable(index, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.index_ = SavedVariable.input(index)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, index)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27771,9 +27771,9 @@ def fast_put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> A
     grad_fn = functions.PutBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.accumulate = accumulate
-    grad_fn.index_ = SavedVariable(index, False)
+    grad_fn.index_ = SavedVariable.input(index)
     if _next_edges[1][0] is not None:
-        grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_ = SavedVariable.input(source)
     grad_fn.source_info = TypeAndSize(source)
     result = kernel(ks, self, index, source, accumulate)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27877,10 +27877,10 @@ def fast_index_reduce(
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     grad_fn.include_self = include_self
-    grad_fn.index_ = SavedVariable(index, False)
+    grad_fn.index_ = SavedVariable.input(index)
     grad_fn.reduce = reduce
-    grad_fn.self_ = SavedVariable(self, False)
-    grad_fn.source_ = SavedVariable(source, False)
+    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.source_ = SavedVariable.input(source)
     result = kernel(ks, self, dim, index, source, reduce, include_self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27923,7 +27923,7 @@ def fast_masked_scatter_backward(
     grad_fn = functions.MaskedScatterBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.grad_output_info = TypeAndSize(grad_output)
-    grad_fn.mask_ = SavedVariable(mask, False)
+    grad_fn.mask_ = SavedVariable.input(mask)
     result = kernel(ks, grad_output, mask, sizes)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28231,11 +28231,11 @@ def fast_mm(self: Tensor, mat2: Tensor) -> Any:
     grad_fn = functions.MmBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[0][0] is not None:
-        grad_fn.mat2_ = SavedVariable(mat2, False)
+        grad_fn.mat2_ = SavedVariable.input(mat2)
     grad_fn.mat2_sym_sizes = tuple(mat2.shape)
     grad_fn.mat2_sym_strides = mat2.stride()
     if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     grad_fn.self_sym_sizes = tuple(self.shape)
     grad_fn.self_sym_strides = self.stride()
     result = kernel(ks, self, mat2)
@@ -28288,9 +28288,9 @@ def fast_bmm(self: Tensor, mat2: Tensor) -> Any:
     grad_fn = functions.BmmBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[0][0] is not None:
-        grad_fn.mat2_ = SavedVariable(mat2, False)
+        grad_fn.mat2_ = SavedVariable.input(mat2)
     if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, mat2)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28341,9 +28341,9 @@ def fast_dot(self: Tensor, tensor: Tensor) -> Any:
     grad_fn = functions.DotBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     if _next_edges[0][0] is not None:
-        grad_fn.tensor_ = SavedVariable(tensor, False)
+        grad_fn.tensor_ = SavedVariable.input(tensor)
     result = kernel(ks, self, tensor)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28394,9 +28394,9 @@ def fast_vdot(self: Tensor, other: Tensor) -> Any:
     grad_fn = functions.VdotBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[0][0] is not None:
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
     if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28447,9 +28447,9 @@ def fast_mv(self: Tensor, vec: Tensor) -> Any:
     grad_fn = functions.MvBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     if _next_edges[0][0] is not None:
-        grad_fn.vec_ = SavedVariable(vec, False)
+        grad_fn.vec_ = SavedVariable.input(vec)
     result = kernel(ks, self, vec)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28502,8 +28502,8 @@ def fast__cdist_forward(
     grad_fn = functions.CdistBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.p = p
-    grad_fn.x1_ = SavedVariable(x1, False)
-    grad_fn.x2_ = SavedVariable(x2, False)
+    grad_fn.x1_ = SavedVariable.input(x1)
+    grad_fn.x2_ = SavedVariable.input(x2)
     result = kernel(ks, x1, x2, p, compute_mode)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28544,7 +28544,7 @@ def fast__pdist_forward(self: Tensor, p: float) -> Any:
     grad_fn = functions.PdistBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, p)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28710,7 +28710,7 @@ def fast_linalg_vector_norm(
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.ord = ord
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, ord, dim, keepdim, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28751,7 +28751,7 @@ def fast_norm_Scalar(self: Tensor, p: Number) -> Any:
     grad_fn = functions.NormBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, p)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28796,7 +28796,7 @@ def fast_norm_ScalarOpt_dim(
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, p, dim, keepdim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28847,9 +28847,9 @@ def fast_dist(self: Tensor, other: Tensor, p: Number) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.DistBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.other_ = SavedVariable.input(other)
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other, p)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28921,7 +28921,7 @@ def fast__linalg_det(A: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.LinalgDetBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.A_ = SavedVariable(A, False)
+    grad_fn.A_ = SavedVariable.input(A)
     result = kernel(ks, A)
     set_history(result[0], grad_fn)
     grad_fn.LU_ = SavedVariable(result[1], True)
@@ -28956,7 +28956,7 @@ def fast__linalg_slogdet(A: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.LinalgSlogdetBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.A_ = SavedVariable(A, False)
+    grad_fn.A_ = SavedVariable.input(A)
     result = kernel(ks, A)
     set_history(result[0], grad_fn)
     set_history(result[1], grad_fn)
@@ -29003,7 +29003,7 @@ def fast__linalg_solve_ex(A: Tensor, B: Tensor, left: bool, check_errors: bool) 
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgSolveExBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.A_ = SavedVariable(A, False)
+    grad_fn.A_ = SavedVariable.input(A)
     grad_fn.left = left
     result = kernel(ks, A, B, left, check_errors)
     set_history(result[0], grad_fn)
@@ -29230,7 +29230,7 @@ def fast_linalg_solve_triangular(
     grad_fn = functions.LinalgSolveTriangularBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.left = left
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     grad_fn.unitriangular = unitriangular
     grad_fn.upper = upper
     result = kernel(ks, self, B, upper, left, unitriangular)
@@ -29285,9 +29285,9 @@ def fast_linalg_cross(self: Tensor, other: Tensor, dim: int) -> Any:
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
     if _next_edges[0][0] is not None:
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
     if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other, dim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29326,7 +29326,7 @@ def fast_linalg_matrix_exp(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.LinalgMatrixExpBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29369,7 +29369,7 @@ def fast_linalg_pinv_atol_rtol_tensor(
     _next_edges = (edge_0,)
     grad_fn = functions.LinalgPinvBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, atol, rtol, hermitian)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29422,8 +29422,8 @@ def fast_linalg_lstsq(
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgLstsqBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.b_ = SavedVariable(b, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.b_ = SavedVariable.input(b)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, b, rcond, driver)
     set_history(result[0], grad_fn)
     set_history(result[1], grad_fn)
@@ -29542,10 +29542,10 @@ def fast_linalg_lu_solve(
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgLuSolveBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.LU_ = SavedVariable(LU, False)
+    grad_fn.LU_ = SavedVariable.input(LU)
     grad_fn.adjoint = adjoint
     grad_fn.left = left
-    grad_fn.pivots_ = SavedVariable(pivots, False)
+    grad_fn.pivots_ = SavedVariable.input(pivots)
     result = kernel(ks, LU, pivots, B, left, adjoint)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29636,8 +29636,8 @@ def fast_linalg_householder_product(input: Tensor, tau: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgHouseholderProductBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.input_ = SavedVariable(input, False)
-    grad_fn.tau_ = SavedVariable(tau, False)
+    grad_fn.input_ = SavedVariable.input(input)
+    grad_fn.tau_ = SavedVariable.input(tau)
     result = kernel(ks, input, tau)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29678,7 +29678,7 @@ def fast_norm_ScalarOpt_dtype(self: Tensor, p: Number | None, dtype: dtype) -> A
     grad_fn = functions.NormBackward2()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, p, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29723,7 +29723,7 @@ def fast_norm_ScalarOpt_dim_dtype(
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, p, dim, keepdim, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29766,7 +29766,7 @@ def fast_renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
     grad_fn.dim = dim
     grad_fn.maxnorm = maxnorm
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, p, dim, maxnorm)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29805,7 +29805,7 @@ def fast_cholesky_inverse(self: Tensor, upper: bool) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.CholeskyInverseBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     grad_fn.upper = upper
     result = kernel(ks, self, upper)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -29857,8 +29857,8 @@ def fast_cholesky_solve(self: Tensor, input2: Tensor, upper: bool) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.CholeskySolveBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.input2_ = SavedVariable(input2, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.input2_ = SavedVariable.input(input2)
+    grad_fn.self_ = SavedVariable.input(self)
     grad_fn.upper = upper
     result = kernel(ks, self, input2, upper)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -29912,8 +29912,8 @@ def fast_triangular_solve(
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.TriangularSolveBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.A_ = SavedVariable(A, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.A_ = SavedVariable.input(A)
+    grad_fn.self_ = SavedVariable.input(self)
     grad_fn.transpose = transpose
     grad_fn.unitriangular = unitriangular
     grad_fn.upper = upper
@@ -30057,7 +30057,7 @@ def fast_gelu(self: Tensor, approximate: str) -> Any:
     grad_fn = functions.GeluBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.approximate = approximate
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, approximate)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30096,7 +30096,7 @@ def fast_silu(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.SiluBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30148,7 +30148,7 @@ def fast_threshold_backward(
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.ThresholdBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     grad_fn.threshold = threshold
     result = kernel(ks, grad_output, self, threshold)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -30200,8 +30200,8 @@ def fast_gelu_backward(grad_output: Tensor, self: Tensor, approximate: str) -> A
     grad_fn = functions.GeluBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.approximate = approximate
-    grad_fn.grad_output_ = SavedVariable(grad_output, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.grad_output_ = SavedVariable.input(grad_output)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, grad_output, self, approximate)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30337,9 +30337,9 @@ def fast__softmax_backward_data(
     grad_fn = functions.SoftmaxBackwardDataBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
-    grad_fn.grad_output_ = SavedVariable(grad_output, False)
+    grad_fn.grad_output_ = SavedVariable.input(grad_output)
     grad_fn.input_dtype = input_dtype
-    grad_fn.output_ = SavedVariable(output, False)
+    grad_fn.output_ = SavedVariable.input(output)
     grad_fn.output_scalar_type = SCALAR_TYPES[output._data.dtype]
     result = kernel(ks, grad_output, output, dim, input_dtype)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -30434,8 +30434,8 @@ def fast__log_softmax_backward_data(
     grad_fn = functions.LogSoftmaxBackwardDataBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
-    grad_fn.grad_output_ = SavedVariable(grad_output, False)
-    grad_fn.output_ = SavedVariable(output, False)
+    grad_fn.grad_output_ = SavedVariable.input(grad_output)
+    grad_fn.output_ = SavedVariable.input(output)
     grad_fn.output_scalar_type = SCALAR_TYPES[output._data.dtype]
     result = kernel(ks, grad_output, output, dim, input_dtype)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -30476,7 +30476,7 @@ def fast_leaky_relu(self: Tensor, negative_slope: Number) -> Any:
     grad_fn = functions.LeakyReluBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.negative_slope = negative_slope
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, negative_slope)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30529,7 +30529,7 @@ def fast_leaky_relu_backward(
     grad_fn = functions.LeakyReluBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.negative_slope = negative_slope
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, grad_output, self, negative_slope, self_is_result)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30571,7 +30571,7 @@ def fast_elu(self: Tensor, alpha: Number, scale: Number, input_scale: Number) ->
     grad_fn.alpha = alpha
     grad_fn.input_scale = input_scale
     grad_fn.scale = scale
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, alpha, scale, input_scale)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30637,11 +30637,11 @@ def fast_elu_backward(
     grad_fn = functions.EluBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.alpha = alpha
-    grad_fn.grad_output_ = SavedVariable(grad_output, False)
+    grad_fn.grad_output_ = SavedVariable.input(grad_output)
     grad_fn.input_scale = input_scale
     grad_fn.is_result = is_result
     grad_fn.scale = scale
-    grad_fn.self_or_result_ = SavedVariable(self_or_result, False)
+    grad_fn.self_or_result_ = SavedVariable.input(self_or_result)
     result = kernel(
         ks, grad_output, alpha, scale, input_scale, is_result, self_or_result
     )
@@ -30683,7 +30683,7 @@ def fast_softplus(self: Tensor, beta: Number, threshold: Number) -> Any:
     grad_fn = functions.SoftplusBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.beta = beta
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     grad_fn.threshold = threshold
     result = kernel(ks, self, beta, threshold)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -30737,8 +30737,8 @@ def fast_softplus_backward(
     grad_fn = functions.SoftplusBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.beta = beta
-    grad_fn.grad_output_ = SavedVariable(grad_output, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.grad_output_ = SavedVariable.input(grad_output)
+    grad_fn.self_ = SavedVariable.input(self)
     grad_fn.threshold = threshold
     result = kernel(ks, grad_output, self, beta, threshold)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -30778,7 +30778,7 @@ def fast_log_sigmoid_forward(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.LogSigmoidBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     set_history(result[0], grad_fn)
     grad_fn.buffer_ = SavedVariable(result[1], True)
@@ -30823,9 +30823,9 @@ def fast_log_sigmoid_backward(grad_output: Tensor, self: Tensor, buffer: Tensor)
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.LogSigmoidBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.buffer_ = SavedVariable(buffer, False)
-    grad_fn.grad_output_ = SavedVariable(grad_output, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.buffer_ = SavedVariable.input(buffer)
+    grad_fn.grad_output_ = SavedVariable.input(grad_output)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, grad_output, self, buffer)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30866,7 +30866,7 @@ def fast_hardtanh(self: Tensor, min_val: Number, max_val: Number) -> Any:
     grad_fn.set_next_edges(_next_edges)
     grad_fn.max_val = max_val
     grad_fn.min_val = min_val
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, min_val, max_val)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30920,7 +30920,7 @@ def fast_hardtanh_backward(
     grad_fn.set_next_edges(_next_edges)
     grad_fn.max_val = max_val
     grad_fn.min_val = min_val
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, grad_output, self, min_val, max_val)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30959,7 +30959,7 @@ def fast_mish(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.MishBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31041,7 +31041,7 @@ def fast_celu(self: Tensor, alpha: Number) -> Any:
     grad_fn = functions.CeluBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.alpha = alpha
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31081,7 +31081,7 @@ def fast_glu(self: Tensor, dim: int) -> Any:
     grad_fn = functions.GluBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31132,8 +31132,8 @@ def fast_glu_backward(grad_output: Tensor, self: Tensor, dim: int) -> Any:
     grad_fn = functions.GluBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.dim = dim
-    grad_fn.grad_output_ = SavedVariable(grad_output, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.grad_output_ = SavedVariable.input(grad_output)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, grad_output, self, dim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31173,7 +31173,7 @@ def fast_hardshrink(self: Tensor, lambd: Number) -> Any:
     grad_fn = functions.HardshrinkBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.lambd = lambd
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, lambd)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31224,7 +31224,7 @@ def fast_hardshrink_backward(grad_out: Tensor, self: Tensor, lambd: Number) -> A
     grad_fn = functions.HardshrinkBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.lambd = lambd
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, grad_out, self, lambd)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31264,7 +31264,7 @@ def fast_softshrink(self: Tensor, lambd: Number) -> Any:
     grad_fn = functions.SoftshrinkBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.lambd = lambd
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, lambd)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31315,7 +31315,7 @@ def fast_softshrink_backward(grad_output: Tensor, self: Tensor, lambd: Number) -
     grad_fn = functions.SoftshrinkBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.lambd = lambd
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, grad_output, self, lambd)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31354,7 +31354,7 @@ def fast_hardsigmoid(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.HardsigmoidBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31404,7 +31404,7 @@ def fast_hardsigmoid_backward(grad_output: Tensor, self: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.HardsigmoidBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, grad_output, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31443,7 +31443,7 @@ def fast_hardswish(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.HardswishBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31493,8 +31493,8 @@ def fast_hardswish_backward(grad_output: Tensor, self: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.HardswishBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.grad_output_ = SavedVariable(grad_output, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.grad_output_ = SavedVariable.input(grad_output)
+    grad_fn.self_ = SavedVariable.input(self)
     grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, grad_output, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -31534,7 +31534,7 @@ def fast_threshold(self: Tensor, threshold: Number, value: Number) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.ThresholdBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     grad_fn.threshold = threshold
     result = kernel(ks, self, threshold, value)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -31582,8 +31582,8 @@ def fast_rrelu_with_noise(
     grad_fn = functions.RreluWithNoiseBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.lower = lower
-    grad_fn.noise_ = SavedVariable(noise, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.noise_ = SavedVariable.input(noise)
+    grad_fn.self_ = SavedVariable.input(self)
     grad_fn.training = training
     grad_fn.upper = upper
     result = kernel(ks, self, noise, lower, upper, training, generator)
@@ -31651,8 +31651,8 @@ def fast_rrelu_with_noise_backward(
     grad_fn = functions.RreluWithNoiseBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.lower = lower
-    grad_fn.noise_ = SavedVariable(noise, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.noise_ = SavedVariable.input(noise)
+    grad_fn.self_ = SavedVariable.input(self)
     grad_fn.training = training
     grad_fn.upper = upper
     result = kernel(
@@ -31706,8 +31706,8 @@ def fast__prelu_kernel(self: Tensor, weight: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.PreluKernelBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
-    grad_fn.weight_ = SavedVariable(weight, False)
+    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.weight_ = SavedVariable.input(weight)
     result = kernel(ks, self, weight)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31793,8 +31793,8 @@ def fast_native_dropout_backward(
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.NativeDropoutBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.grad_output_ = SavedVariable(grad_output, False)
-    grad_fn.mask_ = SavedVariable(mask, False)
+    grad_fn.grad_output_ = SavedVariable.input(grad_output)
+    grad_fn.mask_ = SavedVariable.input(mask)
     grad_fn.scale = scale
     result = kernel(ks, grad_output, mask, scale)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -31846,8 +31846,8 @@ def fast_mse_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
     grad_fn = functions.MseLossBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable(self, False)
-    grad_fn.target_ = SavedVariable(target, False)
+    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.target_ = SavedVariable.input(target)
     result = kernel(ks, self, target, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31895,9 +31895,9 @@ def fast_nll_loss_forward(
     grad_fn.set_next_edges(_next_edges)
     grad_fn.ignore_index = ignore_index
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable(self, False)
-    grad_fn.target_ = SavedVariable(target, False)
-    grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(ks, self, target, weight, reduction, ignore_index)
     set_history(result[0], grad_fn)
     grad_fn.total_weight_ = SavedVariable(result[1], True)
@@ -31959,8 +31959,8 @@ def fast_nll_loss_backward(
     grad_fn.set_next_edges(_next_edges)
     grad_fn.ignore_index = ignore_index
     grad_fn.reduction = reduction
-    grad_fn.target_ = SavedVariable(target, False)
-    grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(
         ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
     )
@@ -32010,9 +32010,9 @@ def fast_nll_loss2d_forward(
     grad_fn.set_next_edges(_next_edges)
     grad_fn.ignore_index = ignore_index
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable(self, False)
-    grad_fn.target_ = SavedVariable(target, False)
-    grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(ks, self, target, weight, reduction, ignore_index)
     set_history(result[0], grad_fn)
     grad_fn.total_weight_ = SavedVariable(result[1], True)
@@ -32074,8 +32074,8 @@ def fast_nll_loss2d_backward(
     grad_fn.set_next_edges(_next_edges)
     grad_fn.ignore_index = ignore_index
     grad_fn.reduction = reduction
-    grad_fn.target_ = SavedVariable(target, False)
-    grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(
         ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
     )
@@ -32131,9 +32131,9 @@ def fast_binary_cross_entropy(
     grad_fn = functions.BinaryCrossEntropyBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable(self, False)
-    grad_fn.target_ = SavedVariable(target, False)
-    grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(ks, self, target, weight, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32187,8 +32187,8 @@ def fast_smooth_l1_loss(
     grad_fn.set_next_edges(_next_edges)
     grad_fn.beta = beta
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable(self, False)
-    grad_fn.target_ = SavedVariable(target, False)
+    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.target_ = SavedVariable.input(target)
     result = kernel(ks, self, target, reduction, beta)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32240,8 +32240,8 @@ def fast_huber_loss(self: Tensor, target: Tensor, reduction: int, delta: float) 
     grad_fn.set_next_edges(_next_edges)
     grad_fn.delta = delta
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable(self, False)
-    grad_fn.target_ = SavedVariable(target, False)
+    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.target_ = SavedVariable.input(target)
     result = kernel(ks, self, target, reduction, delta)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32300,12 +32300,12 @@ def fast_binary_cross_entropy_with_logits(
     grad_fn = functions.BinaryCrossEntropyWithLogitsBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.pos_weight_ = (
-        None if pos_weight is None else SavedVariable(pos_weight, False)
+        None if pos_weight is None else SavedVariable.input(pos_weight)
     )
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable(self, False)
-    grad_fn.target_ = SavedVariable(target, False)
-    grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(ks, self, target, weight, pos_weight, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32346,8 +32346,8 @@ def fast_soft_margin_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
     grad_fn = functions.SoftMarginLossBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable(self, False)
-    grad_fn.target_ = SavedVariable(target, False)
+    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.target_ = SavedVariable.input(target)
     result = kernel(ks, self, target, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32400,10 +32400,10 @@ def fast_soft_margin_loss_backward(
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.SoftMarginLossBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.grad_output_ = SavedVariable(grad_output, False)
+    grad_fn.grad_output_ = SavedVariable.input(grad_output)
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable(self, False)
-    grad_fn.target_ = SavedVariable(target, False)
+    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.target_ = SavedVariable.input(target)
     result = kernel(ks, grad_output, self, target, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32453,9 +32453,9 @@ def fast_multi_margin_loss(
     grad_fn.margin = margin
     grad_fn.p = p
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable(self, False)
-    grad_fn.target_ = SavedVariable(target, False)
-    grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(ks, self, target, p, margin, weight, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32514,13 +32514,13 @@ def fast_multi_margin_loss_backward(
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.MultiMarginLossBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.grad_output_ = SavedVariable(grad_output, False)
+    grad_fn.grad_output_ = SavedVariable.input(grad_output)
     grad_fn.margin = margin
     grad_fn.p = p
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable(self, False)
-    grad_fn.target_ = SavedVariable(target, False)
-    grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(ks, grad_output, self, target, p, margin, weight, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32562,8 +32562,8 @@ def fast_multilabel_margin_loss_forward(
     grad_fn = functions.MultilabelMarginLossBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable(self, False)
-    grad_fn.target_ = SavedVariable(target, False)
+    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.target_ = SavedVariable.input(target)
     result = kernel(ks, self, target, reduction)
     set_history(result[0], grad_fn)
     grad_fn.is_target_ = SavedVariable(result[1], True)
@@ -32609,11 +32609,11 @@ def fast_multilabel_margin_loss_backward(
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.MultilabelMarginLossBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.grad_output_ = SavedVariable(grad_output, False)
-    grad_fn.is_target_ = SavedVariable(is_target, False)
+    grad_fn.grad_output_ = SavedVariable.input(grad_output)
+    grad_fn.is_target_ = SavedVariable.input(is_target)
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable(self, False)
-    grad_fn.target_ = SavedVariable(target, False)
+    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.target_ = SavedVariable.input(target)
     result = kernel(ks, grad_output, self, target, reduction, is_target)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32658,7 +32658,7 @@ def fast_embedding(
     _next_edges = (edge_0,)
     grad_fn = functions.EmbeddingBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable(indices, False)
+    grad_fn.indices_ = SavedVariable.input(indices)
     grad_fn.padding_idx = padding_idx
     grad_fn.scale_grad_by_freq = scale_grad_by_freq
     grad_fn.sparse = sparse
@@ -32713,7 +32713,7 @@ def fast_embedding_dense_backward(
     _next_edges = (edge_0,)
     grad_fn = functions.EmbeddingDenseBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable(indices, False)
+    grad_fn.indices_ = SavedVariable.input(indices)
     grad_fn.padding_idx = padding_idx
     grad_fn.scale_grad_by_freq = scale_grad_by_freq
     result = kernel(
@@ -32757,7 +32757,7 @@ def fast_reflection_pad1d(self: Tensor, padding: Sequence[int]) -> Any:
     grad_fn = functions.ReflectionPad1DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32850,7 +32850,7 @@ def fast_reflection_pad2d(self: Tensor, padding: Sequence[int]) -> Any:
     grad_fn = functions.ReflectionPad2DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32943,7 +32943,7 @@ def fast_reflection_pad3d(self: Tensor, padding: Sequence[int]) -> Any:
     grad_fn = functions.ReflectionPad3DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -33036,7 +33036,7 @@ def fast_replication_pad1d(self: Tensor, padding: Sequence[int]) -> Any:
     grad_fn = functions.ReplicationPad1DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -33129,7 +33129,7 @@ def fast_replication_pad2d(self: Tensor, padding: Sequence[int]) -> Any:
     grad_fn = functions.ReplicationPad2DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -33222,7 +33222,7 @@ def fast_replication_pad3d(self: Tensor, padding: Sequence[int]) -> Any:
     grad_fn = functions.ReplicationPad3DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -33325,7 +33325,7 @@ def fast_max_pool2d_with_indices(
     grad_fn.dilation = dilation
     grad_fn.kernel_size = kernel_size
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     grad_fn.stride = stride
     result = kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
     set_history(result[0], grad_fn)
@@ -33408,7 +33408,7 @@ def fast_max_pool2d_with_indices_backward(
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaxPool2DWithIndicesBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable(indices, False)
+    grad_fn.indices_ = SavedVariable.input(indices)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(
         ks,
@@ -33469,7 +33469,7 @@ def fast_max_pool3d_with_indices(
     grad_fn.dilation = dilation
     grad_fn.kernel_size = kernel_size
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     grad_fn.stride = stride
     result = kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
     set_history(result[0], grad_fn)
@@ -33552,7 +33552,7 @@ def fast_max_pool3d_with_indices_backward(
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaxPool3DWithIndicesBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable(indices, False)
+    grad_fn.indices_ = SavedVariable.input(indices)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(
         ks,
@@ -33641,7 +33641,7 @@ def fast_avg_pool2d(
     grad_fn.divisor_override = divisor_override
     grad_fn.kernel_size = kernel_size
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     grad_fn.stride = stride
     result = kernel(
         ks,
@@ -33833,7 +33833,7 @@ def fast_avg_pool3d(
     grad_fn.divisor_override = divisor_override
     grad_fn.kernel_size = kernel_size
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     grad_fn.stride = stride
     result = kernel(
         ks,
@@ -33986,7 +33986,7 @@ def fast__adaptive_avg_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.AdaptiveAvgPool2DBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, output_size)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -34076,7 +34076,7 @@ def fast__adaptive_avg_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.AdaptiveAvgPool3DBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, output_size)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -34166,7 +34166,7 @@ def fast_adaptive_max_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.AdaptiveMaxPool2DBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, output_size)
     set_history(result[0], grad_fn)
     grad_fn.result1_ = SavedVariable(result[1], True)
@@ -34212,7 +34212,7 @@ def fast_adaptive_max_pool2d_backward(
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.AdaptiveMaxPool2DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable(indices, False)
+    grad_fn.indices_ = SavedVariable.input(indices)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, indices)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -34252,7 +34252,7 @@ def fast_adaptive_max_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.AdaptiveMaxPool3DBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, output_size)
     set_history(result[0], grad_fn)
     grad_fn.result1_ = SavedVariable(result[1], True)
@@ -34298,7 +34298,7 @@ def fast_adaptive_max_pool3d_backward(
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.AdaptiveMaxPool3DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable(indices, False)
+    grad_fn.indices_ = SavedVariable.input(indices)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, indices)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -34338,7 +34338,7 @@ def fast_max_unpool2d(self: Tensor, indices: Tensor, output_size: Sequence[int])
     _next_edges = (edge_0,)
     grad_fn = functions.MaxUnpool2DBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable(indices, False)
+    grad_fn.indices_ = SavedVariable.input(indices)
     result = kernel(ks, self, indices, output_size)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -34383,7 +34383,7 @@ def fast_max_unpool3d(
     _next_edges = (edge_0,)
     grad_fn = functions.MaxUnpool3DBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable(indices, False)
+    grad_fn.indices_ = SavedVariable.input(indices)
     result = kernel(ks, self, indices, output_size, stride, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -34430,7 +34430,7 @@ def fast_fractional_max_pool2d(
     grad_fn.set_next_edges(_next_edges)
     grad_fn.kernel_size = kernel_size
     grad_fn.output_size = output_size
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, kernel_size, output_size, random_samples)
     set_history(result[0], grad_fn)
     grad_fn.result1_ = SavedVariable(result[1], True)
@@ -34480,7 +34480,7 @@ def fast_fractional_max_pool2d_backward(
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.FractionalMaxPool2DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable(indices, False)
+    grad_fn.indices_ = SavedVariable.input(indices)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, kernel_size, output_size, indices)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -34528,7 +34528,7 @@ def fast_fractional_max_pool3d(
     grad_fn.set_next_edges(_next_edges)
     grad_fn.kernel_size = kernel_size
     grad_fn.output_size = output_size
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, kernel_size, output_size, random_samples)
     set_history(result[0], grad_fn)
     grad_fn.result1_ = SavedVariable(result[1], True)
@@ -34578,7 +34578,7 @@ def fast_fractional_max_pool3d_backward(
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.FractionalMaxPool3DBackwardBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable(indices, False)
+    grad_fn.indices_ = SavedVariable.input(indices)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, kernel_size, output_size, indices)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36233,8 +36233,8 @@ def fast_grid_sampler_2d(
     grad_fn = functions.GridSampler2DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
-    grad_fn.grid_ = SavedVariable(grid, False)
-    grad_fn.input_ = SavedVariable(input, False)
+    grad_fn.grid_ = SavedVariable.input(grid)
+    grad_fn.input_ = SavedVariable.input(input)
     grad_fn.interpolation_mode = interpolation_mode
     grad_fn.padding_mode = padding_mode
     result = kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
@@ -36293,8 +36293,8 @@ def fast_grid_sampler_3d(
     grad_fn = functions.GridSampler3DBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.align_corners = align_corners
-    grad_fn.grid_ = SavedVariable(grid, False)
-    grad_fn.input_ = SavedVariable(input, False)
+    grad_fn.grid_ = SavedVariable.input(grid)
+    grad_fn.input_ = SavedVariable.input(input)
     grad_fn.interpolation_mode = interpolation_mode
     grad_fn.padding_mode = padding_mode
     result = kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
@@ -36383,7 +36383,7 @@ def fast_erfc(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.ErfcBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36433,8 +36433,8 @@ def fast_xlogy_Tensor(self: Tensor, other: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.XlogyBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable(other, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.other_ = SavedVariable.input(other)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36473,7 +36473,7 @@ def fast_xlogy_Scalar_Self(self: Number, other: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.XlogyBackward1()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.other_ = SavedVariable.input(other)
     grad_fn.self = self
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36514,7 +36514,7 @@ def fast_xlogy_Scalar_Other(self: Tensor, other: Number) -> Any:
     grad_fn = functions.XlogyBackward2()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other = other
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36554,7 +36554,7 @@ def fast_mvlgamma(self: Tensor, p: int) -> Any:
     grad_fn = functions.MvlgammaBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, p)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36594,7 +36594,7 @@ def fast_logit(self: Tensor, eps: float | None) -> Any:
     grad_fn = functions.LogitBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.eps = eps
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, eps)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36633,7 +36633,7 @@ def fast_sinc(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.SincBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36672,7 +36672,7 @@ def fast_lgamma(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.LgammaBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36711,7 +36711,7 @@ def fast_digamma(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.DigammaBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36751,7 +36751,7 @@ def fast_polygamma(n: int, self: Tensor) -> Any:
     grad_fn = functions.PolygammaBackward0()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.n = n
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, n, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36790,7 +36790,7 @@ def fast_erfinv(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.ErfinvBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36829,7 +36829,7 @@ def fast_i0(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.I0Backward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36880,9 +36880,9 @@ def fast_igamma(self: Tensor, other: Tensor) -> Any:
     grad_fn = functions.IgammaBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[1][0] is not None:
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
     if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36933,9 +36933,9 @@ def fast_igammac(self: Tensor, other: Tensor) -> Any:
     grad_fn = functions.IgammacBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[1][0] is not None:
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
     if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37016,7 +37016,7 @@ def fast_special_entr(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.SpecialEntrBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37094,7 +37094,7 @@ def fast_special_log_ndtr(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.SpecialLogNdtrBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37134,7 +37134,7 @@ def fast_special_erfcx(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.SpecialErfcxBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37185,8 +37185,8 @@ def fast_special_xlog1py(self: Tensor, other: Tensor) -> Any:
     _next_edges = (edge_0, edge_1)
     grad_fn = functions.SpecialXlog1PyBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable(other, False)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.other_ = SavedVariable.input(other)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37225,7 +37225,7 @@ def fast_special_xlog1py_self_scalar(self: Number, other: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.SpecialXlog1PyBackward1()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.other_ = SavedVariable.input(other)
     grad_fn.self = self
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -37266,7 +37266,7 @@ def fast_special_xlog1py_other_scalar(self: Tensor, other: Number) -> Any:
     grad_fn = functions.SpecialXlog1PyBackward2()
     grad_fn.set_next_edges(_next_edges)
     grad_fn.other = other
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37317,9 +37317,9 @@ def fast_special_zeta(self: Tensor, other: Tensor) -> Any:
     grad_fn = functions.SpecialZetaBackward0()
     grad_fn.set_next_edges(_next_edges)
     if _next_edges[1][0] is not None:
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = SavedVariable.input(other)
     if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37358,7 +37358,7 @@ def fast_special_zeta_self_scalar(self: Number, other: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.SpecialZetaBackward1()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable(other, False)
+    grad_fn.other_ = SavedVariable.input(other)
     grad_fn.self = self
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -37436,7 +37436,7 @@ def fast_special_i0e(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.SpecialI0EBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37476,7 +37476,7 @@ def fast_special_i1(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.SpecialI1Backward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37516,7 +37516,7 @@ def fast_special_i1e(self: Tensor) -> Any:
     _next_edges = (edge_0,)
     grad_fn = functions.SpecialI1EBackward0()
     grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable(self, False)
+    grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
