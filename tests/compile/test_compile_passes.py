@@ -5,6 +5,8 @@ operators on the graph's own temporaries."""
 from __future__ import annotations
 
 import ast
+import importlib.util
+from pathlib import Path
 
 import numpy as np
 
@@ -119,3 +121,23 @@ def test_a_dead_temporary_takes_the_next_result() -> None:
     assert out.item() == fn(x, w).item() == 30.0 + 8.0
     # the inputs are never written into
     assert x.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
+def test_identical_functions_in_two_files_name_their_own_lines(tmp_path: Path) -> None:
+    # code objects compare equal across files (their file name is not compared): the
+    # lines a compiled program names must still come from each function's own file
+    sources = {}
+    for name, comment in (("first_copy", "# one"), ("second_copy", "# two")):
+        path = tmp_path / f"{name}.py"
+        path.write_text(
+            "from gradgen.compile.trace import user_line\n"
+            f"def where():\n    return user_line()  {comment}\n"
+        )
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sources[name] = module.where
+    assert sources["first_copy"].__code__ == sources["second_copy"].__code__
+    assert sources["first_copy"]() == "first_copy.py:3: return user_line()  # one"
+    assert sources["second_copy"]() == "second_copy.py:3: return user_line()  # two"

@@ -51,9 +51,10 @@ class TooLarge(Exception):
 
 
 # Per code object: whether it is gradgen's (a trace asks at every operator).
-_IN_GRADGEN: dict[Any, bool] = {}
-# Per (code object, line): the text user_line gives.
-_LINES: dict[tuple[Any, int], str] = {}
+_IN_GRADGEN: dict[tuple[Any, str], bool] = {}
+# Per (code object, its file, line): the text user_line gives. Code objects compare
+# equal across files (co_filename is not compared), hence the file in both keys.
+_LINES: dict[tuple[Any, str, int], str] = {}
 
 
 def user_line() -> str:
@@ -61,16 +62,16 @@ def user_line() -> str:
     frame = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
-        inside = _IN_GRADGEN.get(code)
+        filename = code.co_filename
+        inside = _IN_GRADGEN.get((code, filename))
         if inside is None:
             module = frame.f_globals.get("__name__", "")
             inside = module == "gradgen" or module.startswith("gradgen.")
-            _IN_GRADGEN[code] = inside
+            _IN_GRADGEN[code, filename] = inside
         if not inside:
-            key = (code, frame.f_lineno)
+            key = (code, filename, frame.f_lineno)
             line = _LINES.get(key)
             if line is None:
-                filename = code.co_filename
                 text = linecache.getline(filename, frame.f_lineno).strip()
                 line = f"{os.path.basename(filename)}:{frame.f_lineno}: {text}"
                 _LINES[key] = line
