@@ -61,6 +61,7 @@ from .batching import (
     unwrap,
     wrap,
 )
+from .batching_linear import linear_node
 from .batching_rules_index import ADD_PRODUCTS, INDEX_CUSTOM, offsets
 from .batching_rules_linalg import LINALG_CUSTOM
 from .batching_rules_more import MORE_CUSTOM
@@ -364,9 +365,15 @@ def _addmm(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
         and bias.dim() <= 2
         and bias.dtype == a.dtype == b.dtype
     ):
-        # nn.Linear's call: mm's rule and add's on the values, without entering them
-        # again (the same calls, one batch each).
-        product = _matmul_values(*_values(level, a, b))
+        # nn.Linear's call: one node for the layer when all three are batched
+        # (vmap(grad)'s per-example weights), else mm's rule and add's on the values,
+        # without entering them again (the same calls, one batch each).
+        values = _values(level, a, b)
+        if is_batched(bias, level):
+            result = linear_node(bias._value, *values)
+            if result is not None:
+                return wrap(result, level)
+        product = _matmul_values(*values)
         if is_batched(bias, level):
             bias = pad(bias._value, bias.dim(), 2)
         return wrap(call_plain(HANDLES["add.Tensor"], product, bias, 1), level)

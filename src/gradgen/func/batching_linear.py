@@ -1,0 +1,140 @@
+"""nn.Linear inside vmap(grad): one node per layer.
+
+Inside ``vmap(grad(f))`` a layer's weight is a batched alias (every example its own
+copy, repeated with stride 0) and linear calls ``addmm(bias, x, weight.t())``. Run by
+the generic rules, that records transpose, bmm, unsqueeze and add for every layer.
+`linear_node` records one node instead: the batched product ``bias + x @ weight^T``
+whose backward gives the three gradients directly, the weight's per example in the
+weight's own layout (when the transposed weight comes straight from a transpose of a
+batch of matrices, the node takes the gradient to that transpose's input: the
+transpose node is recorded but never runs in the backward).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import dispatch
+from ..dispatch import AFTER_AUTOGRAD_KEYSET, forward_ad_levels, redispatch
+from ..graph import NO_EDGE, RELEASED, Node, Saved, SavedVariable, unpack_saved
+from ..grad_mode import _state as _grad_mode_state
+from ..numpy_kernels.linalg import bmm as _bmm_kernel
+from ..tensor import Tensor
+from ..variable_type_utils import next_edges, set_history
+from .batching import HANDLES
+
+
+class PerExampleLinearBackward(Node):
+    """Backward of ``bias[:, None] + x @ wt`` over a batch: bias (b, out), x (b, n,
+    in), wt (b, in, out); with `peeled`, its third edge is the input of wt's
+    transpose (b, out, in), which gets ``g^T @ x`` in that layout."""
+
+    __slots__ = ("x_", "wt_", "peeled")
+    _has_array_form = True
+
+    def __init__(self, x: Saved, wt: Saved, peeled: bool) -> None:
+        Node.__init__(self)
+        self.x_: Saved = x
+        self.wt_: Saved = wt
+        self.peeled = peeled
+
+    def release_variables(self) -> None:
+        self.x_ = self.wt_ = RELEASED
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        grad = grads[0]
+        if grad is None:
+            return [None, None, None]
+        x, wt = unpack_saved(self.x_, self), unpack_saved(self.wt_, self)
+        need = self.task_needs_input_grad()
+        transpose, bmm = HANDLES["transpose.int"], HANDLES["bmm"]
+        results: list[Tensor | None] = [None, None, None]
+        if need[0]:
+            results[0] = HANDLES["sum.dim_IntList"].call(grad, [1], False, None)
+        if need[1]:
+            results[1] = bmm.call(grad, transpose.call(wt, 1, 2))
+        if need[2]:
+            if self.peeled:
+                results[2] = bmm.call(transpose.call(grad, 1, 2), x)
+            else:
+                results[2] = bmm.call(transpose.call(x, 1, 2), grad)
+        return results
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        grad = grads[0]
+        if grad is None or grad.__class__ is not np.ndarray:
+            return None
+        x = unpack_saved(self.x_, self)._data
+        wt = unpack_saved(self.wt_, self)._data
+        need = self.task_needs_input_grad()
+        results: list[Any] = [None, None, None]
+        if need[0]:
+            results[0] = grad.sum(1)
+        if need[1]:
+            results[1] = _bmm_kernel(grad, wt.transpose(0, 2, 1))
+        if need[2]:
+            # The outer products of a one-row example come back transposed from the
+            # kernel's memory order: asked for the transpose, their layout is final.
+            if self.peeled:
+                product = _bmm_kernel(x.transpose(0, 2, 1), grad)
+                results[2] = product.transpose(0, 2, 1)
+            else:
+                results[2] = _bmm_kernel(x.transpose(0, 2, 1), grad)
+        return results
+
+
+def _peel(edge: tuple[Any, int], wt: Tensor) -> tuple[tuple[Any, int], bool]:
+    """The edge of the input of wt's transpose when wt is one of a batch of matrices
+    (the transpose's backward then needs not run), else wt's own edge."""
+    function = edge[0]
+    if function is not None and function.__class__.__name__ == "TransposeBackward0":
+        dims = {function.dim0 % 3, function.dim1 % 3}
+        if dims == {1, 2} and len(function._next_edges) == 1:
+            return function._next_edges[0], True
+    return edge, False
+
+
+def linear_node(bias: Tensor, x: Tensor, wt: Tensor) -> Tensor | None:
+    """``bias[:, None] + x @ wt`` on plain batched values (bias (b, out), x (b, n, in),
+    wt (b, in, out), one dtype) recorded as one PerExampleLinearBackward; None when
+    the call is not that (the caller runs the generic rules)."""
+    if (
+        not _grad_mode_state.enabled
+        or forward_ad_levels.open
+        or dispatch._observer is not None
+        or bias.__class__ is not Tensor
+        or x.__class__ is not Tensor
+        or wt.__class__ is not Tensor
+        or x.dim() != 3
+        or wt.dim() != 3
+        or bias.dim() != 2
+        or x.dtype != wt.dtype
+        or bias.dtype != x.dtype
+        or tuple(bias.shape) != (wt.shape[0], wt.shape[2])
+        or x.shape[0] != wt.shape[0]
+        or x.shape[2] != wt.shape[1]
+        or x.dtype.is_complex
+    ):
+        return None
+    edges = next_edges(bias, x, wt)
+    if edges is None:
+        return None
+    weight_edge, peeled = (
+        _peel(edges[2], wt)
+        if edges[2] is not NO_EDGE
+        else (
+            NO_EDGE,
+            False,
+        )
+    )
+    result: Tensor = redispatch(HANDLES["bmm"], AFTER_AUTOGRAD_KEYSET, x, wt)
+    result._data += bias._data[:, None, :]
+    node = PerExampleLinearBackward(
+        SavedVariable.input(x), SavedVariable.input(wt), peeled
+    )
+    node.set_next_edges((edges[0], edges[1], weight_edge))
+    set_history(result, node)
+    return result
