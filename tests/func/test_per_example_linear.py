@@ -164,3 +164,14 @@ def test_linear_node_leaves_other_calls_to_the_generic_rules() -> None:
     assert linear_node(_t(B, requires_grad=True), x, wt) is None  # bias (out,)
     with gradgen.no_grad():
         assert linear_node(_t(np.stack([B, B]), requires_grad=True), x, wt) is None
+
+
+def test_linear_node_keeps_the_transpose_when_it_has_a_hook() -> None:
+    weight = _t(np.stack([W, W]), requires_grad=True)
+    wt = weight.transpose(1, 2)
+    wt.register_hook(lambda g: g * 3)
+    out = linear_node(_t(np.stack([B, B])), _t(X[:2, None, :]), wt)
+    assert out is not None
+    out.sum().backward()
+    expected = 3 * np.einsum("bno,bni->boi", np.ones((2, 1, 3)), X[:2, None])
+    np.testing.assert_allclose(weight.grad.numpy(), expected)

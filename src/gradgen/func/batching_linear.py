@@ -88,9 +88,15 @@ class PerExampleLinearBackward(Node):
 
 def _peel(edge: tuple[Any, int], wt: Tensor) -> tuple[tuple[Any, int], bool]:
     """The edge of the input of wt's transpose when wt is one of a batch of matrices
-    (the transpose's backward then needs not run), else wt's own edge."""
+    (the transpose's backward then needs not run), else wt's own edge (also when the
+    transpose or wt has hooks, which must see its gradient)."""
     function = edge[0]
-    if function is not None and function.__class__.__name__ == "TransposeBackward0":
+    if (
+        function is not None
+        and function.__class__.__name__ == "TransposeBackward0"
+        and not (function._pre_hooks or function._post_hooks)
+        and not (function._tensor_pre_hooks or function._retains_grad)
+    ):
         dims = {function.dim0 % 3, function.dim1 % 3}
         if dims == {1, 2} and len(function._next_edges) == 1:
             return function._next_edges[0], True
@@ -108,15 +114,20 @@ def linear_node(bias: Tensor, x: Tensor, wt: Tensor) -> Tensor | None:
         or bias.__class__ is not Tensor
         or x.__class__ is not Tensor
         or wt.__class__ is not Tensor
-        or x.dim() != 3
-        or wt.dim() != 3
-        or bias.dim() != 2
-        or x.dtype != wt.dtype
-        or bias.dtype != x.dtype
-        or tuple(bias.shape) != (wt.shape[0], wt.shape[2])
-        or x.shape[0] != wt.shape[0]
-        or x.shape[2] != wt.shape[1]
-        or x.dtype.is_complex
+    ):
+        return None
+    bias_data, x_data, wt_data = bias._data, x._data, wt._data
+    dtype = x_data.dtype
+    if (
+        x_data.ndim != 3
+        or wt_data.ndim != 3
+        or bias_data.ndim != 2
+        or dtype.kind != "f"
+        or wt_data.dtype != dtype
+        or bias_data.dtype != dtype
+        or bias_data.shape != (wt_data.shape[0], wt_data.shape[2])
+        or x_data.shape[0] != wt_data.shape[0]
+        or x_data.shape[2] != wt_data.shape[1]
     ):
         return None
     edges = next_edges(bias, x, wt)
@@ -131,7 +142,7 @@ def linear_node(bias: Tensor, x: Tensor, wt: Tensor) -> Tensor | None:
         )
     )
     result: Tensor = redispatch(HANDLES["bmm"], AFTER_AUTOGRAD_KEYSET, x, wt)
-    result._data += bias._data[:, None, :]
+    result._data += bias_data[:, None, :]
     node = PerExampleLinearBackward(
         SavedVariable.input(x), SavedVariable.input(wt), peeled
     )

@@ -352,8 +352,16 @@ def _dot(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     return call_plain(HANDLES["sum.dim_IntList"], product, [-1], False, None)
 
 
+_ONES = ((), (1,), (1, 1))  # addmm's beta and alpha when they are the default
+
+
 def _addmm(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     bias, a, b = args[0], args[1], args[2]
+    if bias.__class__ is BatchedTensor and bias._level == level and args[3:] in _ONES:
+        # nn.Linear inside vmap(grad) (per-example weights): one node for the layer.
+        result = linear_node(bias._value, unwrap(a, level), unwrap(b, level))
+        if result is not None:
+            return BatchedTensor(result, level)
     beta = args[3] if len(args) > 3 else 1
     alpha = args[4] if len(args) > 4 else 1
     if (
@@ -365,15 +373,9 @@ def _addmm(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
         and bias.dim() <= 2
         and bias.dtype == a.dtype == b.dtype
     ):
-        # nn.Linear's call: one node for the layer when all three are batched
-        # (vmap(grad)'s per-example weights), else mm's rule and add's on the values,
-        # without entering them again (the same calls, one batch each).
-        values = _values(level, a, b)
-        if is_batched(bias, level):
-            result = linear_node(bias._value, *values)
-            if result is not None:
-                return wrap(result, level)
-        product = _matmul_values(*values)
+        # nn.Linear's call: mm's rule and add's on the values, without entering them
+        # again (the same calls, one batch each).
+        product = _matmul_values(*_values(level, a, b))
         if is_batched(bias, level):
             bias = pad(bias._value, bias.dim(), 2)
         return wrap(call_plain(HANDLES["add.Tensor"], product, bias, 1), level)
