@@ -76,3 +76,66 @@ def test_functional_call_plain_attribute_error_text() -> None:
         gradgen.func.functional_call(
             _attribute_model(gradgen), {"scale": gradgen.ones(())}, (gradgen.ones(2),)
         )
+
+
+UNINITIALIZED_CALLS: dict[str, Any] = {
+    "method_add": lambda lib, p, b: p + 1,
+    "function_add": lambda lib, p, b: lib.add(p, 1),
+    "buffer_mul": lambda lib, p, b: b * 2,
+    "linear": lambda lib, p, b: lib.nn.functional.linear(lib.ones(2), p),
+    "sum": lambda lib, p, b: p.sum(),
+    "exp": lambda lib, p, b: lib.exp(p),
+    "matmul_right": lambda lib, p, b: lib.matmul(lib.ones(0), p),
+}
+ALLOWED_CALLS: dict[str, Any] = {
+    "double": lambda lib, p, b: str(p.double().dtype).split(".")[-1],
+    "to": lambda lib, p, b: str(b.to(lib.float64).dtype).split(".")[-1],
+    "size": lambda lib, p, b: list(p.size()),
+    "is_floating_point": lambda lib, p, b: p.is_floating_point(),
+    "is_complex": lambda lib, p, b: b.is_complex(),
+    "requires_grad": lambda lib, p, b: (p.requires_grad, b.requires_grad),
+}
+
+
+def _uninitialized(lib: Any, call: Any) -> Any:
+    try:
+        return call(lib, lib.nn.UninitializedParameter(), lib.nn.UninitializedBuffer())
+    except Exception as error:  # noqa: BLE001  # the answer is the error
+        return error
+
+
+def _without_function(message: str) -> str:
+    """The message without the function named after "in " (PyTorch names its own)."""
+    head, _, tail = message.partition(" in ")
+    return head + " in ... " + tail.partition(". ")[2]
+
+
+def test_operators_refuse_uninitialized_parameters_and_buffers() -> None:
+    for name, call in UNINITIALIZED_CALLS.items():
+        ours = _uninitialized(gradgen, call)
+        theirs = oracle(name, lambda torch: _uninitialized(torch, call))
+        assert isinstance(theirs, ValueError), name
+        assert isinstance(ours, ValueError), (name, ours)
+        assert _without_function(str(ours)) == _without_function(str(theirs)), name
+
+
+def test_uninitialized_error_names_the_function() -> None:
+    param = gradgen.nn.UninitializedParameter()
+    with pytest.raises(ValueError, match=r"uninitialized parameter in <function exp>"):
+        gradgen.exp(param)
+    with pytest.raises(ValueError, match=r"UninitializedParameter` objects"):
+        gradgen.nn.functional.linear(gradgen.ones(2), param)
+
+
+def test_uninitialized_tensors_still_convert_and_materialize() -> None:
+    for name, call in ALLOWED_CALLS.items():
+        assert _uninitialized(gradgen, call) == oracle(
+            name, lambda torch: _uninitialized(torch, call)
+        ), name
+    model = gradgen.nn.LazyLinear(3).double()
+    out = model(gradgen.ones(2, 4, dtype=gradgen.float64))
+    assert out.shape == (2, 3) and model.weight.dtype == gradgen.float64
+    np.testing.assert_allclose(
+        out.detach().numpy(),
+        np.ones((2, 4)) @ model.weight.detach().numpy().T + model.bias.detach().numpy(),
+    )
