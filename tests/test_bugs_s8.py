@@ -110,13 +110,19 @@ def _without_function(message: str) -> str:
     return head + " in ... " + tail.partition(". ")[2]
 
 
+def _refusal(lib: Any, call: Any) -> tuple[str, str]:
+    """The error's class and message without the function (PyTorch's holds an
+    address, so it is not recorded)."""
+    error = _uninitialized(lib, call)
+    return type(error).__name__, _without_function(str(error))
+
+
 def test_operators_refuse_uninitialized_parameters_and_buffers() -> None:
     for name, call in UNINITIALIZED_CALLS.items():
-        ours = _uninitialized(gradgen, call)
-        theirs = oracle(name, lambda torch: _uninitialized(torch, call))
-        assert isinstance(theirs, ValueError), name
-        assert isinstance(ours, ValueError), (name, ours)
-        assert _without_function(str(ours)) == _without_function(str(theirs)), name
+        ours = _refusal(gradgen, call)
+        theirs = oracle(name, lambda torch: _refusal(torch, call))
+        assert ours == tuple(theirs), name
+        assert ours[0] == "ValueError", name
 
 
 def test_uninitialized_error_names_the_function() -> None:
