@@ -39,6 +39,7 @@ from ..dispatch import (
 )
 from ..generated import operators
 from ..grad_mode import _state as _grad_mode_state
+from ..graph import RemovableHandle
 from ..tensor import Tensor
 
 HANDLES: dict[str, OperatorHandle] = {
@@ -80,6 +81,22 @@ class BatchedTensor(Tensor):
 
     def _shallow_copy(self) -> Tensor:
         return BatchedTensor(self._value._shallow_copy(), self._level)
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """`hook` on the value's gradient, seen as this level sees it (as torch.func):
+        called once for the whole batch with the gradient batched at this level; a
+        tensor it returns replaces the gradient (repeated when it is not batched)."""
+        level = self._level
+
+        def batched_hook(grad: Tensor) -> Tensor | None:
+            enter_batched()  # the backward pass may run with the Batched key off
+            try:
+                result = hook(BatchedTensor(grad, level))
+                return None if result is None else broadcast_value(result, level)
+            finally:
+                exit_batched()
+
+        return self._value.register_hook(batched_hook)
 
     def item(self) -> NoReturn:
         _data_dependent(".item()")

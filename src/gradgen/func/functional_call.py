@@ -111,6 +111,17 @@ def _check_keys(module: Module, tensors: dict[str, Tensor]) -> None:
         )
 
 
+def _check_plain_attribute(owner: Module, leaf: str) -> None:
+    """Only a tensor or None attribute (or a missing one) may be replaced by a
+    tensor, as torch.func: not a number, a flag, a submodule or a property."""
+    current = getattr(owner, leaf, _MISSING)
+    if current is not _MISSING and current is not None:
+        if not isinstance(current, Tensor):
+            raise TypeError(
+                f"attribute `{leaf}`: {current} is not an instance of torch.Tensor"
+            )
+
+
 def _swap(module: Module, slots: Slots, name: str, value: Any) -> Any:
     """Put `value` (or remove it, for _MISSING) at dotted `name`; returns the old one."""
     path, _, leaf = name.rpartition(".")
@@ -126,6 +137,8 @@ def _swap(module: Module, slots: Slots, name: str, value: Any) -> Any:
             old = registry[leaf]
             registry[leaf] = value
             return old
+    if value is not _MISSING:
+        _check_plain_attribute(owner, leaf)
     old = owner.__dict__.get(leaf, _MISSING)
     if value is _MISSING:
         owner.__dict__.pop(leaf, None)

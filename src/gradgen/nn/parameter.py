@@ -5,6 +5,8 @@ until their first call tells the shapes."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from typing import Any, cast
 
 import numpy as np
@@ -64,13 +66,87 @@ class Buffer(Tensor):
         self.persistent = persistent
 
 
+# The `_data` slot of Tensor itself: where an uninitialized tensor keeps its array.
+_DATA_SLOT: Any = Tensor.__dict__["_data"]
+
+
+def _caller_name() -> str:
+    """The gradgen function the user called that read an uninitialized tensor's data
+    (the outermost gradgen frame on the stack), for the error."""
+    frame: Any = sys._getframe(2)
+    name = frame.f_code.co_name
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module == "gradgen" or module.startswith("gradgen."):
+            name = frame.f_code.co_name
+        frame = frame.f_back
+    return f"<function {name}>"
+
+
+def _converter(name: str) -> Callable[..., Tensor]:
+    def convert(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        """Converted like PyTorch's, which lets uninitialized tensors convert."""
+        method: Callable[..., Tensor] = getattr(self.data, name)
+        return method(*args, **kwargs)
+
+    convert.__name__ = name
+    return convert
+
+
 class UninitializedTensorMixin:
     """A tensor whose shape is not known yet: it holds an empty array of its dtype
-    (so that dtype conversions and `size()` work, as PyTorch's), refuses `shape`, and
-    becomes `cls_to_become` when `materialize` gives it a shape."""
+    (so that dtype conversions work, as PyTorch's), refuses `shape`, and becomes
+    `cls_to_become` when `materialize` gives it a shape.
+
+    Operators refuse it (ValueError, PyTorch's words) without a check of their own:
+    every kernel reads its tensors' arrays through `_data`, which this class turns
+    into a property that raises; the array stays in Tensor's slot, where `dtype`,
+    `data` and `materialize` reach it. Plain tensors keep the slot (no cost)."""
 
     __slots__ = ()
     cls_to_become: type[Tensor]
+
+    @property
+    def _data(self) -> np.ndarray:
+        raise ValueError(
+            f"Attempted to use an uninitialized parameter in {_caller_name()}. "
+            "This error happens when you are using a `LazyModule` or explicitly "
+            f"manipulating `torch.nn.parameter.{type(self).__name__}` objects. When "
+            "using LazyModules Call `forward` with a dummy batch to initialize the "
+            "parameters before calling torch functions"
+        )
+
+    @_data.setter
+    def _data(self, value: np.ndarray) -> None:
+        _DATA_SLOT.__set__(self, value)
+
+    @property
+    def dtype(self) -> Any:
+        return self.data.dtype
+
+    @property
+    def data(self) -> Tensor:
+        """The empty array (as PyTorch's `.data` of an uninitialized tensor)."""
+        return Tensor(_DATA_SLOT.__get__(self))
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        Tensor.data.__set__(self, value)  # type: ignore[attr-defined]
+
+    # What PyTorch lets an uninitialized tensor do (its `_allowed_methods`: these and
+    # the conversions set below the class), and `detach` (Module._apply converts the
+    # detached tensor).
+    def size(self, dim: int | None = None) -> Any:
+        return self.data.size(dim)
+
+    def is_complex(self) -> bool:
+        return self.data.is_complex()
+
+    def is_floating_point(self) -> bool:
+        return self.data.is_floating_point()
+
+    def _shallow_copy(self) -> Tensor:
+        return self.data
 
     def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
         """Become a `cls_to_become` of `shape` (and this dtype, unless `dtype`)."""
@@ -110,6 +186,10 @@ class UninitializedTensorMixin:
             copy = kind(tensor.requires_grad, dtype=tensor.dtype)
             memo[id(self)] = copy
         return copy
+
+
+for _name in ("half", "float", "double", "char", "short", "int", "long", "cpu", "to"):
+    setattr(UninitializedTensorMixin, _name, _converter(_name))
 
 
 def is_lazy(value: Any) -> bool:
