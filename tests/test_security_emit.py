@@ -196,6 +196,7 @@ CODE_FIELDS = {
     "binding.signature",
     "expression",
     "field.annotation",
+    "first",  # kernels.py.j2: set through the identifier filter
     "formula.expression",
     "formula_blocks(node.array_form.formulas)",
     "formula_blocks(node.formulas)",
@@ -207,6 +208,8 @@ CODE_FIELDS = {
     "jvp.parameters",
     "line",
     "loop.index0",
+    "node.array_form.needs_input_grad",
+    "node.array_form.not_plain",
     "node.array_form.parameters",
     "node.array_form.unpacked_tuple",
     "node.num_inputs",
@@ -226,12 +229,22 @@ CODE_FIELDS = {
     "save.guard",
     "save.target",
     "save.value",
+    "second",  # kernels.py.j2: set through the identifier filter
     "signature.returns",
     "size",
     "source.integer_to_float",
     "stub_def(function, False)",
     "stub_def(method, True)",
     "type",
+    # variable_type.py.j2's macros (their output is checked here) and their indent
+    "histories(op, '        ')",
+    "histories(op, '    ')",
+    "input_saves(op, '        ')",
+    "input_saves(op, '    ')",
+    "output_saves(op, '        ')",
+    "output_saves(op, '    ')",
+    "pad",
+    "tensor",  # variable_type.py.j2: set through the identifier filter
 }
 FILTERED = re.compile(r"\| (py|docstring|comment|identifier)(\(\d+\))?$")
 

@@ -17,7 +17,9 @@ from .loss import _WeightedLoss
 __all__ = ["LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
 
 _ACC_POLICIES = ("auto", "accurate", "balanced", "compact")
-_ACC_DTYPES = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
+_ACC_DTYPES = (dtypes.float16, dtypes.float32, dtypes.float64) + (
+    (dtypes.bfloat16,) if dtypes.HAS_BFLOAT16 else ()  # bfloat16 needs ml_dtypes
+)
 
 
 @dataclasses.dataclass(slots=True, frozen=True)
