@@ -20419,7 +20419,7 @@ def _fft_c2c(
 def fast_sum_to_size(self: Tensor, size: Sequence[int]) -> Any:
     """The common case of sum_to_size: sum_to_size(Tensor self, SymInt[] size) -> Tensor"""
     handle = operators.sum_to_size
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, size)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -20460,7 +20460,7 @@ def fast_select_backward(
 ) -> Any:
     """The common case of select_backward: select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor"""
     handle = operators.select_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, input_sizes, dim, index)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -20507,7 +20507,7 @@ def fast_slice_backward(
 ) -> Any:
     """The common case of slice_backward: slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor"""
     handle = operators.slice_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, input_sizes, dim, start, end, step)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -20549,7 +20549,7 @@ def fast_slice_backward(
 def fast_flip(self: Tensor, dims: Sequence[int]) -> Any:
     """The common case of flip: flip(Tensor self, int[] dims) -> Tensor"""
     handle = operators.flip
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dims)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -20588,7 +20588,7 @@ def fast_flip(self: Tensor, dims: Sequence[int]) -> Any:
 def fast_roll(self: Tensor, shifts: Sequence[int], dims: Sequence[int]) -> Any:
     """The common case of roll: roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
     handle = operators.roll
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, shifts, dims)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -20628,7 +20628,7 @@ def fast_roll(self: Tensor, shifts: Sequence[int], dims: Sequence[int]) -> Any:
 def fast_repeat(self: Tensor, repeats: Sequence[int]) -> Any:
     """The common case of repeat: repeat(Tensor self, SymInt[] repeats) -> Tensor"""
     handle = operators.repeat
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, repeats)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -20668,7 +20668,7 @@ def fast_repeat(self: Tensor, repeats: Sequence[int]) -> Any:
 def fast__unsafe_view(self: Tensor, size: Sequence[int]) -> Any:
     """The common case of _unsafe_view: _unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
     handle = operators._unsafe_view
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, size)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -20707,7 +20707,7 @@ def fast__unsafe_view(self: Tensor, size: Sequence[int]) -> Any:
 def fast_constant_pad_nd(self: Tensor, pad: Sequence[int], value: Number) -> Any:
     """The common case of constant_pad_nd: constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"""
     handle = operators.constant_pad_nd
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, pad, value)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -20748,7 +20748,7 @@ def fast_diagonal_backward(
 ) -> Any:
     """The common case of diagonal_backward: diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor"""
     handle = operators.diagonal_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, input_sizes, offset, dim1, dim2)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -20789,7 +20789,7 @@ def fast_diagonal_backward(
 def fast_diagonal_copy(self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     """The common case of diagonal_copy: diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
     handle = operators.diagonal_copy
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, offset, dim1, dim2)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -20831,7 +20831,7 @@ def fast_diagonal_copy(self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
 def fast_diag_embed(self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     """The common case of diag_embed: diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
     handle = operators.diag_embed
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, offset, dim1, dim2)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -20872,7 +20872,7 @@ def fast_diag_embed(self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
 def fast_repeat_interleave_Tensor(repeats: Tensor, output_size: int | None) -> Any:
     """The common case of repeat_interleave.Tensor: repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor"""
     handle = operators.repeat_interleave_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(repeats, output_size)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -20909,7 +20909,7 @@ def fast_as_strided_scatter(
 ) -> Any:
     """The common case of as_strided_scatter: as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"""
     handle = operators.as_strided_scatter
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, src, size, stride, storage_offset)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -20967,7 +20967,7 @@ def fast_unfold_backward(
 ) -> Any:
     """The common case of unfold_backward: unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor"""
     handle = operators.unfold_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_in, input_sizes, dim, size, step)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21008,7 +21008,7 @@ def fast_unfold_backward(
 def fast_narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Any:
     """The common case of narrow_copy: narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"""
     handle = operators.narrow_copy
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, start, length)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21050,7 +21050,7 @@ def fast_narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Any:
 def fast_lift(self: Tensor) -> Any:
     """The common case of lift: lift(Tensor self) -> Tensor"""
     handle = operators.lift
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21088,7 +21088,7 @@ def fast_lift(self: Tensor) -> Any:
 def fast_rot90(self: Tensor, k: int, dims: Sequence[int]) -> Any:
     """The common case of rot90: rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
     handle = operators.rot90
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, k, dims)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21128,7 +21128,7 @@ def fast_rot90(self: Tensor, k: int, dims: Sequence[int]) -> Any:
 def fast_complex(real: Tensor, imag: Tensor) -> Any:
     """The common case of complex: complex(Tensor real, Tensor imag) -> Tensor"""
     handle = operators.complex
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(real, imag)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21177,7 +21177,7 @@ def fast_complex(real: Tensor, imag: Tensor) -> Any:
 def fast_polar(abs: Tensor, angle: Tensor) -> Any:
     """The common case of polar: polar(Tensor abs, Tensor angle) -> Tensor"""
     handle = operators.polar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(abs, angle)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21227,7 +21227,7 @@ def fast_polar(abs: Tensor, angle: Tensor) -> Any:
 def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     """The common case of add.Tensor: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     handle = operators.add_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other, alpha)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21279,7 +21279,7 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
 def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     """The common case of sub.Tensor: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     handle = operators.sub_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other, alpha)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21331,7 +21331,7 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
 def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
     """The common case of mul.Tensor: mul.Tensor(Tensor self, Tensor other) -> Tensor"""
     handle = operators.mul_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21386,7 +21386,7 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
 def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
     """The common case of pow.Tensor_Scalar: pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
     handle = operators.pow_Tensor_Scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, exponent)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21426,7 +21426,7 @@ def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
 def fast_neg(self: Tensor) -> Any:
     """The common case of neg: neg(Tensor self) -> Tensor"""
     handle = operators.neg
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21464,7 +21464,7 @@ def fast_neg(self: Tensor) -> Any:
 def fast_clone(self: Tensor, memory_format: Any | None) -> Any:
     """The common case of clone: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
     handle = operators.clone
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, memory_format)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21510,7 +21510,7 @@ def fast__to_copy(
 ) -> Any:
     """The common case of _to_copy: _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"""
     handle = operators._to_copy
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             self, dtype, layout, device, pin_memory, non_blocking, memory_format
         )
@@ -21557,7 +21557,7 @@ def fast__to_copy(
 def fast_exp(self: Tensor) -> Any:
     """The common case of exp: exp(Tensor self) -> Tensor"""
     handle = operators.exp
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21596,7 +21596,7 @@ def fast_exp(self: Tensor) -> Any:
 def fast_exp2(self: Tensor) -> Any:
     """The common case of exp2: exp2(Tensor self) -> Tensor"""
     handle = operators.exp2
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21635,7 +21635,7 @@ def fast_exp2(self: Tensor) -> Any:
 def fast_log(self: Tensor) -> Any:
     """The common case of log: log(Tensor self) -> Tensor"""
     handle = operators.log
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21674,7 +21674,7 @@ def fast_log(self: Tensor) -> Any:
 def fast_log2(self: Tensor) -> Any:
     """The common case of log2: log2(Tensor self) -> Tensor"""
     handle = operators.log2
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21713,7 +21713,7 @@ def fast_log2(self: Tensor) -> Any:
 def fast_log10(self: Tensor) -> Any:
     """The common case of log10: log10(Tensor self) -> Tensor"""
     handle = operators.log10
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21752,7 +21752,7 @@ def fast_log10(self: Tensor) -> Any:
 def fast_log1p(self: Tensor) -> Any:
     """The common case of log1p: log1p(Tensor self) -> Tensor"""
     handle = operators.log1p
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21791,7 +21791,7 @@ def fast_log1p(self: Tensor) -> Any:
 def fast_expm1(self: Tensor) -> Any:
     """The common case of expm1: expm1(Tensor self) -> Tensor"""
     handle = operators.expm1
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21830,7 +21830,7 @@ def fast_expm1(self: Tensor) -> Any:
 def fast_sqrt(self: Tensor) -> Any:
     """The common case of sqrt: sqrt(Tensor self) -> Tensor"""
     handle = operators.sqrt
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21869,7 +21869,7 @@ def fast_sqrt(self: Tensor) -> Any:
 def fast_rsqrt(self: Tensor) -> Any:
     """The common case of rsqrt: rsqrt(Tensor self) -> Tensor"""
     handle = operators.rsqrt
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21908,7 +21908,7 @@ def fast_rsqrt(self: Tensor) -> Any:
 def fast_reciprocal(self: Tensor) -> Any:
     """The common case of reciprocal: reciprocal(Tensor self) -> Tensor"""
     handle = operators.reciprocal
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21947,7 +21947,7 @@ def fast_reciprocal(self: Tensor) -> Any:
 def fast_abs(self: Tensor) -> Any:
     """The common case of abs: abs(Tensor self) -> Tensor"""
     handle = operators.abs
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -21986,7 +21986,7 @@ def fast_abs(self: Tensor) -> Any:
 def fast_sgn(self: Tensor) -> Any:
     """The common case of sgn: sgn(Tensor self) -> Tensor"""
     handle = operators.sgn
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22026,7 +22026,7 @@ def fast_sgn(self: Tensor) -> Any:
 def fast_sign(self: Tensor) -> Any:
     """The common case of sign: sign(Tensor self) -> Tensor"""
     handle = operators.sign
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22064,7 +22064,7 @@ def fast_sign(self: Tensor) -> Any:
 def fast_sin(self: Tensor) -> Any:
     """The common case of sin: sin(Tensor self) -> Tensor"""
     handle = operators.sin
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22103,7 +22103,7 @@ def fast_sin(self: Tensor) -> Any:
 def fast_cos(self: Tensor) -> Any:
     """The common case of cos: cos(Tensor self) -> Tensor"""
     handle = operators.cos
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22142,7 +22142,7 @@ def fast_cos(self: Tensor) -> Any:
 def fast_tan(self: Tensor) -> Any:
     """The common case of tan: tan(Tensor self) -> Tensor"""
     handle = operators.tan
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22181,7 +22181,7 @@ def fast_tan(self: Tensor) -> Any:
 def fast_asin(self: Tensor) -> Any:
     """The common case of asin: asin(Tensor self) -> Tensor"""
     handle = operators.asin
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22220,7 +22220,7 @@ def fast_asin(self: Tensor) -> Any:
 def fast_acos(self: Tensor) -> Any:
     """The common case of acos: acos(Tensor self) -> Tensor"""
     handle = operators.acos
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22259,7 +22259,7 @@ def fast_acos(self: Tensor) -> Any:
 def fast_atan(self: Tensor) -> Any:
     """The common case of atan: atan(Tensor self) -> Tensor"""
     handle = operators.atan
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22298,7 +22298,7 @@ def fast_atan(self: Tensor) -> Any:
 def fast_sinh(self: Tensor) -> Any:
     """The common case of sinh: sinh(Tensor self) -> Tensor"""
     handle = operators.sinh
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22337,7 +22337,7 @@ def fast_sinh(self: Tensor) -> Any:
 def fast_cosh(self: Tensor) -> Any:
     """The common case of cosh: cosh(Tensor self) -> Tensor"""
     handle = operators.cosh
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22376,7 +22376,7 @@ def fast_cosh(self: Tensor) -> Any:
 def fast_tanh(self: Tensor) -> Any:
     """The common case of tanh: tanh(Tensor self) -> Tensor"""
     handle = operators.tanh
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22415,7 +22415,7 @@ def fast_tanh(self: Tensor) -> Any:
 def fast_sigmoid(self: Tensor) -> Any:
     """The common case of sigmoid: sigmoid(Tensor self) -> Tensor"""
     handle = operators.sigmoid
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22454,7 +22454,7 @@ def fast_sigmoid(self: Tensor) -> Any:
 def fast_erf(self: Tensor) -> Any:
     """The common case of erf: erf(Tensor self) -> Tensor"""
     handle = operators.erf
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22493,7 +22493,7 @@ def fast_erf(self: Tensor) -> Any:
 def fast_floor(self: Tensor) -> Any:
     """The common case of floor: floor(Tensor self) -> Tensor"""
     handle = operators.floor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22531,7 +22531,7 @@ def fast_floor(self: Tensor) -> Any:
 def fast_ceil(self: Tensor) -> Any:
     """The common case of ceil: ceil(Tensor self) -> Tensor"""
     handle = operators.ceil
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22569,7 +22569,7 @@ def fast_ceil(self: Tensor) -> Any:
 def fast_round(self: Tensor) -> Any:
     """The common case of round: round(Tensor self) -> Tensor"""
     handle = operators.round
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22607,7 +22607,7 @@ def fast_round(self: Tensor) -> Any:
 def fast_round_decimals(self: Tensor, decimals: int) -> Any:
     """The common case of round.decimals: round.decimals(Tensor self, *, int decimals) -> Tensor"""
     handle = operators.round_decimals
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, decimals)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22645,7 +22645,7 @@ def fast_round_decimals(self: Tensor, decimals: int) -> Any:
 def fast_trunc(self: Tensor) -> Any:
     """The common case of trunc: trunc(Tensor self) -> Tensor"""
     handle = operators.trunc
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22683,7 +22683,7 @@ def fast_trunc(self: Tensor) -> Any:
 def fast_angle(self: Tensor) -> Any:
     """The common case of angle: angle(Tensor self) -> Tensor"""
     handle = operators.angle
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22722,7 +22722,7 @@ def fast_angle(self: Tensor) -> Any:
 def fast_sigmoid_backward(grad_output: Tensor, output: Tensor) -> Any:
     """The common case of sigmoid_backward: sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor"""
     handle = operators.sigmoid_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, output)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22773,7 +22773,7 @@ def fast_sigmoid_backward(grad_output: Tensor, output: Tensor) -> Any:
 def fast_tanh_backward(grad_output: Tensor, output: Tensor) -> Any:
     """The common case of tanh_backward: tanh_backward(Tensor grad_output, Tensor output) -> Tensor"""
     handle = operators.tanh_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, output)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22824,7 +22824,7 @@ def fast_tanh_backward(grad_output: Tensor, output: Tensor) -> Any:
 def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
     """The common case of pow.Tensor_Tensor: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"""
     handle = operators.pow_Tensor_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, exponent)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22876,7 +22876,7 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
 def fast_pow_Scalar(self: Number, exponent: Tensor) -> Any:
     """The common case of pow.Scalar: pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
     handle = operators.pow_Scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, exponent)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22917,7 +22917,7 @@ def fast_pow_Scalar(self: Number, exponent: Tensor) -> Any:
 def fast_add_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     """The common case of add.Scalar: add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     handle = operators.add_Scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other, alpha)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22956,7 +22956,7 @@ def fast_add_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
 def fast_sub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     """The common case of sub.Scalar: sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     handle = operators.sub_Scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other, alpha)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -22995,7 +22995,7 @@ def fast_sub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
 def fast_mul_Scalar(self: Tensor, other: Number) -> Any:
     """The common case of mul.Scalar: mul.Scalar(Tensor self, Scalar other) -> Tensor"""
     handle = operators.mul_Scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23035,7 +23035,7 @@ def fast_mul_Scalar(self: Tensor, other: Number) -> Any:
 def fast_div_Tensor(self: Tensor, other: Tensor) -> Any:
     """The common case of div.Tensor: div.Tensor(Tensor self, Tensor other) -> Tensor"""
     handle = operators.div_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23088,7 +23088,7 @@ def fast_div_Tensor(self: Tensor, other: Tensor) -> Any:
 def fast_div_Scalar(self: Tensor, other: Number) -> Any:
     """The common case of div.Scalar: div.Scalar(Tensor self, Scalar other) -> Tensor"""
     handle = operators.div_Scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23128,7 +23128,7 @@ def fast_div_Scalar(self: Tensor, other: Number) -> Any:
 def fast_div_Tensor_mode(self: Tensor, other: Tensor, rounding_mode: str | None) -> Any:
     """The common case of div.Tensor_mode: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"""
     handle = operators.div_Tensor_mode
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other, rounding_mode)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23182,7 +23182,7 @@ def fast_div_Tensor_mode(self: Tensor, other: Tensor, rounding_mode: str | None)
 def fast_floor_divide(self: Tensor, other: Tensor) -> Any:
     """The common case of floor_divide: floor_divide(Tensor self, Tensor other) -> Tensor"""
     handle = operators.floor_divide
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23224,7 +23224,7 @@ def fast_floor_divide(self: Tensor, other: Tensor) -> Any:
 def fast_floor_divide_Scalar(self: Tensor, other: Number) -> Any:
     """The common case of floor_divide.Scalar: floor_divide.Scalar(Tensor self, Scalar other) -> Tensor"""
     handle = operators.floor_divide_Scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23255,7 +23255,7 @@ def fast_floor_divide_Scalar(self: Tensor, other: Number) -> Any:
 def fast_rsub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     """The common case of rsub.Tensor: rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     handle = operators.rsub_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other, alpha)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23307,7 +23307,7 @@ def fast_rsub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
 def fast_rsub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     """The common case of rsub.Scalar: rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     handle = operators.rsub_Scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other, alpha)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23347,7 +23347,7 @@ def fast_rsub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
 def fast_maximum(self: Tensor, other: Tensor) -> Any:
     """The common case of maximum: maximum(Tensor self, Tensor other) -> Tensor"""
     handle = operators.maximum
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23398,7 +23398,7 @@ def fast_maximum(self: Tensor, other: Tensor) -> Any:
 def fast_minimum(self: Tensor, other: Tensor) -> Any:
     """The common case of minimum: minimum(Tensor self, Tensor other) -> Tensor"""
     handle = operators.minimum
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23449,7 +23449,7 @@ def fast_minimum(self: Tensor, other: Tensor) -> Any:
 def fast_fmax(self: Tensor, other: Tensor) -> Any:
     """The common case of fmax: fmax(Tensor self, Tensor other) -> Tensor"""
     handle = operators.fmax
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23500,7 +23500,7 @@ def fast_fmax(self: Tensor, other: Tensor) -> Any:
 def fast_fmin(self: Tensor, other: Tensor) -> Any:
     """The common case of fmin: fmin(Tensor self, Tensor other) -> Tensor"""
     handle = operators.fmin
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23551,7 +23551,7 @@ def fast_fmin(self: Tensor, other: Tensor) -> Any:
 def fast_atan2(self: Tensor, other: Tensor) -> Any:
     """The common case of atan2: atan2(Tensor self, Tensor other) -> Tensor"""
     handle = operators.atan2
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23602,7 +23602,7 @@ def fast_atan2(self: Tensor, other: Tensor) -> Any:
 def fast_hypot(self: Tensor, other: Tensor) -> Any:
     """The common case of hypot: hypot(Tensor self, Tensor other) -> Tensor"""
     handle = operators.hypot
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23658,7 +23658,7 @@ def fast_fake_quantize_per_tensor_affine_cachemask(
 ) -> Any:
     """The common case of fake_quantize_per_tensor_affine_cachemask: fake_quantize_per_tensor_affine_cachemask(Tensor self, float scale, int zero_point, int quant_min, int quant_max) -> (Tensor output, Tensor mask)"""
     handle = operators.fake_quantize_per_tensor_affine_cachemask
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, scale, zero_point, quant_min, quant_max)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23692,7 +23692,7 @@ def fast_fake_quantize_per_tensor_affine_cachemask_backward(
 ) -> Any:
     """The common case of fake_quantize_per_tensor_affine_cachemask_backward: fake_quantize_per_tensor_affine_cachemask_backward(Tensor grad, Tensor mask) -> Tensor"""
     handle = operators.fake_quantize_per_tensor_affine_cachemask_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad, mask)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23743,7 +23743,7 @@ def fast_fake_quantize_per_channel_affine_cachemask(
 ) -> Any:
     """The common case of fake_quantize_per_channel_affine_cachemask: fake_quantize_per_channel_affine_cachemask(Tensor self, Tensor scale, Tensor zero_point, int axis, int quant_min, int quant_max) -> (Tensor output, Tensor mask)"""
     handle = operators.fake_quantize_per_channel_affine_cachemask
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, scale, zero_point, axis, quant_min, quant_max)
     check_no_requires_grad(scale, "scale", "fake_quantize_per_channel_affine_cachemask")
     check_no_requires_grad(
@@ -23781,7 +23781,7 @@ def fast_fake_quantize_per_channel_affine_cachemask_backward(
 ) -> Any:
     """The common case of fake_quantize_per_channel_affine_cachemask_backward: fake_quantize_per_channel_affine_cachemask_backward(Tensor grad, Tensor mask) -> Tensor"""
     handle = operators.fake_quantize_per_channel_affine_cachemask_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad, mask)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23825,7 +23825,7 @@ def fast_fake_quantize_per_channel_affine_cachemask_backward(
 def fast_where_self(condition: Tensor, self: Tensor, other: Tensor) -> Any:
     """The common case of where.self: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"""
     handle = operators.where_self
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(condition, self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23875,7 +23875,7 @@ def fast_where_self(condition: Tensor, self: Tensor, other: Tensor) -> Any:
 def fast_clamp(self: Tensor, min: Number | None, max: Number | None) -> Any:
     """The common case of clamp: clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"""
     handle = operators.clamp
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, min, max)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23916,7 +23916,7 @@ def fast_clamp(self: Tensor, min: Number | None, max: Number | None) -> Any:
 def fast_clamp_min(self: Tensor, min: Number) -> Any:
     """The common case of clamp_min: clamp_min(Tensor self, Scalar min) -> Tensor"""
     handle = operators.clamp_min
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, min)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23956,7 +23956,7 @@ def fast_clamp_min(self: Tensor, min: Number) -> Any:
 def fast_clamp_max(self: Tensor, max: Number) -> Any:
     """The common case of clamp_max: clamp_max(Tensor self, Scalar max) -> Tensor"""
     handle = operators.clamp_max
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, max)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -23996,7 +23996,7 @@ def fast_clamp_max(self: Tensor, max: Number) -> Any:
 def fast_fmod_Tensor(self: Tensor, other: Tensor) -> Any:
     """The common case of fmod.Tensor: fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
     handle = operators.fmod_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24049,7 +24049,7 @@ def fast_fmod_Tensor(self: Tensor, other: Tensor) -> Any:
 def fast_fmod_Scalar(self: Tensor, other: Number) -> Any:
     """The common case of fmod.Scalar: fmod.Scalar(Tensor self, Scalar other) -> Tensor"""
     handle = operators.fmod_Scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24087,7 +24087,7 @@ def fast_fmod_Scalar(self: Tensor, other: Number) -> Any:
 def fast_remainder_Tensor(self: Tensor, other: Tensor) -> Any:
     """The common case of remainder.Tensor: remainder.Tensor(Tensor self, Tensor other) -> Tensor"""
     handle = operators.remainder_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24140,7 +24140,7 @@ def fast_remainder_Tensor(self: Tensor, other: Tensor) -> Any:
 def fast_remainder_Scalar(self: Tensor, other: Number) -> Any:
     """The common case of remainder.Scalar: remainder.Scalar(Tensor self, Scalar other) -> Tensor"""
     handle = operators.remainder_Scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24178,7 +24178,7 @@ def fast_remainder_Scalar(self: Tensor, other: Number) -> Any:
 def fast_bitwise_and_Tensor(self: Tensor, other: Tensor) -> Any:
     """The common case of bitwise_and.Tensor: bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
     handle = operators.bitwise_and_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24220,7 +24220,7 @@ def fast_bitwise_and_Tensor(self: Tensor, other: Tensor) -> Any:
 def fast_bitwise_or_Tensor(self: Tensor, other: Tensor) -> Any:
     """The common case of bitwise_or.Tensor: bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
     handle = operators.bitwise_or_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24262,7 +24262,7 @@ def fast_bitwise_or_Tensor(self: Tensor, other: Tensor) -> Any:
 def fast_bitwise_xor_Tensor(self: Tensor, other: Tensor) -> Any:
     """The common case of bitwise_xor.Tensor: bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
     handle = operators.bitwise_xor_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24304,7 +24304,7 @@ def fast_bitwise_xor_Tensor(self: Tensor, other: Tensor) -> Any:
 def fast_bitwise_not(self: Tensor) -> Any:
     """The common case of bitwise_not: bitwise_not(Tensor self) -> Tensor"""
     handle = operators.bitwise_not
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24335,7 +24335,7 @@ def fast_bitwise_not(self: Tensor) -> Any:
 def fast_copy(self: Tensor, src: Tensor, non_blocking: bool) -> Any:
     """The common case of copy: copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"""
     handle = operators.copy
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, src, non_blocking)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24385,7 +24385,7 @@ def fast_copy(self: Tensor, src: Tensor, non_blocking: bool) -> Any:
 def fast_zero(self: Tensor) -> Any:
     """The common case of zero: zero(Tensor self) -> Tensor"""
     handle = operators.zero
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24423,7 +24423,7 @@ def fast_zero(self: Tensor) -> Any:
 def fast_fill_Scalar(self: Tensor, value: Number) -> Any:
     """The common case of fill.Scalar: fill.Scalar(Tensor self, Scalar value) -> Tensor"""
     handle = operators.fill_Scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, value)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24461,7 +24461,7 @@ def fast_fill_Scalar(self: Tensor, value: Number) -> Any:
 def fast_fill_Tensor(self: Tensor, value: Tensor) -> Any:
     """The common case of fill.Tensor: fill.Tensor(Tensor self, Tensor value) -> Tensor"""
     handle = operators.fill_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, value)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24510,7 +24510,7 @@ def fast_fill_Tensor(self: Tensor, value: Tensor) -> Any:
 def fast_lerp_Scalar(self: Tensor, end: Tensor, weight: Number) -> Any:
     """The common case of lerp.Scalar: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"""
     handle = operators.lerp_Scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, end, weight)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24562,7 +24562,7 @@ def fast_nan_to_num(
 ) -> Any:
     """The common case of nan_to_num: nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
     handle = operators.nan_to_num
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, nan, posinf, neginf)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24601,7 +24601,7 @@ def fast_nan_to_num(
 def fast_acosh(self: Tensor) -> Any:
     """The common case of acosh: acosh(Tensor self) -> Tensor"""
     handle = operators.acosh
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24640,7 +24640,7 @@ def fast_acosh(self: Tensor) -> Any:
 def fast_asinh(self: Tensor) -> Any:
     """The common case of asinh: asinh(Tensor self) -> Tensor"""
     handle = operators.asinh
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24679,7 +24679,7 @@ def fast_asinh(self: Tensor) -> Any:
 def fast_atanh(self: Tensor) -> Any:
     """The common case of atanh: atanh(Tensor self) -> Tensor"""
     handle = operators.atanh
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24718,7 +24718,7 @@ def fast_atanh(self: Tensor) -> Any:
 def fast_deg2rad(self: Tensor) -> Any:
     """The common case of deg2rad: deg2rad(Tensor self) -> Tensor"""
     handle = operators.deg2rad
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24756,7 +24756,7 @@ def fast_deg2rad(self: Tensor) -> Any:
 def fast_rad2deg(self: Tensor) -> Any:
     """The common case of rad2deg: rad2deg(Tensor self) -> Tensor"""
     handle = operators.rad2deg
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24794,7 +24794,7 @@ def fast_rad2deg(self: Tensor) -> Any:
 def fast_copysign_Tensor(self: Tensor, other: Tensor) -> Any:
     """The common case of copysign.Tensor: copysign.Tensor(Tensor self, Tensor other) -> Tensor"""
     handle = operators.copysign_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24847,7 +24847,7 @@ def fast_copysign_Tensor(self: Tensor, other: Tensor) -> Any:
 def fast_copysign_Scalar(self: Tensor, other: Number) -> Any:
     """The common case of copysign.Scalar: copysign.Scalar(Tensor self, Scalar other) -> Tensor"""
     handle = operators.copysign_Scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24887,7 +24887,7 @@ def fast_copysign_Scalar(self: Tensor, other: Number) -> Any:
 def fast_frac(self: Tensor) -> Any:
     """The common case of frac: frac(Tensor self) -> Tensor"""
     handle = operators.frac
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24925,7 +24925,7 @@ def fast_frac(self: Tensor) -> Any:
 def fast_frexp_Tensor(self: Tensor) -> Any:
     """The common case of frexp.Tensor: frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)"""
     handle = operators.frexp_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -24957,7 +24957,7 @@ def fast_frexp_Tensor(self: Tensor) -> Any:
 def fast_ldexp_Tensor(self: Tensor, other: Tensor) -> Any:
     """The common case of ldexp.Tensor: ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
     handle = operators.ldexp_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25009,7 +25009,7 @@ def fast_ldexp_Tensor(self: Tensor, other: Tensor) -> Any:
 def fast_heaviside(self: Tensor, values: Tensor) -> Any:
     """The common case of heaviside: heaviside(Tensor self, Tensor values) -> Tensor"""
     handle = operators.heaviside
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, values)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25051,7 +25051,7 @@ def fast_heaviside(self: Tensor, values: Tensor) -> Any:
 def fast_nextafter(self: Tensor, other: Tensor) -> Any:
     """The common case of nextafter: nextafter(Tensor self, Tensor other) -> Tensor"""
     handle = operators.nextafter
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25105,7 +25105,7 @@ def fast_nextafter(self: Tensor, other: Tensor) -> Any:
 def fast_logaddexp2(self: Tensor, other: Tensor) -> Any:
     """The common case of logaddexp2: logaddexp2(Tensor self, Tensor other) -> Tensor"""
     handle = operators.logaddexp2
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25156,7 +25156,7 @@ def fast_logaddexp2(self: Tensor, other: Tensor) -> Any:
 def fast_clamp_min_Tensor(self: Tensor, min: Tensor) -> Any:
     """The common case of clamp_min.Tensor: clamp_min.Tensor(Tensor self, Tensor min) -> Tensor"""
     handle = operators.clamp_min_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, min)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25207,7 +25207,7 @@ def fast_clamp_min_Tensor(self: Tensor, min: Tensor) -> Any:
 def fast_clamp_max_Tensor(self: Tensor, max: Tensor) -> Any:
     """The common case of clamp_max.Tensor: clamp_max.Tensor(Tensor self, Tensor max) -> Tensor"""
     handle = operators.clamp_max_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, max)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25258,7 +25258,7 @@ def fast_clamp_max_Tensor(self: Tensor, max: Tensor) -> Any:
 def fast_logaddexp(self: Tensor, other: Tensor) -> Any:
     """The common case of logaddexp: logaddexp(Tensor self, Tensor other) -> Tensor"""
     handle = operators.logaddexp
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25309,7 +25309,7 @@ def fast_logaddexp(self: Tensor, other: Tensor) -> Any:
 def fast_poisson(self: Tensor, generator: Any | None) -> Any:
     """The common case of poisson: poisson(Tensor self, Generator? generator=None) -> Tensor"""
     handle = operators.poisson
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, generator)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25348,7 +25348,7 @@ def fast_poisson(self: Tensor, generator: Any | None) -> Any:
 def fast_bernoulli(self: Tensor, generator: Any | None) -> Any:
     """The common case of bernoulli: bernoulli(Tensor self, *, Generator? generator=None) -> Tensor"""
     handle = operators.bernoulli
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, generator)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25386,7 +25386,7 @@ def fast_bernoulli(self: Tensor, generator: Any | None) -> Any:
 def fast_bernoulli_p(self: Tensor, p: float, generator: Any | None) -> Any:
     """The common case of bernoulli.p: bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor"""
     handle = operators.bernoulli_p
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, p, generator)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25417,7 +25417,7 @@ def fast_bernoulli_p(self: Tensor, p: float, generator: Any | None) -> Any:
 def fast_sum(self: Tensor, dtype: dtype | None) -> Any:
     """The common case of sum: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     handle = operators.sum
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25458,7 +25458,7 @@ def fast_sum_dim_IntList(
 ) -> Any:
     """The common case of sum.dim_IntList: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     handle = operators.sum_dim_IntList
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, keepdim, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25499,7 +25499,7 @@ def fast_sum_dim_IntList(
 def fast_mean(self: Tensor, dtype: dtype | None) -> Any:
     """The common case of mean: mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     handle = operators.mean
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25541,7 +25541,7 @@ def fast_mean_dim(
 ) -> Any:
     """The common case of mean.dim: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     handle = operators.mean_dim
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, keepdim, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25583,7 +25583,7 @@ def fast_mean_dim(
 def fast_prod(self: Tensor, dtype: dtype | None) -> Any:
     """The common case of prod: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     handle = operators.prod
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25625,7 +25625,7 @@ def fast_prod_dim_int(
 ) -> Any:
     """The common case of prod.dim_int: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     handle = operators.prod_dim_int
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, keepdim, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25667,7 +25667,7 @@ def fast_prod_dim_int(
 def fast_max_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     """The common case of max.dim: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     handle = operators.max_dim
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25702,7 +25702,7 @@ def fast_max_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
 def fast_max(self: Tensor) -> Any:
     """The common case of max: max(Tensor self) -> Tensor"""
     handle = operators.max
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25742,7 +25742,7 @@ def fast_max(self: Tensor) -> Any:
 def fast_min_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     """The common case of min.dim: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     handle = operators.min_dim
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25777,7 +25777,7 @@ def fast_min_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
 def fast_min(self: Tensor) -> Any:
     """The common case of min: min(Tensor self) -> Tensor"""
     handle = operators.min
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25817,7 +25817,7 @@ def fast_min(self: Tensor) -> Any:
 def fast_amax(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     """The common case of amax: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
     handle = operators.amax
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25859,7 +25859,7 @@ def fast_amax(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
 def fast_amin(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     """The common case of amin: amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
     handle = operators.amin
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25901,7 +25901,7 @@ def fast_amin(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
 def fast_logsumexp(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     """The common case of logsumexp: logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
     handle = operators.logsumexp
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25945,7 +25945,7 @@ def fast_var_correction(
 ) -> Any:
     """The common case of var.correction: var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
     handle = operators.var_correction
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, correction, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -25989,7 +25989,7 @@ def fast_std_correction(
 ) -> Any:
     """The common case of std.correction: std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
     handle = operators.std_correction
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, correction, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26032,7 +26032,7 @@ def fast_std_correction(
 def fast_cumsum(self: Tensor, dim: int, dtype: dtype | None) -> Any:
     """The common case of cumsum: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
     handle = operators.cumsum
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26072,7 +26072,7 @@ def fast_cumsum(self: Tensor, dim: int, dtype: dtype | None) -> Any:
 def fast_cumprod(self: Tensor, dim: int, dtype: dtype | None) -> Any:
     """The common case of cumprod: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
     handle = operators.cumprod
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26114,7 +26114,7 @@ def fast_cumprod(self: Tensor, dim: int, dtype: dtype | None) -> Any:
 def fast_sort(self: Tensor, dim: int, descending: bool) -> Any:
     """The common case of sort: sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
     handle = operators.sort
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, descending)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26150,7 +26150,7 @@ def fast_sort_stable(
 ) -> Any:
     """The common case of sort.stable: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
     handle = operators.sort_stable
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, stable, dim, descending)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26184,7 +26184,7 @@ def fast_sort_stable(
 def fast_topk(self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -> Any:
     """The common case of topk: topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
     handle = operators.topk
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, k, dim, largest, sorted)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26218,7 +26218,7 @@ def fast_topk(self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -> An
 def fast_logcumsumexp(self: Tensor, dim: int) -> Any:
     """The common case of logcumsumexp: logcumsumexp(Tensor self, int dim) -> Tensor"""
     handle = operators.logcumsumexp
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26259,7 +26259,7 @@ def fast_logcumsumexp(self: Tensor, dim: int) -> Any:
 def fast_cummax(self: Tensor, dim: int) -> Any:
     """The common case of cummax: cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
     handle = operators.cummax
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26293,7 +26293,7 @@ def fast_cummax(self: Tensor, dim: int) -> Any:
 def fast_cummin(self: Tensor, dim: int) -> Any:
     """The common case of cummin: cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
     handle = operators.cummin
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26327,7 +26327,7 @@ def fast_cummin(self: Tensor, dim: int) -> Any:
 def fast_kthvalue(self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
     """The common case of kthvalue: kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     handle = operators.kthvalue
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, k, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26362,7 +26362,7 @@ def fast_kthvalue(self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
 def fast_median(self: Tensor) -> Any:
     """The common case of median: median(Tensor self) -> Tensor"""
     handle = operators.median
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26402,7 +26402,7 @@ def fast_median(self: Tensor) -> Any:
 def fast_median_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     """The common case of median.dim: median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     handle = operators.median_dim
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26437,7 +26437,7 @@ def fast_median_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
 def fast_nanmedian(self: Tensor) -> Any:
     """The common case of nanmedian: nanmedian(Tensor self) -> Tensor"""
     handle = operators.nanmedian
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26477,7 +26477,7 @@ def fast_nanmedian(self: Tensor) -> Any:
 def fast_nanmedian_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     """The common case of nanmedian.dim: nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     handle = operators.nanmedian_dim
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26512,7 +26512,7 @@ def fast_nanmedian_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
 def fast_mode(self: Tensor, dim: int, keepdim: bool) -> Any:
     """The common case of mode: mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     handle = operators.mode
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26547,7 +26547,7 @@ def fast_mode(self: Tensor, dim: int, keepdim: bool) -> Any:
 def fast_aminmax(self: Tensor, dim: int | None, keepdim: bool) -> Any:
     """The common case of aminmax: aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)"""
     handle = operators.aminmax
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26586,7 +26586,7 @@ def fast_nansum(
 ) -> Any:
     """The common case of nansum: nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     handle = operators.nansum
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, keepdim, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26630,7 +26630,7 @@ def fast_std_mean_correction(
 ) -> Any:
     """The common case of std_mean.correction: std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
     handle = operators.std_mean_correction
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, correction, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26669,7 +26669,7 @@ def fast_var_mean_correction(
 ) -> Any:
     """The common case of var_mean.correction: var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
     handle = operators.var_mean_correction
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, correction, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26707,7 +26707,7 @@ def fast__unique2(
 ) -> Any:
     """The common case of _unique2: _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
     handle = operators._unique2
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, sorted, return_inverse, return_counts)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26740,7 +26740,7 @@ def fast_unique_dim(
 ) -> Any:
     """The common case of unique_dim: unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
     handle = operators.unique_dim
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, sorted, return_inverse, return_counts)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26773,7 +26773,7 @@ def fast_unique_consecutive(
 ) -> Any:
     """The common case of unique_consecutive: unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)"""
     handle = operators.unique_consecutive
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, return_inverse, return_counts, dim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26804,7 +26804,7 @@ def fast_unique_consecutive(
 def fast__unique(self: Tensor, sorted: bool, return_inverse: bool) -> Any:
     """The common case of _unique: _unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)"""
     handle = operators._unique
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, sorted, return_inverse)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26837,7 +26837,7 @@ def fast_unique_dim_consecutive(
 ) -> Any:
     """The common case of unique_dim_consecutive: unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
     handle = operators.unique_dim_consecutive
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, return_inverse, return_counts)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26877,7 +26877,7 @@ def fast_segment_reduce(
 ) -> Any:
     """The common case of segment_reduce: segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor"""
     handle = operators.segment_reduce
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             data, reduce, lengths, indices, offsets, axis, unsafe, initial
         )
@@ -26931,7 +26931,7 @@ def fast_segment_reduce(
 def fast_index_select(self: Tensor, dim: int, index: Tensor) -> Any:
     """The common case of index_select: index_select(Tensor self, int dim, Tensor index) -> Tensor"""
     handle = operators.index_select
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, index)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -26974,7 +26974,7 @@ def fast_index_add(
 ) -> Any:
     """The common case of index_add: index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
     handle = operators.index_add
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, index, source, alpha)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27030,7 +27030,7 @@ def fast_index_add(
 def fast_gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool) -> Any:
     """The common case of gather: gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
     handle = operators.gather
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, index, sparse_grad)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27072,7 +27072,7 @@ def fast_gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool) -> Any
 def fast_scatter_src(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
     """The common case of scatter.src: scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
     handle = operators.scatter_src
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, index, src)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27123,7 +27123,7 @@ def fast_scatter_src(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
 def fast_scatter_value(self: Tensor, dim: int, index: Tensor, value: Number) -> Any:
     """The common case of scatter.value: scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
     handle = operators.scatter_value
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, index, value)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27163,7 +27163,7 @@ def fast_scatter_value(self: Tensor, dim: int, index: Tensor, value: Number) -> 
 def fast_scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
     """The common case of scatter_add: scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
     handle = operators.scatter_add
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, index, src)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27215,7 +27215,7 @@ def fast_scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
 def fast_masked_fill_Scalar(self: Tensor, mask: Tensor, value: Number) -> Any:
     """The common case of masked_fill.Scalar: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor"""
     handle = operators.masked_fill_Scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, mask, value)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27254,7 +27254,7 @@ def fast_masked_fill_Scalar(self: Tensor, mask: Tensor, value: Number) -> Any:
 def fast_masked_fill_Tensor(self: Tensor, mask: Tensor, value: Tensor) -> Any:
     """The common case of masked_fill.Tensor: masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor"""
     handle = operators.masked_fill_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, mask, value)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27304,7 +27304,7 @@ def fast_masked_fill_Tensor(self: Tensor, mask: Tensor, value: Tensor) -> Any:
 def fast_index_Tensor(self: Tensor, indices: Sequence[Tensor | None]) -> Any:
     """The common case of index.Tensor: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
     handle = operators.index_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, indices)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27346,7 +27346,7 @@ def fast_index_put(
 ) -> Any:
     """The common case of index_put: index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
     handle = operators.index_put
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, indices, values, accumulate)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27400,7 +27400,7 @@ def fast_scatter_reduce_two(
 ) -> Any:
     """The common case of scatter_reduce.two: scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor"""
     handle = operators.scatter_reduce_two
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, index, src, reduce, include_self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27456,7 +27456,7 @@ def fast_scatter_reduce_two(
 def fast_index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Any:
     """The common case of index_copy: index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
     handle = operators.index_copy
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, index, source)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27512,7 +27512,7 @@ def fast_index_fill_int_Scalar(
 ) -> Any:
     """The common case of index_fill.int_Scalar: index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
     handle = operators.index_fill_int_Scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, index, value)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27554,7 +27554,7 @@ def fast_index_fill_int_Tensor(
 ) -> Any:
     """The common case of index_fill.int_Tensor: index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor"""
     handle = operators.index_fill_int_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, index, value)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27605,7 +27605,7 @@ def fast_index_fill_int_Tensor(
 def fast_masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Any:
     """The common case of masked_scatter: masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"""
     handle = operators.masked_scatter
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, mask, source)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27656,7 +27656,7 @@ def fast_masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Any:
 def fast_masked_select(self: Tensor, mask: Tensor) -> Any:
     """The common case of masked_select: masked_select(Tensor self, Tensor mask) -> Tensor"""
     handle = operators.masked_select
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, mask)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27696,7 +27696,7 @@ def fast_masked_select(self: Tensor, mask: Tensor) -> Any:
 def fast_take(self: Tensor, index: Tensor) -> Any:
     """The common case of take: take(Tensor self, Tensor index) -> Tensor"""
     handle = operators.take
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, index)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27736,7 +27736,7 @@ def fast_take(self: Tensor, index: Tensor) -> Any:
 def fast_put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> Any:
     """The common case of put: put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
     handle = operators.put
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, index, source, accumulate)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27792,7 +27792,7 @@ def fast_scatter_value_reduce(
 ) -> Any:
     """The common case of scatter.value_reduce: scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor"""
     handle = operators.scatter_value_reduce
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, index, value, reduce)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27841,7 +27841,7 @@ def fast_index_reduce(
 ) -> Any:
     """The common case of index_reduce: index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor"""
     handle = operators.index_reduce
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, index, source, reduce, include_self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27899,7 +27899,7 @@ def fast_masked_scatter_backward(
 ) -> Any:
     """The common case of masked_scatter_backward: masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor"""
     handle = operators.masked_scatter_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, mask, sizes)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27941,7 +27941,7 @@ def fast_slice_scatter(
 ) -> Any:
     """The common case of slice_scatter: slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"""
     handle = operators.slice_scatter
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, src, dim, start, end, step)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -27995,7 +27995,7 @@ def fast_slice_scatter(
 def fast_select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Any:
     """The common case of select_scatter: select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"""
     handle = operators.select_scatter
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, src, dim, index)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28049,7 +28049,7 @@ def fast_diagonal_scatter(
 ) -> Any:
     """The common case of diagonal_scatter: diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
     handle = operators.diagonal_scatter
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, src, offset, dim1, dim2)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28102,7 +28102,7 @@ def fast_diagonal_scatter(
 def fast__unsafe_index_Tensor(self: Tensor, indices: Sequence[Tensor | None]) -> Any:
     """The common case of _unsafe_index.Tensor: _unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
     handle = operators._unsafe_index_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, indices)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28144,7 +28144,7 @@ def fast__unsafe_index_put(
 ) -> Any:
     """The common case of _unsafe_index_put: _unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
     handle = operators._unsafe_index_put
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, indices, values, accumulate)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28196,7 +28196,7 @@ def fast__unsafe_index_put(
 def fast_mm(self: Tensor, mat2: Tensor) -> Any:
     """The common case of mm: mm(Tensor self, Tensor mat2) -> Tensor"""
     handle = operators.mm
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, mat2)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28253,7 +28253,7 @@ def fast_mm(self: Tensor, mat2: Tensor) -> Any:
 def fast_bmm(self: Tensor, mat2: Tensor) -> Any:
     """The common case of bmm: bmm(Tensor self, Tensor mat2) -> Tensor"""
     handle = operators.bmm
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, mat2)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28306,7 +28306,7 @@ def fast_bmm(self: Tensor, mat2: Tensor) -> Any:
 def fast_dot(self: Tensor, tensor: Tensor) -> Any:
     """The common case of dot: dot(Tensor self, Tensor tensor) -> Tensor"""
     handle = operators.dot
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, tensor)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28359,7 +28359,7 @@ def fast_dot(self: Tensor, tensor: Tensor) -> Any:
 def fast_vdot(self: Tensor, other: Tensor) -> Any:
     """The common case of vdot: vdot(Tensor self, Tensor other) -> Tensor"""
     handle = operators.vdot
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28412,7 +28412,7 @@ def fast_vdot(self: Tensor, other: Tensor) -> Any:
 def fast_mv(self: Tensor, vec: Tensor) -> Any:
     """The common case of mv: mv(Tensor self, Tensor vec) -> Tensor"""
     handle = operators.mv
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, vec)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28467,7 +28467,7 @@ def fast__cdist_forward(
 ) -> Any:
     """The common case of _cdist_forward: _cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor"""
     handle = operators._cdist_forward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(x1, x2, p, compute_mode)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28520,7 +28520,7 @@ def fast__cdist_forward(
 def fast__pdist_forward(self: Tensor, p: float) -> Any:
     """The common case of _pdist_forward: _pdist_forward(Tensor self, float p=2) -> Tensor"""
     handle = operators._pdist_forward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, p)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28561,7 +28561,7 @@ def fast__pdist_forward(self: Tensor, p: float) -> Any:
 def fast_tril(self: Tensor, diagonal: int) -> Any:
     """The common case of tril: tril(Tensor self, SymInt diagonal=0) -> Tensor"""
     handle = operators.tril
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, diagonal)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28600,7 +28600,7 @@ def fast_tril(self: Tensor, diagonal: int) -> Any:
 def fast_triu(self: Tensor, diagonal: int) -> Any:
     """The common case of triu: triu(Tensor self, SymInt diagonal=0) -> Tensor"""
     handle = operators.triu
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, diagonal)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28639,7 +28639,7 @@ def fast_triu(self: Tensor, diagonal: int) -> Any:
 def fast_trace(self: Tensor) -> Any:
     """The common case of trace: trace(Tensor self) -> Tensor"""
     handle = operators.trace
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28684,7 +28684,7 @@ def fast_linalg_vector_norm(
 ) -> Any:
     """The common case of linalg_vector_norm: linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     handle = operators.linalg_vector_norm
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, ord, dim, keepdim, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28727,7 +28727,7 @@ def fast_linalg_vector_norm(
 def fast_norm_Scalar(self: Tensor, p: Number) -> Any:
     """The common case of norm.Scalar: norm.Scalar(Tensor self, Scalar p=2) -> Tensor"""
     handle = operators.norm_Scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, p)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28770,7 +28770,7 @@ def fast_norm_ScalarOpt_dim(
 ) -> Any:
     """The common case of norm.ScalarOpt_dim: norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor"""
     handle = operators.norm_ScalarOpt_dim
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, p, dim, keepdim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28813,7 +28813,7 @@ def fast_norm_ScalarOpt_dim(
 def fast_dist(self: Tensor, other: Tensor, p: Number) -> Any:
     """The common case of dist: dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
     handle = operators.dist
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other, p)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28866,7 +28866,7 @@ def fast_dist(self: Tensor, other: Tensor, p: Number) -> Any:
 def fast_linalg_inv_ex(A: Tensor, check_errors: bool) -> Any:
     """The common case of linalg_inv_ex: linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)"""
     handle = operators.linalg_inv_ex
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(A, check_errors)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28898,7 +28898,7 @@ def fast_linalg_inv_ex(A: Tensor, check_errors: bool) -> Any:
 def fast__linalg_det(A: Tensor) -> Any:
     """The common case of _linalg_det: _linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)"""
     handle = operators._linalg_det
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(A)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28933,7 +28933,7 @@ def fast__linalg_det(A: Tensor) -> Any:
 def fast__linalg_slogdet(A: Tensor) -> Any:
     """The common case of _linalg_slogdet: _linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)"""
     handle = operators._linalg_slogdet
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(A)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -28969,7 +28969,7 @@ def fast__linalg_slogdet(A: Tensor) -> Any:
 def fast__linalg_solve_ex(A: Tensor, B: Tensor, left: bool, check_errors: bool) -> Any:
     """The common case of _linalg_solve_ex: _linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)"""
     handle = operators._linalg_solve_ex
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(A, B, left, check_errors)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29016,7 +29016,7 @@ def fast__linalg_solve_ex(A: Tensor, B: Tensor, left: bool, check_errors: bool) 
 def fast_linalg_cholesky_ex(self: Tensor, upper: bool, check_errors: bool) -> Any:
     """The common case of linalg_cholesky_ex: linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)"""
     handle = operators.linalg_cholesky_ex
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, upper, check_errors)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29049,7 +29049,7 @@ def fast_linalg_cholesky_ex(self: Tensor, upper: bool, check_errors: bool) -> An
 def fast_linalg_qr(A: Tensor, mode: str) -> Any:
     """The common case of linalg_qr: linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)"""
     handle = operators.linalg_qr
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(A, mode)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29086,7 +29086,7 @@ def fast__linalg_svd(
 ) -> Any:
     """The common case of _linalg_svd: _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)"""
     handle = operators._linalg_svd
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(A, full_matrices, compute_uv, driver)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29124,7 +29124,7 @@ def fast__linalg_svd(
 def fast__linalg_eigh(A: Tensor, UPLO: str, compute_v: bool) -> Any:
     """The common case of _linalg_eigh: _linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)"""
     handle = operators._linalg_eigh
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(A, UPLO, compute_v)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29158,7 +29158,7 @@ def fast__linalg_eigh(A: Tensor, UPLO: str, compute_v: bool) -> Any:
 def fast_linalg_eig(self: Tensor) -> Any:
     """The common case of linalg_eig: linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)"""
     handle = operators.linalg_eig
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29195,7 +29195,7 @@ def fast_linalg_solve_triangular(
 ) -> Any:
     """The common case of linalg_solve_triangular: linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor"""
     handle = operators.linalg_solve_triangular
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, B, upper, left, unitriangular)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29249,7 +29249,7 @@ def fast_linalg_solve_triangular(
 def fast_linalg_cross(self: Tensor, other: Tensor, dim: int) -> Any:
     """The common case of linalg_cross: linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor"""
     handle = operators.linalg_cross
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other, dim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29303,7 +29303,7 @@ def fast_linalg_cross(self: Tensor, other: Tensor, dim: int) -> Any:
 def fast_linalg_matrix_exp(self: Tensor) -> Any:
     """The common case of linalg_matrix_exp: linalg_matrix_exp(Tensor self) -> Tensor"""
     handle = operators.linalg_matrix_exp
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29344,7 +29344,7 @@ def fast_linalg_pinv_atol_rtol_tensor(
 ) -> Any:
     """The common case of linalg_pinv.atol_rtol_tensor: linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor"""
     handle = operators.linalg_pinv_atol_rtol_tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, atol, rtol, hermitian)
     check_no_requires_grad(atol, "atol", "linalg_pinv")
     check_no_requires_grad(rtol, "rtol", "linalg_pinv")
@@ -29388,7 +29388,7 @@ def fast_linalg_lstsq(
 ) -> Any:
     """The common case of linalg_lstsq: linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)"""
     handle = operators.linalg_lstsq
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, b, rcond, driver)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29434,7 +29434,7 @@ def fast_linalg_lstsq(
 def fast_linalg_lu_factor_ex(A: Tensor, pivot: bool, check_errors: bool) -> Any:
     """The common case of linalg_lu_factor_ex: linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)"""
     handle = operators.linalg_lu_factor_ex
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(A, pivot, check_errors)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29468,7 +29468,7 @@ def fast_linalg_lu_factor_ex(A: Tensor, pivot: bool, check_errors: bool) -> Any:
 def fast_linalg_lu(A: Tensor, pivot: bool) -> Any:
     """The common case of linalg_lu: linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)"""
     handle = operators.linalg_lu
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(A, pivot)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29507,7 +29507,7 @@ def fast_linalg_lu_solve(
 ) -> Any:
     """The common case of linalg_lu_solve: linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor"""
     handle = operators.linalg_lu_solve
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(LU, pivots, B, left, adjoint)
     check_no_requires_grad(pivots, "pivots", "linalg_lu_solve")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
@@ -29562,7 +29562,7 @@ def fast_linalg_lu_solve(
 def fast_cholesky(self: Tensor, upper: bool) -> Any:
     """The common case of cholesky: cholesky(Tensor self, bool upper=False) -> Tensor"""
     handle = operators.cholesky
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, upper)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29602,7 +29602,7 @@ def fast_cholesky(self: Tensor, upper: bool) -> Any:
 def fast_linalg_householder_product(input: Tensor, tau: Tensor) -> Any:
     """The common case of linalg_householder_product: linalg_householder_product(Tensor input, Tensor tau) -> Tensor"""
     handle = operators.linalg_householder_product
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(input, tau)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29654,7 +29654,7 @@ def fast_linalg_householder_product(input: Tensor, tau: Tensor) -> Any:
 def fast_norm_ScalarOpt_dtype(self: Tensor, p: Number | None, dtype: dtype) -> Any:
     """The common case of norm.ScalarOpt_dtype: norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor"""
     handle = operators.norm_ScalarOpt_dtype
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, p, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29697,7 +29697,7 @@ def fast_norm_ScalarOpt_dim_dtype(
 ) -> Any:
     """The common case of norm.ScalarOpt_dim_dtype: norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor"""
     handle = operators.norm_ScalarOpt_dim_dtype
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, p, dim, keepdim, dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29740,7 +29740,7 @@ def fast_norm_ScalarOpt_dim_dtype(
 def fast_renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
     """The common case of renorm: renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor"""
     handle = operators.renorm
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, p, dim, maxnorm)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29782,7 +29782,7 @@ def fast_renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
 def fast_cholesky_inverse(self: Tensor, upper: bool) -> Any:
     """The common case of cholesky_inverse: cholesky_inverse(Tensor self, bool upper=False) -> Tensor"""
     handle = operators.cholesky_inverse
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, upper)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29823,7 +29823,7 @@ def fast_cholesky_inverse(self: Tensor, upper: bool) -> Any:
 def fast_cholesky_solve(self: Tensor, input2: Tensor, upper: bool) -> Any:
     """The common case of cholesky_solve: cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor"""
     handle = operators.cholesky_solve
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, input2, upper)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29878,7 +29878,7 @@ def fast_triangular_solve(
 ) -> Any:
     """The common case of triangular_solve: triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)"""
     handle = operators.triangular_solve
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, A, upper, transpose, unitriangular)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29929,7 +29929,7 @@ def fast_lu_unpack(
 ) -> Any:
     """The common case of lu_unpack: lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)"""
     handle = operators.lu_unpack
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(LU_data, LU_pivots, unpack_data, unpack_pivots)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29963,7 +29963,7 @@ def fast_lu_unpack(
 def fast_geqrf(self: Tensor) -> Any:
     """The common case of geqrf: geqrf(Tensor self) -> (Tensor a, Tensor tau)"""
     handle = operators.geqrf
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -29994,7 +29994,7 @@ def fast_geqrf(self: Tensor) -> Any:
 def fast_relu(self: Tensor) -> Any:
     """The common case of relu: relu(Tensor self) -> Tensor"""
     handle = operators.relu
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30033,7 +30033,7 @@ def fast_relu(self: Tensor) -> Any:
 def fast_gelu(self: Tensor, approximate: str) -> Any:
     """The common case of gelu: gelu(Tensor self, *, str approximate='none') -> Tensor"""
     handle = operators.gelu
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, approximate)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30073,7 +30073,7 @@ def fast_gelu(self: Tensor, approximate: str) -> Any:
 def fast_silu(self: Tensor) -> Any:
     """The common case of silu: silu(Tensor self) -> Tensor"""
     handle = operators.silu
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30114,7 +30114,7 @@ def fast_threshold_backward(
 ) -> Any:
     """The common case of threshold_backward: threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"""
     handle = operators.threshold_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, threshold)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30165,7 +30165,7 @@ def fast_threshold_backward(
 def fast_gelu_backward(grad_output: Tensor, self: Tensor, approximate: str) -> Any:
     """The common case of gelu_backward: gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor"""
     handle = operators.gelu_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, approximate)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30217,7 +30217,7 @@ def fast_gelu_backward(grad_output: Tensor, self: Tensor, approximate: str) -> A
 def fast_silu_backward(grad_output: Tensor, self: Tensor) -> Any:
     """The common case of silu_backward: silu_backward(Tensor grad_output, Tensor self) -> Tensor"""
     handle = operators.silu_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30259,7 +30259,7 @@ def fast_silu_backward(grad_output: Tensor, self: Tensor) -> Any:
 def fast__softmax(self: Tensor, dim: int, half_to_float: bool) -> Any:
     """The common case of _softmax: _softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
     handle = operators._softmax
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, half_to_float)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30302,7 +30302,7 @@ def fast__softmax_backward_data(
 ) -> Any:
     """The common case of _softmax_backward_data: _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
     handle = operators._softmax_backward_data
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, output, dim, input_dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30356,7 +30356,7 @@ def fast__softmax_backward_data(
 def fast__log_softmax(self: Tensor, dim: int, half_to_float: bool) -> Any:
     """The common case of _log_softmax: _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
     handle = operators._log_softmax
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, half_to_float)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30399,7 +30399,7 @@ def fast__log_softmax_backward_data(
 ) -> Any:
     """The common case of _log_softmax_backward_data: _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
     handle = operators._log_softmax_backward_data
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, output, dim, input_dtype)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30452,7 +30452,7 @@ def fast__log_softmax_backward_data(
 def fast_leaky_relu(self: Tensor, negative_slope: Number) -> Any:
     """The common case of leaky_relu: leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"""
     handle = operators.leaky_relu
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, negative_slope)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30494,7 +30494,7 @@ def fast_leaky_relu_backward(
 ) -> Any:
     """The common case of leaky_relu_backward: leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor"""
     handle = operators.leaky_relu_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, negative_slope, self_is_result)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30545,7 +30545,7 @@ def fast_leaky_relu_backward(
 def fast_elu(self: Tensor, alpha: Number, scale: Number, input_scale: Number) -> Any:
     """The common case of elu: elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"""
     handle = operators.elu
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, alpha, scale, input_scale)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30594,7 +30594,7 @@ def fast_elu_backward(
 ) -> Any:
     """The common case of elu_backward: elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor"""
     handle = operators.elu_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             grad_output, alpha, scale, input_scale, is_result, self_or_result
         )
@@ -30659,7 +30659,7 @@ def fast_elu_backward(
 def fast_softplus(self: Tensor, beta: Number, threshold: Number) -> Any:
     """The common case of softplus: softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor"""
     handle = operators.softplus
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, beta, threshold)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30702,7 +30702,7 @@ def fast_softplus_backward(
 ) -> Any:
     """The common case of softplus_backward: softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor"""
     handle = operators.softplus_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, beta, threshold)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30755,7 +30755,7 @@ def fast_softplus_backward(
 def fast_log_sigmoid_forward(self: Tensor) -> Any:
     """The common case of log_sigmoid_forward: log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)"""
     handle = operators.log_sigmoid_forward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30788,7 +30788,7 @@ def fast_log_sigmoid_forward(self: Tensor) -> Any:
 def fast_log_sigmoid_backward(grad_output: Tensor, self: Tensor, buffer: Tensor) -> Any:
     """The common case of log_sigmoid_backward: log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor"""
     handle = operators.log_sigmoid_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, buffer)
     check_no_requires_grad(buffer, "buffer", "log_sigmoid_backward")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
@@ -30841,7 +30841,7 @@ def fast_log_sigmoid_backward(grad_output: Tensor, self: Tensor, buffer: Tensor)
 def fast_hardtanh(self: Tensor, min_val: Number, max_val: Number) -> Any:
     """The common case of hardtanh: hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
     handle = operators.hardtanh
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, min_val, max_val)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30884,7 +30884,7 @@ def fast_hardtanh_backward(
 ) -> Any:
     """The common case of hardtanh_backward: hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor"""
     handle = operators.hardtanh_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, min_val, max_val)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30936,7 +30936,7 @@ def fast_hardtanh_backward(
 def fast_mish(self: Tensor) -> Any:
     """The common case of mish: mish(Tensor self) -> Tensor"""
     handle = operators.mish
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -30975,7 +30975,7 @@ def fast_mish(self: Tensor) -> Any:
 def fast_mish_backward(grad_output: Tensor, self: Tensor) -> Any:
     """The common case of mish_backward: mish_backward(Tensor grad_output, Tensor self) -> Tensor"""
     handle = operators.mish_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -31017,7 +31017,7 @@ def fast_mish_backward(grad_output: Tensor, self: Tensor) -> Any:
 def fast_celu(self: Tensor, alpha: Number) -> Any:
     """The common case of celu: celu(Tensor self, Scalar alpha=1.0) -> Tensor"""
     handle = operators.celu
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, alpha)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -31057,7 +31057,7 @@ def fast_celu(self: Tensor, alpha: Number) -> Any:
 def fast_glu(self: Tensor, dim: int) -> Any:
     """The common case of glu: glu(Tensor self, int dim=-1) -> Tensor"""
     handle = operators.glu
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -31097,7 +31097,7 @@ def fast_glu(self: Tensor, dim: int) -> Any:
 def fast_glu_backward(grad_output: Tensor, self: Tensor, dim: int) -> Any:
     """The common case of glu_backward: glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor"""
     handle = operators.glu_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, dim)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -31149,7 +31149,7 @@ def fast_glu_backward(grad_output: Tensor, self: Tensor, dim: int) -> Any:
 def fast_hardshrink(self: Tensor, lambd: Number) -> Any:
     """The common case of hardshrink: hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
     handle = operators.hardshrink
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, lambd)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -31189,7 +31189,7 @@ def fast_hardshrink(self: Tensor, lambd: Number) -> Any:
 def fast_hardshrink_backward(grad_out: Tensor, self: Tensor, lambd: Number) -> Any:
     """The common case of hardshrink_backward: hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor"""
     handle = operators.hardshrink_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_out, self, lambd)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -31240,7 +31240,7 @@ def fast_hardshrink_backward(grad_out: Tensor, self: Tensor, lambd: Number) -> A
 def fast_softshrink(self: Tensor, lambd: Number) -> Any:
     """The common case of softshrink: softshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
     handle = operators.softshrink
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, lambd)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -31280,7 +31280,7 @@ def fast_softshrink(self: Tensor, lambd: Number) -> Any:
 def fast_softshrink_backward(grad_output: Tensor, self: Tensor, lambd: Number) -> Any:
     """The common case of softshrink_backward: softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor"""
     handle = operators.softshrink_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, lambd)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -31331,7 +31331,7 @@ def fast_softshrink_backward(grad_output: Tensor, self: Tensor, lambd: Number) -
 def fast_hardsigmoid(self: Tensor) -> Any:
     """The common case of hardsigmoid: hardsigmoid(Tensor self) -> Tensor"""
     handle = operators.hardsigmoid
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -31370,7 +31370,7 @@ def fast_hardsigmoid(self: Tensor) -> Any:
 def fast_hardsigmoid_backward(grad_output: Tensor, self: Tensor) -> Any:
     """The common case of hardsigmoid_backward: hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor"""
     handle = operators.hardsigmoid_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -31420,7 +31420,7 @@ def fast_hardsigmoid_backward(grad_output: Tensor, self: Tensor) -> Any:
 def fast_hardswish(self: Tensor) -> Any:
     """The common case of hardswish: hardswish(Tensor self) -> Tensor"""
     handle = operators.hardswish
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -31459,7 +31459,7 @@ def fast_hardswish(self: Tensor) -> Any:
 def fast_hardswish_backward(grad_output: Tensor, self: Tensor) -> Any:
     """The common case of hardswish_backward: hardswish_backward(Tensor grad_output, Tensor self) -> Tensor"""
     handle = operators.hardswish_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -31511,7 +31511,7 @@ def fast_hardswish_backward(grad_output: Tensor, self: Tensor) -> Any:
 def fast_threshold(self: Tensor, threshold: Number, value: Number) -> Any:
     """The common case of threshold: threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor"""
     handle = operators.threshold
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, threshold, value)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -31558,7 +31558,7 @@ def fast_rrelu_with_noise(
 ) -> Any:
     """The common case of rrelu_with_noise: rrelu_with_noise(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor"""
     handle = operators.rrelu_with_noise
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, noise, lower, upper, training, generator)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -31609,7 +31609,7 @@ def fast_rrelu_with_noise_backward(
 ) -> Any:
     """The common case of rrelu_with_noise_backward: rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor"""
     handle = operators.rrelu_with_noise_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             grad_output, self, noise, lower, upper, training, self_is_result
         )
@@ -31672,7 +31672,7 @@ def fast_rrelu_with_noise_backward(
 def fast__prelu_kernel(self: Tensor, weight: Tensor) -> Any:
     """The common case of _prelu_kernel: _prelu_kernel(Tensor self, Tensor weight) -> Tensor"""
     handle = operators._prelu_kernel
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, weight)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -31723,7 +31723,7 @@ def fast__prelu_kernel(self: Tensor, weight: Tensor) -> Any:
 def fast_native_dropout(input: Tensor, p: float, train: bool | None) -> Any:
     """The common case of native_dropout: native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)"""
     handle = operators.native_dropout
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(input, p, train)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -31759,7 +31759,7 @@ def fast_native_dropout_backward(
 ) -> Any:
     """The common case of native_dropout_backward: native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor"""
     handle = operators.native_dropout_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, mask, scale)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -31811,7 +31811,7 @@ def fast_native_dropout_backward(
 def fast_mse_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
     """The common case of mse_loss: mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
     handle = operators.mse_loss
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, target, reduction)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -31869,7 +31869,7 @@ def fast_nll_loss_forward(
 ) -> Any:
     """The common case of nll_loss_forward: nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
     handle = operators.nll_loss_forward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, target, weight, reduction, ignore_index)
     check_no_requires_grad(weight, "weight", "nll_loss_forward")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
@@ -31915,7 +31915,7 @@ def fast_nll_loss_backward(
 ) -> Any:
     """The common case of nll_loss_backward: nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"""
     handle = operators.nll_loss_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             grad_output, self, target, weight, reduction, ignore_index, total_weight
         )
@@ -31984,7 +31984,7 @@ def fast_nll_loss2d_forward(
 ) -> Any:
     """The common case of nll_loss2d_forward: nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
     handle = operators.nll_loss2d_forward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, target, weight, reduction, ignore_index)
     check_no_requires_grad(weight, "weight", "nll_loss2d_forward")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
@@ -32030,7 +32030,7 @@ def fast_nll_loss2d_backward(
 ) -> Any:
     """The common case of nll_loss2d_backward: nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"""
     handle = operators.nll_loss2d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             grad_output, self, target, weight, reduction, ignore_index, total_weight
         )
@@ -32095,7 +32095,7 @@ def fast_binary_cross_entropy(
 ) -> Any:
     """The common case of binary_cross_entropy: binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
     handle = operators.binary_cross_entropy
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, target, weight, reduction)
     check_no_requires_grad(weight, "weight", "binary_cross_entropy")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
@@ -32151,7 +32151,7 @@ def fast_smooth_l1_loss(
 ) -> Any:
     """The common case of smooth_l1_loss: smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"""
     handle = operators.smooth_l1_loss
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, target, reduction, beta)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -32204,7 +32204,7 @@ def fast_smooth_l1_loss(
 def fast_huber_loss(self: Tensor, target: Tensor, reduction: int, delta: float) -> Any:
     """The common case of huber_loss: huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor"""
     handle = operators.huber_loss
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, target, reduction, delta)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -32263,7 +32263,7 @@ def fast_binary_cross_entropy_with_logits(
 ) -> Any:
     """The common case of binary_cross_entropy_with_logits: binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor"""
     handle = operators.binary_cross_entropy_with_logits
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, target, weight, pos_weight, reduction)
     check_no_requires_grad(weight, "weight", "binary_cross_entropy_with_logits")
     check_no_requires_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
@@ -32321,7 +32321,7 @@ def fast_binary_cross_entropy_with_logits(
 def fast_soft_margin_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
     """The common case of soft_margin_loss: soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
     handle = operators.soft_margin_loss
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, target, reduction)
     check_no_requires_grad(target, "target", "soft_margin_loss")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
@@ -32365,7 +32365,7 @@ def fast_soft_margin_loss_backward(
 ) -> Any:
     """The common case of soft_margin_loss_backward: soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"""
     handle = operators.soft_margin_loss_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, target, reduction)
     check_no_requires_grad(target, "target", "soft_margin_loss_backward")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
@@ -32426,7 +32426,7 @@ def fast_multi_margin_loss(
 ) -> Any:
     """The common case of multi_margin_loss: multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor"""
     handle = operators.multi_margin_loss
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, target, p, margin, weight, reduction)
     check_no_requires_grad(weight, "weight", "multi_margin_loss")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
@@ -32479,7 +32479,7 @@ def fast_multi_margin_loss_backward(
 ) -> Any:
     """The common case of multi_margin_loss_backward: multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor"""
     handle = operators.multi_margin_loss_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, target, p, margin, weight, reduction)
     check_no_requires_grad(weight, "weight", "multi_margin_loss_backward")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
@@ -32538,7 +32538,7 @@ def fast_multilabel_margin_loss_forward(
 ) -> Any:
     """The common case of multilabel_margin_loss_forward: multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)"""
     handle = operators.multilabel_margin_loss_forward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, target, reduction)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -32575,7 +32575,7 @@ def fast_multilabel_margin_loss_backward(
 ) -> Any:
     """The common case of multilabel_margin_loss_backward: multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor"""
     handle = operators.multilabel_margin_loss_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, target, reduction, is_target)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -32635,7 +32635,7 @@ def fast_embedding(
 ) -> Any:
     """The common case of embedding: embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"""
     handle = operators.embedding
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(weight, indices, padding_idx, scale_grad_by_freq, sparse)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -32684,7 +32684,7 @@ def fast_embedding_dense_backward(
 ) -> Any:
     """The common case of embedding_dense_backward: embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor"""
     handle = operators.embedding_dense_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
         )
@@ -32733,7 +32733,7 @@ def fast_embedding_dense_backward(
 def fast_reflection_pad1d(self: Tensor, padding: Sequence[int]) -> Any:
     """The common case of reflection_pad1d: reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
     handle = operators.reflection_pad1d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -32775,7 +32775,7 @@ def fast_reflection_pad1d_backward(
 ) -> Any:
     """The common case of reflection_pad1d_backward: reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"""
     handle = operators.reflection_pad1d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -32826,7 +32826,7 @@ def fast_reflection_pad1d_backward(
 def fast_reflection_pad2d(self: Tensor, padding: Sequence[int]) -> Any:
     """The common case of reflection_pad2d: reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
     handle = operators.reflection_pad2d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -32868,7 +32868,7 @@ def fast_reflection_pad2d_backward(
 ) -> Any:
     """The common case of reflection_pad2d_backward: reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"""
     handle = operators.reflection_pad2d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -32919,7 +32919,7 @@ def fast_reflection_pad2d_backward(
 def fast_reflection_pad3d(self: Tensor, padding: Sequence[int]) -> Any:
     """The common case of reflection_pad3d: reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
     handle = operators.reflection_pad3d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -32961,7 +32961,7 @@ def fast_reflection_pad3d_backward(
 ) -> Any:
     """The common case of reflection_pad3d_backward: reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor"""
     handle = operators.reflection_pad3d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -33012,7 +33012,7 @@ def fast_reflection_pad3d_backward(
 def fast_replication_pad1d(self: Tensor, padding: Sequence[int]) -> Any:
     """The common case of replication_pad1d: replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
     handle = operators.replication_pad1d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -33054,7 +33054,7 @@ def fast_replication_pad1d_backward(
 ) -> Any:
     """The common case of replication_pad1d_backward: replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"""
     handle = operators.replication_pad1d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -33105,7 +33105,7 @@ def fast_replication_pad1d_backward(
 def fast_replication_pad2d(self: Tensor, padding: Sequence[int]) -> Any:
     """The common case of replication_pad2d: replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
     handle = operators.replication_pad2d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -33147,7 +33147,7 @@ def fast_replication_pad2d_backward(
 ) -> Any:
     """The common case of replication_pad2d_backward: replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"""
     handle = operators.replication_pad2d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -33198,7 +33198,7 @@ def fast_replication_pad2d_backward(
 def fast_replication_pad3d(self: Tensor, padding: Sequence[int]) -> Any:
     """The common case of replication_pad3d: replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
     handle = operators.replication_pad3d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -33240,7 +33240,7 @@ def fast_replication_pad3d_backward(
 ) -> Any:
     """The common case of replication_pad3d_backward: replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor"""
     handle = operators.replication_pad3d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -33298,7 +33298,7 @@ def fast_max_pool2d_with_indices(
 ) -> Any:
     """The common case of max_pool2d_with_indices: max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
     handle = operators.max_pool2d_with_indices
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, kernel_size, stride, padding, dilation, ceil_mode)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -33345,7 +33345,7 @@ def fast_max_pool2d_with_indices_backward(
 ) -> Any:
     """The common case of max_pool2d_with_indices_backward: max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor"""
     handle = operators.max_pool2d_with_indices_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             grad_output,
             self,
@@ -33442,7 +33442,7 @@ def fast_max_pool3d_with_indices(
 ) -> Any:
     """The common case of max_pool3d_with_indices: max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
     handle = operators.max_pool3d_with_indices
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, kernel_size, stride, padding, dilation, ceil_mode)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -33489,7 +33489,7 @@ def fast_max_pool3d_with_indices_backward(
 ) -> Any:
     """The common case of max_pool3d_with_indices_backward: max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor"""
     handle = operators.max_pool3d_with_indices_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             grad_output,
             self,
@@ -33587,7 +33587,7 @@ def fast_avg_pool2d(
 ) -> Any:
     """The common case of avg_pool2d: avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
     handle = operators.avg_pool2d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             self,
             kernel_size,
@@ -33676,7 +33676,7 @@ def fast_avg_pool2d_backward(
 ) -> Any:
     """The common case of avg_pool2d_backward: avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"""
     handle = operators.avg_pool2d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             grad_output,
             self,
@@ -33779,7 +33779,7 @@ def fast_avg_pool3d(
 ) -> Any:
     """The common case of avg_pool3d: avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
     handle = operators.avg_pool3d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             self,
             kernel_size,
@@ -33868,7 +33868,7 @@ def fast_avg_pool3d_backward(
 ) -> Any:
     """The common case of avg_pool3d_backward: avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"""
     handle = operators.avg_pool3d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             grad_output,
             self,
@@ -33963,7 +33963,7 @@ def fast_avg_pool3d_backward(
 def fast__adaptive_avg_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
     """The common case of _adaptive_avg_pool2d: _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"""
     handle = operators._adaptive_avg_pool2d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, output_size)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34002,7 +34002,7 @@ def fast__adaptive_avg_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
 def fast__adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Any:
     """The common case of _adaptive_avg_pool2d_backward: _adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor"""
     handle = operators._adaptive_avg_pool2d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34053,7 +34053,7 @@ def fast__adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Any
 def fast__adaptive_avg_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
     """The common case of _adaptive_avg_pool3d: _adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor"""
     handle = operators._adaptive_avg_pool3d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, output_size)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34092,7 +34092,7 @@ def fast__adaptive_avg_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
 def fast__adaptive_avg_pool3d_backward(grad_output: Tensor, self: Tensor) -> Any:
     """The common case of _adaptive_avg_pool3d_backward: _adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor"""
     handle = operators._adaptive_avg_pool3d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34143,7 +34143,7 @@ def fast__adaptive_avg_pool3d_backward(grad_output: Tensor, self: Tensor) -> Any
 def fast_adaptive_max_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
     """The common case of adaptive_max_pool2d: adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)"""
     handle = operators.adaptive_max_pool2d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, output_size)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34178,7 +34178,7 @@ def fast_adaptive_max_pool2d_backward(
 ) -> Any:
     """The common case of adaptive_max_pool2d_backward: adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"""
     handle = operators.adaptive_max_pool2d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, indices)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34229,7 +34229,7 @@ def fast_adaptive_max_pool2d_backward(
 def fast_adaptive_max_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
     """The common case of adaptive_max_pool3d: adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)"""
     handle = operators.adaptive_max_pool3d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, output_size)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34264,7 +34264,7 @@ def fast_adaptive_max_pool3d_backward(
 ) -> Any:
     """The common case of adaptive_max_pool3d_backward: adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"""
     handle = operators.adaptive_max_pool3d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, indices)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34315,7 +34315,7 @@ def fast_adaptive_max_pool3d_backward(
 def fast_max_unpool2d(self: Tensor, indices: Tensor, output_size: Sequence[int]) -> Any:
     """The common case of max_unpool2d: max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor"""
     handle = operators.max_unpool2d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, indices, output_size)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34360,7 +34360,7 @@ def fast_max_unpool3d(
 ) -> Any:
     """The common case of max_unpool3d: max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor"""
     handle = operators.max_unpool3d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, indices, output_size, stride, padding)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34404,7 +34404,7 @@ def fast_fractional_max_pool2d(
 ) -> Any:
     """The common case of fractional_max_pool2d: fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)"""
     handle = operators.fractional_max_pool2d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, kernel_size, output_size, random_samples)
     check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool2d")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
@@ -34446,7 +34446,7 @@ def fast_fractional_max_pool2d_backward(
 ) -> Any:
     """The common case of fractional_max_pool2d_backward: fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor"""
     handle = operators.fractional_max_pool2d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, kernel_size, output_size, indices)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34502,7 +34502,7 @@ def fast_fractional_max_pool3d(
 ) -> Any:
     """The common case of fractional_max_pool3d: fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)"""
     handle = operators.fractional_max_pool3d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, kernel_size, output_size, random_samples)
     check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool3d")
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
@@ -34544,7 +34544,7 @@ def fast_fractional_max_pool3d_backward(
 ) -> Any:
     """The common case of fractional_max_pool3d_backward: fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor"""
     handle = operators.fractional_max_pool3d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, kernel_size, output_size, indices)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34597,7 +34597,7 @@ def fast_upsample_nearest1d(
 ) -> Any:
     """The common case of upsample_nearest1d: upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor"""
     handle = operators.upsample_nearest1d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, output_size, scales)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34643,7 +34643,7 @@ def fast_upsample_nearest1d_backward(
 ) -> Any:
     """The common case of upsample_nearest1d_backward: upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor"""
     handle = operators.upsample_nearest1d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, output_size, input_size, scales)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34685,7 +34685,7 @@ def fast__upsample_nearest_exact1d(
 ) -> Any:
     """The common case of _upsample_nearest_exact1d: _upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor"""
     handle = operators._upsample_nearest_exact1d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, output_size, scales)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34731,7 +34731,7 @@ def fast__upsample_nearest_exact1d_backward(
 ) -> Any:
     """The common case of _upsample_nearest_exact1d_backward: _upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor"""
     handle = operators._upsample_nearest_exact1d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, output_size, input_size, scales)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34776,7 +34776,7 @@ def fast_upsample_nearest2d(
 ) -> Any:
     """The common case of upsample_nearest2d: upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators.upsample_nearest2d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, output_size, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34824,7 +34824,7 @@ def fast_upsample_nearest2d_backward(
 ) -> Any:
     """The common case of upsample_nearest2d_backward: upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators.upsample_nearest2d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, output_size, input_size, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34870,7 +34870,7 @@ def fast__upsample_nearest_exact2d(
 ) -> Any:
     """The common case of _upsample_nearest_exact2d: _upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators._upsample_nearest_exact2d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, output_size, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34918,7 +34918,7 @@ def fast__upsample_nearest_exact2d_backward(
 ) -> Any:
     """The common case of _upsample_nearest_exact2d_backward: _upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators._upsample_nearest_exact2d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, output_size, input_size, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -34965,7 +34965,7 @@ def fast_upsample_nearest3d(
 ) -> Any:
     """The common case of upsample_nearest3d: upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators.upsample_nearest3d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, output_size, scales_d, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -35015,7 +35015,7 @@ def fast_upsample_nearest3d_backward(
 ) -> Any:
     """The common case of upsample_nearest3d_backward: upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators.upsample_nearest3d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             grad_output, output_size, input_size, scales_d, scales_h, scales_w
         )
@@ -35071,7 +35071,7 @@ def fast__upsample_nearest_exact3d(
 ) -> Any:
     """The common case of _upsample_nearest_exact3d: _upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators._upsample_nearest_exact3d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, output_size, scales_d, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -35121,7 +35121,7 @@ def fast__upsample_nearest_exact3d_backward(
 ) -> Any:
     """The common case of _upsample_nearest_exact3d_backward: _upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators._upsample_nearest_exact3d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             grad_output, output_size, input_size, scales_d, scales_h, scales_w
         )
@@ -35173,7 +35173,7 @@ def fast_upsample_linear1d(
 ) -> Any:
     """The common case of upsample_linear1d: upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor"""
     handle = operators.upsample_linear1d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, output_size, align_corners, scales)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -35221,7 +35221,7 @@ def fast_upsample_linear1d_backward(
 ) -> Any:
     """The common case of upsample_linear1d_backward: upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor"""
     handle = operators.upsample_linear1d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, output_size, input_size, align_corners, scales)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -35268,7 +35268,7 @@ def fast_upsample_bilinear2d(
 ) -> Any:
     """The common case of upsample_bilinear2d: upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators.upsample_bilinear2d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, output_size, align_corners, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -35318,7 +35318,7 @@ def fast_upsample_bilinear2d_backward(
 ) -> Any:
     """The common case of upsample_bilinear2d_backward: upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators.upsample_bilinear2d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
@@ -35374,7 +35374,7 @@ def fast_upsample_bicubic2d(
 ) -> Any:
     """The common case of upsample_bicubic2d: upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators.upsample_bicubic2d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, output_size, align_corners, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -35424,7 +35424,7 @@ def fast_upsample_bicubic2d_backward(
 ) -> Any:
     """The common case of upsample_bicubic2d_backward: upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators.upsample_bicubic2d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
@@ -35481,7 +35481,7 @@ def fast_upsample_trilinear3d(
 ) -> Any:
     """The common case of upsample_trilinear3d: upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators.upsample_trilinear3d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             self, output_size, align_corners, scales_d, scales_h, scales_w
         )
@@ -35539,7 +35539,7 @@ def fast_upsample_trilinear3d_backward(
 ) -> Any:
     """The common case of upsample_trilinear3d_backward: upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators.upsample_trilinear3d_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             grad_output,
             output_size,
@@ -35623,7 +35623,7 @@ def fast__upsample_bilinear2d_aa(
 ) -> Any:
     """The common case of _upsample_bilinear2d_aa: _upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators._upsample_bilinear2d_aa
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, output_size, align_corners, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -35673,7 +35673,7 @@ def fast__upsample_bilinear2d_aa_backward(
 ) -> Any:
     """The common case of _upsample_bilinear2d_aa_backward: _upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators._upsample_bilinear2d_aa_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
@@ -35729,7 +35729,7 @@ def fast__upsample_bicubic2d_aa(
 ) -> Any:
     """The common case of _upsample_bicubic2d_aa: _upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators._upsample_bicubic2d_aa
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, output_size, align_corners, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -35779,7 +35779,7 @@ def fast__upsample_bicubic2d_aa_backward(
 ) -> Any:
     """The common case of _upsample_bicubic2d_aa_backward: _upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators._upsample_bicubic2d_aa_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
@@ -35835,7 +35835,7 @@ def fast__upsample_lanczos2d_aa(
 ) -> Any:
     """The common case of _upsample_lanczos2d_aa: _upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators._upsample_lanczos2d_aa
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, output_size, align_corners, scales_h, scales_w)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -35885,7 +35885,7 @@ def fast__upsample_lanczos2d_aa_backward(
 ) -> Any:
     """The common case of _upsample_lanczos2d_aa_backward: _upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
     handle = operators._upsample_lanczos2d_aa_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(
             grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
@@ -35935,7 +35935,7 @@ def fast__upsample_lanczos2d_aa_backward(
 def fast_pixel_shuffle(self: Tensor, upscale_factor: int) -> Any:
     """The common case of pixel_shuffle: pixel_shuffle(Tensor self, int upscale_factor) -> Tensor"""
     handle = operators.pixel_shuffle
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, upscale_factor)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -35974,7 +35974,7 @@ def fast_pixel_shuffle(self: Tensor, upscale_factor: int) -> Any:
 def fast_pixel_unshuffle(self: Tensor, downscale_factor: int) -> Any:
     """The common case of pixel_unshuffle: pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor"""
     handle = operators.pixel_unshuffle
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, downscale_factor)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36013,7 +36013,7 @@ def fast_pixel_unshuffle(self: Tensor, downscale_factor: int) -> Any:
 def fast_channel_shuffle(self: Tensor, groups: int) -> Any:
     """The common case of channel_shuffle: channel_shuffle(Tensor self, SymInt groups) -> Tensor"""
     handle = operators.channel_shuffle
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, groups)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36058,7 +36058,7 @@ def fast_im2col(
 ) -> Any:
     """The common case of im2col: im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"""
     handle = operators.im2col
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, kernel_size, dilation, padding, stride)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36108,7 +36108,7 @@ def fast_col2im(
 ) -> Any:
     """The common case of col2im: col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"""
     handle = operators.col2im
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, output_size, kernel_size, dilation, padding, stride)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36152,7 +36152,7 @@ def fast_affine_grid_generator(
 ) -> Any:
     """The common case of affine_grid_generator: affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor"""
     handle = operators.affine_grid_generator
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(theta, size, align_corners)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36198,7 +36198,7 @@ def fast_grid_sampler_2d(
 ) -> Any:
     """The common case of grid_sampler_2d: grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"""
     handle = operators.grid_sampler_2d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(input, grid, interpolation_mode, padding_mode, align_corners)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36258,7 +36258,7 @@ def fast_grid_sampler_3d(
 ) -> Any:
     """The common case of grid_sampler_3d: grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"""
     handle = operators.grid_sampler_3d
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(input, grid, interpolation_mode, padding_mode, align_corners)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36314,7 +36314,7 @@ def fast__thnn_fused_gru_cell_backward(
 ) -> Any:
     """The common case of _thnn_fused_gru_cell_backward: _thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)"""
     handle = operators._thnn_fused_gru_cell_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_hy, workspace, has_bias)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36360,7 +36360,7 @@ def fast__thnn_fused_gru_cell_backward(
 def fast_erfc(self: Tensor) -> Any:
     """The common case of erfc: erfc(Tensor self) -> Tensor"""
     handle = operators.erfc
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36399,7 +36399,7 @@ def fast_erfc(self: Tensor) -> Any:
 def fast_xlogy_Tensor(self: Tensor, other: Tensor) -> Any:
     """The common case of xlogy.Tensor: xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
     handle = operators.xlogy_Tensor
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36450,7 +36450,7 @@ def fast_xlogy_Tensor(self: Tensor, other: Tensor) -> Any:
 def fast_xlogy_Scalar_Self(self: Number, other: Tensor) -> Any:
     """The common case of xlogy.Scalar_Self: xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor"""
     handle = operators.xlogy_Scalar_Self
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36490,7 +36490,7 @@ def fast_xlogy_Scalar_Self(self: Number, other: Tensor) -> Any:
 def fast_xlogy_Scalar_Other(self: Tensor, other: Number) -> Any:
     """The common case of xlogy.Scalar_Other: xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"""
     handle = operators.xlogy_Scalar_Other
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36530,7 +36530,7 @@ def fast_xlogy_Scalar_Other(self: Tensor, other: Number) -> Any:
 def fast_mvlgamma(self: Tensor, p: int) -> Any:
     """The common case of mvlgamma: mvlgamma(Tensor self, int p) -> Tensor"""
     handle = operators.mvlgamma
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, p)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36570,7 +36570,7 @@ def fast_mvlgamma(self: Tensor, p: int) -> Any:
 def fast_logit(self: Tensor, eps: float | None) -> Any:
     """The common case of logit: logit(Tensor self, float? eps=None) -> Tensor"""
     handle = operators.logit
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, eps)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36610,7 +36610,7 @@ def fast_logit(self: Tensor, eps: float | None) -> Any:
 def fast_sinc(self: Tensor) -> Any:
     """The common case of sinc: sinc(Tensor self) -> Tensor"""
     handle = operators.sinc
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36649,7 +36649,7 @@ def fast_sinc(self: Tensor) -> Any:
 def fast_lgamma(self: Tensor) -> Any:
     """The common case of lgamma: lgamma(Tensor self) -> Tensor"""
     handle = operators.lgamma
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36688,7 +36688,7 @@ def fast_lgamma(self: Tensor) -> Any:
 def fast_digamma(self: Tensor) -> Any:
     """The common case of digamma: digamma(Tensor self) -> Tensor"""
     handle = operators.digamma
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36727,7 +36727,7 @@ def fast_digamma(self: Tensor) -> Any:
 def fast_polygamma(n: int, self: Tensor) -> Any:
     """The common case of polygamma: polygamma(int n, Tensor self) -> Tensor"""
     handle = operators.polygamma
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(n, self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36767,7 +36767,7 @@ def fast_polygamma(n: int, self: Tensor) -> Any:
 def fast_erfinv(self: Tensor) -> Any:
     """The common case of erfinv: erfinv(Tensor self) -> Tensor"""
     handle = operators.erfinv
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36806,7 +36806,7 @@ def fast_erfinv(self: Tensor) -> Any:
 def fast_i0(self: Tensor) -> Any:
     """The common case of i0: i0(Tensor self) -> Tensor"""
     handle = operators.i0
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36845,7 +36845,7 @@ def fast_i0(self: Tensor) -> Any:
 def fast_igamma(self: Tensor, other: Tensor) -> Any:
     """The common case of igamma: igamma(Tensor self, Tensor other) -> Tensor"""
     handle = operators.igamma
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36898,7 +36898,7 @@ def fast_igamma(self: Tensor, other: Tensor) -> Any:
 def fast_igammac(self: Tensor, other: Tensor) -> Any:
     """The common case of igammac: igammac(Tensor self, Tensor other) -> Tensor"""
     handle = operators.igammac
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36951,7 +36951,7 @@ def fast_igammac(self: Tensor, other: Tensor) -> Any:
 def fast_logit_backward(grad_output: Tensor, self: Tensor, eps: float | None) -> Any:
     """The common case of logit_backward: logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor"""
     handle = operators.logit_backward
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(grad_output, self, eps)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -36993,7 +36993,7 @@ def fast_logit_backward(grad_output: Tensor, self: Tensor, eps: float | None) ->
 def fast_special_entr(self: Tensor) -> Any:
     """The common case of special_entr: special_entr(Tensor self) -> Tensor"""
     handle = operators.special_entr
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -37032,7 +37032,7 @@ def fast_special_entr(self: Tensor) -> Any:
 def fast_special_ndtri(self: Tensor) -> Any:
     """The common case of special_ndtri: special_ndtri(Tensor self) -> Tensor"""
     handle = operators.special_ndtri
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -37071,7 +37071,7 @@ def fast_special_ndtri(self: Tensor) -> Any:
 def fast_special_log_ndtr(self: Tensor) -> Any:
     """The common case of special_log_ndtr: special_log_ndtr(Tensor self) -> Tensor"""
     handle = operators.special_log_ndtr
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -37111,7 +37111,7 @@ def fast_special_log_ndtr(self: Tensor) -> Any:
 def fast_special_erfcx(self: Tensor) -> Any:
     """The common case of special_erfcx: special_erfcx(Tensor self) -> Tensor"""
     handle = operators.special_erfcx
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -37151,7 +37151,7 @@ def fast_special_erfcx(self: Tensor) -> Any:
 def fast_special_xlog1py(self: Tensor, other: Tensor) -> Any:
     """The common case of special_xlog1py: special_xlog1py(Tensor self, Tensor other) -> Tensor"""
     handle = operators.special_xlog1py
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -37202,7 +37202,7 @@ def fast_special_xlog1py(self: Tensor, other: Tensor) -> Any:
 def fast_special_xlog1py_self_scalar(self: Number, other: Tensor) -> Any:
     """The common case of special_xlog1py.self_scalar: special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor"""
     handle = operators.special_xlog1py_self_scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -37242,7 +37242,7 @@ def fast_special_xlog1py_self_scalar(self: Number, other: Tensor) -> Any:
 def fast_special_xlog1py_other_scalar(self: Tensor, other: Number) -> Any:
     """The common case of special_xlog1py.other_scalar: special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor"""
     handle = operators.special_xlog1py_other_scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -37282,7 +37282,7 @@ def fast_special_xlog1py_other_scalar(self: Tensor, other: Number) -> Any:
 def fast_special_zeta(self: Tensor, other: Tensor) -> Any:
     """The common case of special_zeta: special_zeta(Tensor self, Tensor other) -> Tensor"""
     handle = operators.special_zeta
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -37335,7 +37335,7 @@ def fast_special_zeta(self: Tensor, other: Tensor) -> Any:
 def fast_special_zeta_self_scalar(self: Number, other: Tensor) -> Any:
     """The common case of special_zeta.self_scalar: special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor"""
     handle = operators.special_zeta_self_scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -37375,7 +37375,7 @@ def fast_special_zeta_self_scalar(self: Number, other: Tensor) -> Any:
 def fast_special_zeta_other_scalar(self: Tensor, other: Number) -> Any:
     """The common case of special_zeta.other_scalar: special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor"""
     handle = operators.special_zeta_other_scalar
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, other)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -37413,7 +37413,7 @@ def fast_special_zeta_other_scalar(self: Tensor, other: Number) -> Any:
 def fast_special_i0e(self: Tensor) -> Any:
     """The common case of special_i0e: special_i0e(Tensor self) -> Tensor"""
     handle = operators.special_i0e
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -37453,7 +37453,7 @@ def fast_special_i0e(self: Tensor) -> Any:
 def fast_special_i1(self: Tensor) -> Any:
     """The common case of special_i1: special_i1(Tensor self) -> Tensor"""
     handle = operators.special_i1
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -37493,7 +37493,7 @@ def fast_special_i1(self: Tensor) -> Any:
 def fast_special_i1e(self: Tensor) -> Any:
     """The common case of special_i1e: special_i1e(Tensor self) -> Tensor"""
     handle = operators.special_i1e
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -37535,7 +37535,7 @@ def fast__fft_r2c(
 ) -> Any:
     """The common case of _fft_r2c: _fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor"""
     handle = operators._fft_r2c
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, normalization, onesided)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -37579,7 +37579,7 @@ def fast__fft_c2r(
 ) -> Any:
     """The common case of _fft_c2r: _fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor"""
     handle = operators._fft_c2r
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, normalization, last_dim_size)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)
@@ -37621,7 +37621,7 @@ def fast__fft_c2c(
 ) -> Any:
     """The common case of _fft_c2c: _fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor"""
     handle = operators._fft_c2c
-    if dispatch._detour is not None or forward_ad_levels.open:
+    if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, dim, normalization, forward)
     ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
     kernel = handle._table[ks] or handle.kernel_for(ks)

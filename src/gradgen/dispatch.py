@@ -58,7 +58,7 @@ Kernel = Callable[..., Any]
 class _ForwardADLevels:
     """How many forward-AD levels are open (in any thread); kept by autograd.forward_ad."""
 
-    open = 0
+    count = 0
 
 
 forward_ad_levels = _ForwardADLevels()
@@ -158,7 +158,7 @@ class OperatorHandle:
             return _detour(self, args)
         # The body of call_unobserved, inlined, without its Batched check (vmap
         # detours): this is every operator's hot path.
-        if _grad_mode_state.enabled or forward_ad_levels.open:
+        if _grad_mode_state.enabled or forward_ad_levels.count:
             keys = ALL_KEYS
         else:
             keys = AFTER_AUTOGRAD_KEYSET
@@ -169,7 +169,7 @@ class OperatorHandle:
 
     def call_unobserved(self, *args: Any) -> Any:
         """`call` past the observer: how the observer itself runs the operator."""
-        if _grad_mode_state.enabled or forward_ad_levels.open:
+        if _grad_mode_state.enabled or forward_ad_levels.count:
             keys = ALL_KEYS
         else:
             keys = AFTER_AUTOGRAD_KEYSET

@@ -550,7 +550,7 @@ def _arrays_may_flow(create_graph: bool) -> bool:
     the calls, and the array forms are on."""
     return (
         not create_graph
-        and not dispatch.forward_ad_levels.open
+        and not dispatch.forward_ad_levels.count
         and dispatch._detour is None
         and ARRAY_FORMS.enabled
     )
@@ -566,7 +566,7 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
     keep_graph = task.keep_graph
     arrays = (  # _arrays_may_flow, inline
         not _GRAD_MODE.enabled
-        and not dispatch.forward_ad_levels.open
+        and not dispatch.forward_ad_levels.count
         and dispatch._detour is None
         and ARRAY_FORMS.enabled
     )

@@ -470,7 +470,7 @@ class SavedVariable:
             # output itself to read it (a cycle, freed by the collector, only then).
             self._output: tuple[int, Tensor | None] | None = (
                 tensor._output_nr,
-                tensor if forward_ad_levels.open else None,
+                tensor if forward_ad_levels.count else None,
             )
         else:
             self._data = tensor

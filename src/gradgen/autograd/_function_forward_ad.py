@@ -29,7 +29,7 @@ JVP_NOT_DIFFERENTIABLE_ERROR = (
 
 def forward_ad_open() -> bool:
     """Whether a forward-AD level is open (forward then runs without tangents)."""
-    return bool(forward_ad_levels.open) and not in_jvp()
+    return bool(forward_ad_levels.count) and not in_jvp()
 
 
 def has_tangent(args: tuple[Any, ...]) -> bool:

@@ -51,7 +51,7 @@ def enter_dual_level() -> int:
     if _state.level is not None:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     _state.level = 0
-    forward_ad_levels.open += 1
+    forward_ad_levels.count += 1
     return 0
 
 
@@ -65,7 +65,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
         tensor._fw_grad = None
     _dual_tensors.clear()
     _state.level = None
-    forward_ad_levels.open -= 1
+    forward_ad_levels.count -= 1
 
 
 class dual_level(DecoratorContext):

@@ -546,7 +546,7 @@ class CompiledFunction:
             result = fast(args)
             if result is not MISS:
                 return result
-        if dispatch._detour is not None or dispatch.forward_ad_levels.open:
+        if dispatch._detour is not None or dispatch.forward_ad_levels.count:
             return self._orig_mod(*args, **kwargs)  # profiler, vmap, forward AD
         try:
             key, tensors = self._key(args, kwargs)

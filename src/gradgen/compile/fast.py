@@ -48,7 +48,7 @@ def _guard_lines(
     count = len(metas)
     lines = [
         f"if len(args) != {count} or _dispatch._detour is not None"
-        " or _dispatch.forward_ad_levels.open:",
+        " or _dispatch.forward_ad_levels.count:",
         "    return MISS",
     ]
     if count:

@@ -286,7 +286,7 @@ def call_plain(handle: OperatorHandle, *args: Any) -> Any:
     BatchedTensor among them, straight to the kernels below the Batched key (where
     the Batched kernel would pass it), unless the profiler's observer must see it."""
     if dispatch._observer is None and top_level(args) is None:
-        if _grad_mode_state.enabled or forward_ad_levels.open:
+        if _grad_mode_state.enabled or forward_ad_levels.count:
             keys = ALL_KEYS
         else:
             keys = AFTER_AUTOGRAD_KEYSET

@@ -85,7 +85,7 @@ def _transform_active() -> bool:
 def _keeps_graph(inputs: Any) -> bool:
     """Whether a level's results must stay differentiable: an outer level may take
     their derivative (see the module docstring)."""
-    if _nesting.depth > 0 or forward_ad_levels.open:
+    if _nesting.depth > 0 or forward_ad_levels.count:
         return True
     if not is_grad_enabled():
         return False
@@ -437,7 +437,7 @@ def jvp(
     """``(func(*primals), J tangents)`` (and `aux` last with `has_aux`): the
     Jacobian-vector product, by forward-mode AD."""
     flat_primals, flat_tangents, spec = _check_jvp_arguments(primals, tangents)
-    if forward_ad_levels.open:
+    if forward_ad_levels.count:
         return _jvp_by_reverse_mode(func, flat_primals, flat_tangents, spec, has_aux)
     api = "jvp(f, primals, tangents)"
     keep = _keeps_graph((primals, tangents))
@@ -562,7 +562,7 @@ def _reverse_rows(
     shapes = [tuple(output._data.shape) + tuple(x._data.shape) for x in inputs]
     if count == 0:
         return [Tensor(np.zeros(s, x._data.dtype)) for s, x in zip(shapes, inputs)]
-    if not open_levels() and not forward_ad_levels.open:
+    if not open_levels() and not forward_ad_levels.count:
         step = count if chunk_size is None else chunk_size
         chunks = [
             _batched_rows(output, inputs, keep, basis[start : start + step])

@@ -63,7 +63,7 @@ def array_form_allowed(
     redispatches (vmap(grad)'s backward runs on the batches, as plain tensors)."""
     if (
         _GRAD_MODE.enabled
-        or _FORWARD_AD.open
+        or _FORWARD_AD.count
         or dispatch._detour not in (None, dispatch._unobserved)
         or not ARRAY_FORMS.enabled
     ):
