@@ -109,6 +109,14 @@ class OperatorIR:
             and self.autograd.plain_inputs
         )
 
+    @property
+    def inplace_fast_path(self) -> bool:
+        """Whether variable_type.py gives the in-place operator a no-grad common case
+        (`fast_<identifier>`: the kernel below ADInplaceOrView and the version bump, as
+        the dispatcher does when grad mode is off, in one frame), e.g. an optimizer's
+        `p -= lr * p.grad` under no_grad."""
+        return self.is_inplace and not self.is_view and not self.returns_list
+
 
 # -- the public bindings ----------------------------------------------------------------
 

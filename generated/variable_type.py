@@ -17,6 +17,7 @@ from gradgen.autograd.forward_ad import (
 )
 from gradgen import dispatch
 from gradgen.dispatch import (
+    AFTER_AD_INPLACE_OR_VIEW_KEYSET,
     AFTER_AUTOGRAD_KEYSET,
     DispatchKey,
     forward_ad_levels,
@@ -37659,6 +37660,1885 @@ def fast__fft_c2c(
     return result
 
 
+def fast_add__Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """The no-grad case of add_.Tensor: add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
+    handle = operators.add__Tensor
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other, alpha)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
+    self._counter().version += 1
+    return result
+
+
+def fast_sub__Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """The no-grad case of sub_.Tensor: sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
+    handle = operators.sub__Tensor
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other, alpha)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
+    self._counter().version += 1
+    return result
+
+
+def fast_mul__Tensor(self: Tensor, other: Tensor) -> Any:
+    """The no-grad case of mul_.Tensor: mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    handle = operators.mul__Tensor
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+    self._counter().version += 1
+    return result
+
+
+def fast_exp_(self: Tensor) -> Any:
+    """The no-grad case of exp_: exp_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.exp_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_log_(self: Tensor) -> Any:
+    """The no-grad case of log_: log_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.log_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_sqrt_(self: Tensor) -> Any:
+    """The no-grad case of sqrt_: sqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.sqrt_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_neg_(self: Tensor) -> Any:
+    """The no-grad case of neg_: neg_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.neg_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_abs_(self: Tensor) -> Any:
+    """The no-grad case of abs_: abs_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.abs_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_sigmoid_(self: Tensor) -> Any:
+    """The no-grad case of sigmoid_: sigmoid_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.sigmoid_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_tanh_(self: Tensor) -> Any:
+    """The no-grad case of tanh_: tanh_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.tanh_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_div__Tensor(self: Tensor, other: Tensor) -> Any:
+    """The no-grad case of div_.Tensor: div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    handle = operators.div__Tensor
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+    self._counter().version += 1
+    return result
+
+
+def fast_div__Tensor_mode(
+    self: Tensor, other: Tensor, rounding_mode: str | None
+) -> Any:
+    """The no-grad case of div_.Tensor_mode: div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)"""
+    handle = operators.div__Tensor_mode
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other, rounding_mode)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(
+        ks, self, other, rounding_mode
+    )
+    self._counter().version += 1
+    return result
+
+
+def fast_clamp_(self: Tensor, min: Number | None, max: Number | None) -> Any:
+    """The no-grad case of clamp_: clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)"""
+    handle = operators.clamp_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, min, max)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, min, max)
+    self._counter().version += 1
+    return result
+
+
+def fast_copy_(self: Tensor, src: Tensor, non_blocking: bool) -> Any:
+    """The no-grad case of copy_: copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
+    handle = operators.copy_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, src, non_blocking)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, src, non_blocking)
+    self._counter().version += 1
+    return result
+
+
+def fast_zero_(self: Tensor) -> Any:
+    """The no-grad case of zero_: zero_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.zero_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_fill__Scalar(self: Tensor, value: Number) -> Any:
+    """The no-grad case of fill_.Scalar: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"""
+    handle = operators.fill__Scalar
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, value)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, value)
+    self._counter().version += 1
+    return result
+
+
+def fast_fill__Tensor(self: Tensor, value: Tensor) -> Any:
+    """The no-grad case of fill_.Tensor: fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)"""
+    handle = operators.fill__Tensor
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, value)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, value)
+    self._counter().version += 1
+    return result
+
+
+def fast_lerp__Scalar(self: Tensor, end: Tensor, weight: Number) -> Any:
+    """The no-grad case of lerp_.Scalar: lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)"""
+    handle = operators.lerp__Scalar
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, end, weight)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, end, weight)
+    self._counter().version += 1
+    return result
+
+
+def fast_lerp__Tensor(self: Tensor, end: Tensor, weight: Tensor) -> Any:
+    """The no-grad case of lerp_.Tensor: lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)"""
+    handle = operators.lerp__Tensor
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, end, weight)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, end, weight)
+    self._counter().version += 1
+    return result
+
+
+def fast_addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number) -> Any:
+    """The no-grad case of addcmul_: addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    handle = operators.addcmul_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, tensor1, tensor2, value)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(
+        ks, self, tensor1, tensor2, value
+    )
+    self._counter().version += 1
+    return result
+
+
+def fast_addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number) -> Any:
+    """The no-grad case of addcdiv_: addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    handle = operators.addcdiv_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, tensor1, tensor2, value)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(
+        ks, self, tensor1, tensor2, value
+    )
+    self._counter().version += 1
+    return result
+
+
+def fast_clamp__Tensor(self: Tensor, min: Tensor | None, max: Tensor | None) -> Any:
+    """The no-grad case of clamp_.Tensor: clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)"""
+    handle = operators.clamp__Tensor
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, min, max)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, min, max)
+    self._counter().version += 1
+    return result
+
+
+def fast_nan_to_num_(
+    self: Tensor, nan: float | None, posinf: float | None, neginf: float | None
+) -> Any:
+    """The no-grad case of nan_to_num_: nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)"""
+    handle = operators.nan_to_num_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, nan, posinf, neginf)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, nan, posinf, neginf)
+    self._counter().version += 1
+    return result
+
+
+def fast_acosh_(self: Tensor) -> Any:
+    """The no-grad case of acosh_: acosh_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.acosh_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_asinh_(self: Tensor) -> Any:
+    """The no-grad case of asinh_: asinh_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.asinh_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_atanh_(self: Tensor) -> Any:
+    """The no-grad case of atanh_: atanh_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.atanh_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_deg2rad_(self: Tensor) -> Any:
+    """The no-grad case of deg2rad_: deg2rad_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.deg2rad_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_rad2deg_(self: Tensor) -> Any:
+    """The no-grad case of rad2deg_: rad2deg_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.rad2deg_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_copysign__Tensor(self: Tensor, other: Tensor) -> Any:
+    """The no-grad case of copysign_.Tensor: copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    handle = operators.copysign__Tensor
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+    self._counter().version += 1
+    return result
+
+
+def fast_copysign__Scalar(self: Tensor, other: Number) -> Any:
+    """The no-grad case of copysign_.Scalar: copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    handle = operators.copysign__Scalar
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+    self._counter().version += 1
+    return result
+
+
+def fast_frac_(self: Tensor) -> Any:
+    """The no-grad case of frac_: frac_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.frac_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_ldexp_(self: Tensor, other: Tensor) -> Any:
+    """The no-grad case of ldexp_: ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    handle = operators.ldexp_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+    self._counter().version += 1
+    return result
+
+
+def fast_heaviside_(self: Tensor, values: Tensor) -> Any:
+    """The no-grad case of heaviside_: heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)"""
+    handle = operators.heaviside_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, values)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, values)
+    self._counter().version += 1
+    return result
+
+
+def fast_nextafter_(self: Tensor, other: Tensor) -> Any:
+    """The no-grad case of nextafter_: nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    handle = operators.nextafter_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+    self._counter().version += 1
+    return result
+
+
+def fast_clamp_min_(self: Tensor, min: Number) -> Any:
+    """The no-grad case of clamp_min_: clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)"""
+    handle = operators.clamp_min_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, min)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, min)
+    self._counter().version += 1
+    return result
+
+
+def fast_clamp_min__Tensor(self: Tensor, min: Tensor) -> Any:
+    """The no-grad case of clamp_min_.Tensor: clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)"""
+    handle = operators.clamp_min__Tensor
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, min)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, min)
+    self._counter().version += 1
+    return result
+
+
+def fast_clamp_max_(self: Tensor, max: Number) -> Any:
+    """The no-grad case of clamp_max_: clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)"""
+    handle = operators.clamp_max_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, max)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, max)
+    self._counter().version += 1
+    return result
+
+
+def fast_clamp_max__Tensor(self: Tensor, max: Tensor) -> Any:
+    """The no-grad case of clamp_max_.Tensor: clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)"""
+    handle = operators.clamp_max__Tensor
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, max)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, max)
+    self._counter().version += 1
+    return result
+
+
+def fast_pow__Scalar(self: Tensor, exponent: Number) -> Any:
+    """The no-grad case of pow_.Scalar: pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)"""
+    handle = operators.pow__Scalar
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, exponent)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, exponent)
+    self._counter().version += 1
+    return result
+
+
+def fast_pow__Tensor(self: Tensor, exponent: Tensor) -> Any:
+    """The no-grad case of pow_.Tensor: pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)"""
+    handle = operators.pow__Tensor
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, exponent)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, exponent)
+    self._counter().version += 1
+    return result
+
+
+def fast_exp2_(self: Tensor) -> Any:
+    """The no-grad case of exp2_: exp2_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.exp2_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_expm1_(self: Tensor) -> Any:
+    """The no-grad case of expm1_: expm1_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.expm1_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_log1p_(self: Tensor) -> Any:
+    """The no-grad case of log1p_: log1p_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.log1p_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_log2_(self: Tensor) -> Any:
+    """The no-grad case of log2_: log2_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.log2_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_log10_(self: Tensor) -> Any:
+    """The no-grad case of log10_: log10_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.log10_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_rsqrt_(self: Tensor) -> Any:
+    """The no-grad case of rsqrt_: rsqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.rsqrt_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_reciprocal_(self: Tensor) -> Any:
+    """The no-grad case of reciprocal_: reciprocal_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.reciprocal_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_sin_(self: Tensor) -> Any:
+    """The no-grad case of sin_: sin_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.sin_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_cos_(self: Tensor) -> Any:
+    """The no-grad case of cos_: cos_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.cos_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_tan_(self: Tensor) -> Any:
+    """The no-grad case of tan_: tan_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.tan_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_sinh_(self: Tensor) -> Any:
+    """The no-grad case of sinh_: sinh_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.sinh_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_cosh_(self: Tensor) -> Any:
+    """The no-grad case of cosh_: cosh_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.cosh_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_sgn_(self: Tensor) -> Any:
+    """The no-grad case of sgn_: sgn_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.sgn_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_trunc_(self: Tensor) -> Any:
+    """The no-grad case of trunc_: trunc_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.trunc_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_floor_(self: Tensor) -> Any:
+    """The no-grad case of floor_: floor_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.floor_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_ceil_(self: Tensor) -> Any:
+    """The no-grad case of ceil_: ceil_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.ceil_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_acos_(self: Tensor) -> Any:
+    """The no-grad case of acos_: acos_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.acos_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_asin_(self: Tensor) -> Any:
+    """The no-grad case of asin_: asin_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.asin_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_atan_(self: Tensor) -> Any:
+    """The no-grad case of atan_: atan_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.atan_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_erf_(self: Tensor) -> Any:
+    """The no-grad case of erf_: erf_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.erf_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_round_(self: Tensor) -> Any:
+    """The no-grad case of round_: round_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.round_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_round__decimals(self: Tensor, decimals: int) -> Any:
+    """The no-grad case of round_.decimals: round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)"""
+    handle = operators.round__decimals
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, decimals)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, decimals)
+    self._counter().version += 1
+    return result
+
+
+def fast_sign_(self: Tensor) -> Any:
+    """The no-grad case of sign_: sign_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.sign_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_atan2_(self: Tensor, other: Tensor) -> Any:
+    """The no-grad case of atan2_: atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    handle = operators.atan2_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+    self._counter().version += 1
+    return result
+
+
+def fast_fmod__Scalar(self: Tensor, other: Number) -> Any:
+    """The no-grad case of fmod_.Scalar: fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    handle = operators.fmod__Scalar
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+    self._counter().version += 1
+    return result
+
+
+def fast_fmod__Tensor(self: Tensor, other: Tensor) -> Any:
+    """The no-grad case of fmod_.Tensor: fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    handle = operators.fmod__Tensor
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+    self._counter().version += 1
+    return result
+
+
+def fast_hypot_(self: Tensor, other: Tensor) -> Any:
+    """The no-grad case of hypot_: hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    handle = operators.hypot_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+    self._counter().version += 1
+    return result
+
+
+def fast_remainder__Scalar(self: Tensor, other: Number) -> Any:
+    """The no-grad case of remainder_.Scalar: remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    handle = operators.remainder__Scalar
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+    self._counter().version += 1
+    return result
+
+
+def fast_remainder__Tensor(self: Tensor, other: Tensor) -> Any:
+    """The no-grad case of remainder_.Tensor: remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    handle = operators.remainder__Tensor
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+    self._counter().version += 1
+    return result
+
+
+def fast_cumsum_(self: Tensor, dim: int, dtype: dtype | None) -> Any:
+    """The no-grad case of cumsum_: cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    handle = operators.cumsum_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, dim, dtype)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, dtype)
+    self._counter().version += 1
+    return result
+
+
+def fast_cumprod_(self: Tensor, dim: int, dtype: dtype | None) -> Any:
+    """The no-grad case of cumprod_: cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    handle = operators.cumprod_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, dim, dtype)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, dtype)
+    self._counter().version += 1
+    return result
+
+
+def fast_index_put_(
+    self: Tensor, indices: Sequence[Tensor | None], values: Tensor, accumulate: bool
+) -> Any:
+    """The no-grad case of index_put_: index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)"""
+    handle = operators.index_put_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, indices, values, accumulate)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(
+        ks, self, indices, values, accumulate
+    )
+    self._counter().version += 1
+    return result
+
+
+def fast_masked_fill__Scalar(self: Tensor, mask: Tensor, value: Number) -> Any:
+    """The no-grad case of masked_fill_.Scalar: masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"""
+    handle = operators.masked_fill__Scalar
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, mask, value)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, mask, value)
+    self._counter().version += 1
+    return result
+
+
+def fast_masked_fill__Tensor(self: Tensor, mask: Tensor, value: Tensor) -> Any:
+    """The no-grad case of masked_fill_.Tensor: masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)"""
+    handle = operators.masked_fill__Tensor
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, mask, value)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, mask, value)
+    self._counter().version += 1
+    return result
+
+
+def fast_scatter__src(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
+    """The no-grad case of scatter_.src: scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"""
+    handle = operators.scatter__src
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, dim, index, src)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, index, src)
+    self._counter().version += 1
+    return result
+
+
+def fast_scatter__value(self: Tensor, dim: int, index: Tensor, value: Number) -> Any:
+    """The no-grad case of scatter_.value: scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"""
+    handle = operators.scatter__value
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, dim, index, value)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, index, value)
+    self._counter().version += 1
+    return result
+
+
+def fast_scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
+    """The no-grad case of scatter_add_: scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"""
+    handle = operators.scatter_add_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, dim, index, src)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, index, src)
+    self._counter().version += 1
+    return result
+
+
+def fast_scatter_reduce__two(
+    self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, include_self: bool
+) -> Any:
+    """The no-grad case of scatter_reduce_.two: scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)"""
+    handle = operators.scatter_reduce__two
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, dim, index, src, reduce, include_self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(
+        ks, self, dim, index, src, reduce, include_self
+    )
+    self._counter().version += 1
+    return result
+
+
+def fast_index_add_(
+    self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Number
+) -> Any:
+    """The no-grad case of index_add_: index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)"""
+    handle = operators.index_add_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, dim, index, source, alpha)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(
+        ks, self, dim, index, source, alpha
+    )
+    self._counter().version += 1
+    return result
+
+
+def fast_index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Any:
+    """The no-grad case of index_copy_: index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)"""
+    handle = operators.index_copy_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, dim, index, source)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, index, source)
+    self._counter().version += 1
+    return result
+
+
+def fast_index_fill__int_Scalar(
+    self: Tensor, dim: int, index: Tensor, value: Number
+) -> Any:
+    """The no-grad case of index_fill_.int_Scalar: index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"""
+    handle = operators.index_fill__int_Scalar
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, dim, index, value)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, index, value)
+    self._counter().version += 1
+    return result
+
+
+def fast_index_fill__int_Tensor(
+    self: Tensor, dim: int, index: Tensor, value: Tensor
+) -> Any:
+    """The no-grad case of index_fill_.int_Tensor: index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)"""
+    handle = operators.index_fill__int_Tensor
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, dim, index, value)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, index, value)
+    self._counter().version += 1
+    return result
+
+
+def fast_masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Any:
+    """The no-grad case of masked_scatter_: masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)"""
+    handle = operators.masked_scatter_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, mask, source)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, mask, source)
+    self._counter().version += 1
+    return result
+
+
+def fast_put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> Any:
+    """The no-grad case of put_: put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)"""
+    handle = operators.put_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, index, source, accumulate)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(
+        ks, self, index, source, accumulate
+    )
+    self._counter().version += 1
+    return result
+
+
+def fast_scatter__reduce(
+    self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str
+) -> Any:
+    """The no-grad case of scatter_.reduce: scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)"""
+    handle = operators.scatter__reduce
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, dim, index, src, reduce)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(
+        ks, self, dim, index, src, reduce
+    )
+    self._counter().version += 1
+    return result
+
+
+def fast_scatter__value_reduce(
+    self: Tensor, dim: int, index: Tensor, value: Number, reduce: str
+) -> Any:
+    """The no-grad case of scatter_.value_reduce: scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)"""
+    handle = operators.scatter__value_reduce
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, dim, index, value, reduce)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(
+        ks, self, dim, index, value, reduce
+    )
+    self._counter().version += 1
+    return result
+
+
+def fast_index_reduce_(
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Any:
+    """The no-grad case of index_reduce_: index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)"""
+    handle = operators.index_reduce_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, dim, index, source, reduce, include_self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(
+        ks, self, dim, index, source, reduce, include_self
+    )
+    self._counter().version += 1
+    return result
+
+
+def fast__index_put_impl_(
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: bool,
+    unsafe: bool,
+) -> Any:
+    """The no-grad case of _index_put_impl_: _index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)"""
+    handle = operators._index_put_impl_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, indices, values, accumulate, unsafe)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(
+        ks, self, indices, values, accumulate, unsafe
+    )
+    self._counter().version += 1
+    return result
+
+
+def fast_tril_(self: Tensor, diagonal: int) -> Any:
+    """The no-grad case of tril_: tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
+    handle = operators.tril_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, diagonal)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, diagonal)
+    self._counter().version += 1
+    return result
+
+
+def fast_triu_(self: Tensor, diagonal: int) -> Any:
+    """The no-grad case of triu_: triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
+    handle = operators.triu_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, diagonal)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, diagonal)
+    self._counter().version += 1
+    return result
+
+
+def fast_addmv_(
+    self: Tensor, mat: Tensor, vec: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """The no-grad case of addmv_: addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    handle = operators.addmv_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, mat, vec, beta, alpha)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(
+        ks, self, mat, vec, beta, alpha
+    )
+    self._counter().version += 1
+    return result
+
+
+def fast_addr_(
+    self: Tensor, vec1: Tensor, vec2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """The no-grad case of addr_: addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    handle = operators.addr_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, vec1, vec2, beta, alpha)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(
+        ks, self, vec1, vec2, beta, alpha
+    )
+    self._counter().version += 1
+    return result
+
+
+def fast_addbmm_(
+    self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """The no-grad case of addbmm_: addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    handle = operators.addbmm_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, batch1, batch2, beta, alpha)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(
+        ks, self, batch1, batch2, beta, alpha
+    )
+    self._counter().version += 1
+    return result
+
+
+def fast_baddbmm_(
+    self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """The no-grad case of baddbmm_: baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    handle = operators.baddbmm_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, batch1, batch2, beta, alpha)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(
+        ks, self, batch1, batch2, beta, alpha
+    )
+    self._counter().version += 1
+    return result
+
+
+def fast_renorm_(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
+    """The no-grad case of renorm_: renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)"""
+    handle = operators.renorm_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, p, dim, maxnorm)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, p, dim, maxnorm)
+    self._counter().version += 1
+    return result
+
+
+def fast_relu_(self: Tensor) -> Any:
+    """The no-grad case of relu_: relu_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.relu_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_leaky_relu_(self: Tensor, negative_slope: Number) -> Any:
+    """The no-grad case of leaky_relu_: leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)"""
+    handle = operators.leaky_relu_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, negative_slope)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, negative_slope)
+    self._counter().version += 1
+    return result
+
+
+def fast_elu_(self: Tensor, alpha: Number, scale: Number, input_scale: Number) -> Any:
+    """The no-grad case of elu_: elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)"""
+    handle = operators.elu_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, alpha, scale, input_scale)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(
+        ks, self, alpha, scale, input_scale
+    )
+    self._counter().version += 1
+    return result
+
+
+def fast_hardtanh_(self: Tensor, min_val: Number, max_val: Number) -> Any:
+    """The no-grad case of hardtanh_: hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)"""
+    handle = operators.hardtanh_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, min_val, max_val)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, min_val, max_val)
+    self._counter().version += 1
+    return result
+
+
+def fast_mish_(self: Tensor) -> Any:
+    """The no-grad case of mish_: mish_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.mish_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_erfc_(self: Tensor) -> Any:
+    """The no-grad case of erfc_: erfc_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.erfc_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_xlogy__Tensor(self: Tensor, other: Tensor) -> Any:
+    """The no-grad case of xlogy_.Tensor: xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    handle = operators.xlogy__Tensor
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+    self._counter().version += 1
+    return result
+
+
+def fast_xlogy__Scalar_Other(self: Tensor, other: Number) -> Any:
+    """The no-grad case of xlogy_.Scalar_Other: xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    handle = operators.xlogy__Scalar_Other
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+    self._counter().version += 1
+    return result
+
+
+def fast_mvlgamma_(self: Tensor, p: int) -> Any:
+    """The no-grad case of mvlgamma_: mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)"""
+    handle = operators.mvlgamma_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, p)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, p)
+    self._counter().version += 1
+    return result
+
+
+def fast_logit_(self: Tensor, eps: float | None) -> Any:
+    """The no-grad case of logit_: logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)"""
+    handle = operators.logit_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, eps)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, eps)
+    self._counter().version += 1
+    return result
+
+
+def fast_sinc_(self: Tensor) -> Any:
+    """The no-grad case of sinc_: sinc_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.sinc_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_lgamma_(self: Tensor) -> Any:
+    """The no-grad case of lgamma_: lgamma_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.lgamma_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_digamma_(self: Tensor) -> Any:
+    """The no-grad case of digamma_: digamma_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.digamma_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_polygamma_(self: Tensor, n: int) -> Any:
+    """The no-grad case of polygamma_: polygamma_(Tensor(a!) self, int n) -> Tensor(a!)"""
+    handle = operators.polygamma_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, n)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, n)
+    self._counter().version += 1
+    return result
+
+
+def fast_erfinv_(self: Tensor) -> Any:
+    """The no-grad case of erfinv_: erfinv_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.erfinv_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_i0_(self: Tensor) -> Any:
+    """The no-grad case of i0_: i0_(Tensor(a!) self) -> Tensor(a!)"""
+    handle = operators.i0_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self)
+    self._counter().version += 1
+    return result
+
+
+def fast_igamma_(self: Tensor, other: Tensor) -> Any:
+    """The no-grad case of igamma_: igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    handle = operators.igamma_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+    self._counter().version += 1
+    return result
+
+
+def fast_igammac_(self: Tensor, other: Tensor) -> Any:
+    """The no-grad case of igammac_: igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    handle = operators.igammac_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.open
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, other)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+    self._counter().version += 1
+    return result
+
+
 operators.permute.register(DispatchKey.Autograd, permute)
 operators.expand.register(DispatchKey.Autograd, expand)
 operators.sum_to_size.register(DispatchKey.Autograd, sum_to_size)
@@ -38571,6 +40451,9 @@ operators.pow_Tensor_Scalar.fast = fast_pow_Tensor_Scalar
 operators.neg.fast = fast_neg
 operators.clone.fast = fast_clone
 operators._to_copy.fast = fast__to_copy
+operators.add__Tensor.fast = fast_add__Tensor
+operators.sub__Tensor.fast = fast_sub__Tensor
+operators.mul__Tensor.fast = fast_mul__Tensor
 operators.exp.fast = fast_exp
 operators.exp2.fast = fast_exp2
 operators.log.fast = fast_log
@@ -38603,6 +40486,13 @@ operators.trunc.fast = fast_trunc
 operators.angle.fast = fast_angle
 operators.sigmoid_backward.fast = fast_sigmoid_backward
 operators.tanh_backward.fast = fast_tanh_backward
+operators.exp_.fast = fast_exp_
+operators.log_.fast = fast_log_
+operators.sqrt_.fast = fast_sqrt_
+operators.neg_.fast = fast_neg_
+operators.abs_.fast = fast_abs_
+operators.sigmoid_.fast = fast_sigmoid_
+operators.tanh_.fast = fast_tanh_
 operators.pow_Tensor_Tensor.fast = fast_pow_Tensor_Tensor
 operators.pow_Scalar.fast = fast_pow_Scalar
 operators.add_Scalar.fast = fast_add_Scalar
@@ -38611,6 +40501,8 @@ operators.mul_Scalar.fast = fast_mul_Scalar
 operators.div_Tensor.fast = fast_div_Tensor
 operators.div_Scalar.fast = fast_div_Scalar
 operators.div_Tensor_mode.fast = fast_div_Tensor_mode
+operators.div__Tensor.fast = fast_div__Tensor
+operators.div__Tensor_mode.fast = fast_div__Tensor_mode
 operators.floor_divide.fast = fast_floor_divide
 operators.floor_divide_Scalar.fast = fast_floor_divide_Scalar
 operators.rsub_Tensor.fast = fast_rsub_Tensor
@@ -38635,6 +40527,7 @@ operators.fake_quantize_per_channel_affine_cachemask_backward.fast = (
 )
 operators.where_self.fast = fast_where_self
 operators.clamp.fast = fast_clamp
+operators.clamp_.fast = fast_clamp_
 operators.clamp_min.fast = fast_clamp_min
 operators.clamp_max.fast = fast_clamp_max
 operators.fmod_Tensor.fast = fast_fmod_Tensor
@@ -38646,26 +40539,82 @@ operators.bitwise_or_Tensor.fast = fast_bitwise_or_Tensor
 operators.bitwise_xor_Tensor.fast = fast_bitwise_xor_Tensor
 operators.bitwise_not.fast = fast_bitwise_not
 operators.copy.fast = fast_copy
+operators.copy_.fast = fast_copy_
 operators.zero.fast = fast_zero
+operators.zero_.fast = fast_zero_
 operators.fill_Scalar.fast = fast_fill_Scalar
 operators.fill_Tensor.fast = fast_fill_Tensor
+operators.fill__Scalar.fast = fast_fill__Scalar
+operators.fill__Tensor.fast = fast_fill__Tensor
 operators.lerp_Scalar.fast = fast_lerp_Scalar
+operators.lerp__Scalar.fast = fast_lerp__Scalar
+operators.lerp__Tensor.fast = fast_lerp__Tensor
+operators.addcmul_.fast = fast_addcmul_
+operators.addcdiv_.fast = fast_addcdiv_
+operators.clamp__Tensor.fast = fast_clamp__Tensor
 operators.nan_to_num.fast = fast_nan_to_num
+operators.nan_to_num_.fast = fast_nan_to_num_
 operators.acosh.fast = fast_acosh
+operators.acosh_.fast = fast_acosh_
 operators.asinh.fast = fast_asinh
+operators.asinh_.fast = fast_asinh_
 operators.atanh.fast = fast_atanh
+operators.atanh_.fast = fast_atanh_
 operators.deg2rad.fast = fast_deg2rad
+operators.deg2rad_.fast = fast_deg2rad_
 operators.rad2deg.fast = fast_rad2deg
+operators.rad2deg_.fast = fast_rad2deg_
 operators.copysign_Tensor.fast = fast_copysign_Tensor
+operators.copysign__Tensor.fast = fast_copysign__Tensor
 operators.copysign_Scalar.fast = fast_copysign_Scalar
+operators.copysign__Scalar.fast = fast_copysign__Scalar
 operators.frac.fast = fast_frac
+operators.frac_.fast = fast_frac_
 operators.frexp_Tensor.fast = fast_frexp_Tensor
 operators.ldexp_Tensor.fast = fast_ldexp_Tensor
+operators.ldexp_.fast = fast_ldexp_
 operators.heaviside.fast = fast_heaviside
+operators.heaviside_.fast = fast_heaviside_
 operators.nextafter.fast = fast_nextafter
+operators.nextafter_.fast = fast_nextafter_
 operators.logaddexp2.fast = fast_logaddexp2
 operators.clamp_min_Tensor.fast = fast_clamp_min_Tensor
 operators.clamp_max_Tensor.fast = fast_clamp_max_Tensor
+operators.clamp_min_.fast = fast_clamp_min_
+operators.clamp_min__Tensor.fast = fast_clamp_min__Tensor
+operators.clamp_max_.fast = fast_clamp_max_
+operators.clamp_max__Tensor.fast = fast_clamp_max__Tensor
+operators.pow__Scalar.fast = fast_pow__Scalar
+operators.pow__Tensor.fast = fast_pow__Tensor
+operators.exp2_.fast = fast_exp2_
+operators.expm1_.fast = fast_expm1_
+operators.log1p_.fast = fast_log1p_
+operators.log2_.fast = fast_log2_
+operators.log10_.fast = fast_log10_
+operators.rsqrt_.fast = fast_rsqrt_
+operators.reciprocal_.fast = fast_reciprocal_
+operators.sin_.fast = fast_sin_
+operators.cos_.fast = fast_cos_
+operators.tan_.fast = fast_tan_
+operators.sinh_.fast = fast_sinh_
+operators.cosh_.fast = fast_cosh_
+operators.sgn_.fast = fast_sgn_
+operators.trunc_.fast = fast_trunc_
+operators.floor_.fast = fast_floor_
+operators.ceil_.fast = fast_ceil_
+operators.acos_.fast = fast_acos_
+operators.asin_.fast = fast_asin_
+operators.atan_.fast = fast_atan_
+operators.erf_.fast = fast_erf_
+operators.round_.fast = fast_round_
+operators.round__decimals.fast = fast_round__decimals
+operators.sign_.fast = fast_sign_
+operators.atan2_.fast = fast_atan2_
+operators.fmod__Scalar.fast = fast_fmod__Scalar
+operators.fmod__Tensor.fast = fast_fmod__Tensor
+operators.hypot_.fast = fast_hypot_
+operators.remainder__Scalar.fast = fast_remainder__Scalar
+operators.remainder__Tensor.fast = fast_remainder__Tensor
 operators.logaddexp.fast = fast_logaddexp
 operators.poisson.fast = fast_poisson
 operators.bernoulli.fast = fast_bernoulli
@@ -38691,6 +40640,8 @@ operators.sort.fast = fast_sort
 operators.sort_stable.fast = fast_sort_stable
 operators.topk.fast = fast_topk
 operators.logcumsumexp.fast = fast_logcumsumexp
+operators.cumsum_.fast = fast_cumsum_
+operators.cumprod_.fast = fast_cumprod_
 operators.cummax.fast = fast_cummax
 operators.cummin.fast = fast_cummin
 operators.kthvalue.fast = fast_kthvalue
@@ -38719,6 +40670,9 @@ operators.masked_fill_Scalar.fast = fast_masked_fill_Scalar
 operators.masked_fill_Tensor.fast = fast_masked_fill_Tensor
 operators.index_Tensor.fast = fast_index_Tensor
 operators.index_put.fast = fast_index_put
+operators.index_put_.fast = fast_index_put_
+operators.masked_fill__Scalar.fast = fast_masked_fill__Scalar
+operators.masked_fill__Tensor.fast = fast_masked_fill__Tensor
 operators.scatter_reduce_two.fast = fast_scatter_reduce_two
 operators.index_copy.fast = fast_index_copy
 operators.index_fill_int_Scalar.fast = fast_index_fill_int_Scalar
@@ -38727,14 +40681,28 @@ operators.masked_scatter.fast = fast_masked_scatter
 operators.masked_select.fast = fast_masked_select
 operators.take.fast = fast_take
 operators.put.fast = fast_put
+operators.scatter__src.fast = fast_scatter__src
+operators.scatter__value.fast = fast_scatter__value
+operators.scatter_add_.fast = fast_scatter_add_
+operators.scatter_reduce__two.fast = fast_scatter_reduce__two
+operators.index_add_.fast = fast_index_add_
+operators.index_copy_.fast = fast_index_copy_
+operators.index_fill__int_Scalar.fast = fast_index_fill__int_Scalar
+operators.index_fill__int_Tensor.fast = fast_index_fill__int_Tensor
+operators.masked_scatter_.fast = fast_masked_scatter_
+operators.put_.fast = fast_put_
 operators.scatter_value_reduce.fast = fast_scatter_value_reduce
+operators.scatter__reduce.fast = fast_scatter__reduce
+operators.scatter__value_reduce.fast = fast_scatter__value_reduce
 operators.index_reduce.fast = fast_index_reduce
+operators.index_reduce_.fast = fast_index_reduce_
 operators.masked_scatter_backward.fast = fast_masked_scatter_backward
 operators.slice_scatter.fast = fast_slice_scatter
 operators.select_scatter.fast = fast_select_scatter
 operators.diagonal_scatter.fast = fast_diagonal_scatter
 operators._unsafe_index_Tensor.fast = fast__unsafe_index_Tensor
 operators._unsafe_index_put.fast = fast__unsafe_index_put
+operators._index_put_impl_.fast = fast__index_put_impl_
 operators.mm.fast = fast_mm
 operators.bmm.fast = fast_bmm
 operators.dot.fast = fast_dot
@@ -38744,6 +40712,8 @@ operators._cdist_forward.fast = fast__cdist_forward
 operators._pdist_forward.fast = fast__pdist_forward
 operators.tril.fast = fast_tril
 operators.triu.fast = fast_triu
+operators.tril_.fast = fast_tril_
+operators.triu_.fast = fast_triu_
 operators.trace.fast = fast_trace
 operators.linalg_vector_norm.fast = fast_linalg_vector_norm
 operators.norm_Scalar.fast = fast_norm_Scalar
@@ -38768,9 +40738,14 @@ operators.linalg_lu.fast = fast_linalg_lu
 operators.linalg_lu_solve.fast = fast_linalg_lu_solve
 operators.cholesky.fast = fast_cholesky
 operators.linalg_householder_product.fast = fast_linalg_householder_product
+operators.addmv_.fast = fast_addmv_
+operators.addr_.fast = fast_addr_
+operators.addbmm_.fast = fast_addbmm_
+operators.baddbmm_.fast = fast_baddbmm_
 operators.norm_ScalarOpt_dtype.fast = fast_norm_ScalarOpt_dtype
 operators.norm_ScalarOpt_dim_dtype.fast = fast_norm_ScalarOpt_dim_dtype
 operators.renorm.fast = fast_renorm
+operators.renorm_.fast = fast_renorm_
 operators.cholesky_inverse.fast = fast_cholesky_inverse
 operators.cholesky_solve.fast = fast_cholesky_solve
 operators.triangular_solve.fast = fast_triangular_solve
@@ -38782,22 +40757,27 @@ operators.silu.fast = fast_silu
 operators.threshold_backward.fast = fast_threshold_backward
 operators.gelu_backward.fast = fast_gelu_backward
 operators.silu_backward.fast = fast_silu_backward
+operators.relu_.fast = fast_relu_
 operators._softmax.fast = fast__softmax
 operators._softmax_backward_data.fast = fast__softmax_backward_data
 operators._log_softmax.fast = fast__log_softmax
 operators._log_softmax_backward_data.fast = fast__log_softmax_backward_data
 operators.leaky_relu.fast = fast_leaky_relu
 operators.leaky_relu_backward.fast = fast_leaky_relu_backward
+operators.leaky_relu_.fast = fast_leaky_relu_
 operators.elu.fast = fast_elu
 operators.elu_backward.fast = fast_elu_backward
+operators.elu_.fast = fast_elu_
 operators.softplus.fast = fast_softplus
 operators.softplus_backward.fast = fast_softplus_backward
 operators.log_sigmoid_forward.fast = fast_log_sigmoid_forward
 operators.log_sigmoid_backward.fast = fast_log_sigmoid_backward
 operators.hardtanh.fast = fast_hardtanh
 operators.hardtanh_backward.fast = fast_hardtanh_backward
+operators.hardtanh_.fast = fast_hardtanh_
 operators.mish.fast = fast_mish
 operators.mish_backward.fast = fast_mish_backward
+operators.mish_.fast = fast_mish_
 operators.celu.fast = fast_celu
 operators.glu.fast = fast_glu
 operators.glu_backward.fast = fast_glu_backward
@@ -38908,19 +40888,32 @@ operators.grid_sampler_2d.fast = fast_grid_sampler_2d
 operators.grid_sampler_3d.fast = fast_grid_sampler_3d
 operators._thnn_fused_gru_cell_backward.fast = fast__thnn_fused_gru_cell_backward
 operators.erfc.fast = fast_erfc
+operators.erfc_.fast = fast_erfc_
 operators.xlogy_Tensor.fast = fast_xlogy_Tensor
 operators.xlogy_Scalar_Self.fast = fast_xlogy_Scalar_Self
 operators.xlogy_Scalar_Other.fast = fast_xlogy_Scalar_Other
+operators.xlogy__Tensor.fast = fast_xlogy__Tensor
+operators.xlogy__Scalar_Other.fast = fast_xlogy__Scalar_Other
 operators.mvlgamma.fast = fast_mvlgamma
+operators.mvlgamma_.fast = fast_mvlgamma_
 operators.logit.fast = fast_logit
+operators.logit_.fast = fast_logit_
 operators.sinc.fast = fast_sinc
+operators.sinc_.fast = fast_sinc_
+operators.lgamma_.fast = fast_lgamma_
 operators.lgamma.fast = fast_lgamma
 operators.digamma.fast = fast_digamma
+operators.digamma_.fast = fast_digamma_
 operators.polygamma.fast = fast_polygamma
+operators.polygamma_.fast = fast_polygamma_
 operators.erfinv.fast = fast_erfinv
+operators.erfinv_.fast = fast_erfinv_
 operators.i0.fast = fast_i0
+operators.i0_.fast = fast_i0_
 operators.igamma.fast = fast_igamma
+operators.igamma_.fast = fast_igamma_
 operators.igammac.fast = fast_igammac
+operators.igammac_.fast = fast_igammac_
 operators.logit_backward.fast = fast_logit_backward
 operators.special_entr.fast = fast_special_entr
 operators.special_ndtri.fast = fast_special_ndtri

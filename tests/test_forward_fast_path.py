@@ -80,11 +80,17 @@ def test_recording_operators_have_a_fast_path() -> None:
     assert operators.exp.fast is variable_type.fast_exp
 
 
-def test_views_and_inplace_operators_keep_the_dispatcher() -> None:
-    # They need the ADInplaceOrView layer (version bumps, view bookkeeping).
-    for handle in (operators.add__Tensor, operators.view, operators.transpose_int):
+def test_views_keep_the_dispatcher() -> None:
+    # They need the ADInplaceOrView layer (view bookkeeping).
+    for handle in (operators.view, operators.transpose_int):
         assert handle.fast == handle.call
         assert not hasattr(variable_type, "fast_" + handle.name.replace(".", "_"))
+
+
+def test_inplace_operators_have_a_no_grad_fast_path() -> None:
+    # Under no_grad (an optimizer's update) only; recording goes to the dispatcher.
+    assert operators.add__Tensor.fast is variable_type.fast_add__Tensor
+    assert operators.sub__Tensor.fast is variable_type.fast_sub__Tensor
 
 
 def test_every_fast_path_is_registered_on_its_own_operator() -> None:
