@@ -37665,7 +37665,7 @@ def fast_add__Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     handle = operators.add__Tensor
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other, alpha)
@@ -37681,7 +37681,7 @@ def fast_sub__Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     handle = operators.sub__Tensor
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other, alpha)
@@ -37697,7 +37697,7 @@ def fast_mul__Tensor(self: Tensor, other: Tensor) -> Any:
     handle = operators.mul__Tensor
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other)
@@ -37713,7 +37713,7 @@ def fast_exp_(self: Tensor) -> Any:
     handle = operators.exp_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -37729,7 +37729,7 @@ def fast_log_(self: Tensor) -> Any:
     handle = operators.log_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -37745,7 +37745,7 @@ def fast_sqrt_(self: Tensor) -> Any:
     handle = operators.sqrt_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -37761,7 +37761,7 @@ def fast_neg_(self: Tensor) -> Any:
     handle = operators.neg_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -37777,7 +37777,7 @@ def fast_abs_(self: Tensor) -> Any:
     handle = operators.abs_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -37793,7 +37793,7 @@ def fast_sigmoid_(self: Tensor) -> Any:
     handle = operators.sigmoid_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -37809,7 +37809,7 @@ def fast_tanh_(self: Tensor) -> Any:
     handle = operators.tanh_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -37825,7 +37825,7 @@ def fast_div__Tensor(self: Tensor, other: Tensor) -> Any:
     handle = operators.div__Tensor
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other)
@@ -37843,7 +37843,7 @@ def fast_div__Tensor_mode(
     handle = operators.div__Tensor_mode
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other, rounding_mode)
@@ -37861,7 +37861,7 @@ def fast_clamp_(self: Tensor, min: Number | None, max: Number | None) -> Any:
     handle = operators.clamp_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, min, max)
@@ -37877,7 +37877,7 @@ def fast_copy_(self: Tensor, src: Tensor, non_blocking: bool) -> Any:
     handle = operators.copy_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, src, non_blocking)
@@ -37893,7 +37893,7 @@ def fast_zero_(self: Tensor) -> Any:
     handle = operators.zero_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -37909,7 +37909,7 @@ def fast_fill__Scalar(self: Tensor, value: Number) -> Any:
     handle = operators.fill__Scalar
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, value)
@@ -37925,7 +37925,7 @@ def fast_fill__Tensor(self: Tensor, value: Tensor) -> Any:
     handle = operators.fill__Tensor
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, value)
@@ -37941,7 +37941,7 @@ def fast_lerp__Scalar(self: Tensor, end: Tensor, weight: Number) -> Any:
     handle = operators.lerp__Scalar
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, end, weight)
@@ -37957,7 +37957,7 @@ def fast_lerp__Tensor(self: Tensor, end: Tensor, weight: Tensor) -> Any:
     handle = operators.lerp__Tensor
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, end, weight)
@@ -37973,7 +37973,7 @@ def fast_addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number)
     handle = operators.addcmul_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, tensor1, tensor2, value)
@@ -37991,7 +37991,7 @@ def fast_addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number)
     handle = operators.addcdiv_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, tensor1, tensor2, value)
@@ -38009,7 +38009,7 @@ def fast_clamp__Tensor(self: Tensor, min: Tensor | None, max: Tensor | None) -> 
     handle = operators.clamp__Tensor
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, min, max)
@@ -38027,7 +38027,7 @@ def fast_nan_to_num_(
     handle = operators.nan_to_num_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, nan, posinf, neginf)
@@ -38043,7 +38043,7 @@ def fast_acosh_(self: Tensor) -> Any:
     handle = operators.acosh_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38059,7 +38059,7 @@ def fast_asinh_(self: Tensor) -> Any:
     handle = operators.asinh_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38075,7 +38075,7 @@ def fast_atanh_(self: Tensor) -> Any:
     handle = operators.atanh_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38091,7 +38091,7 @@ def fast_deg2rad_(self: Tensor) -> Any:
     handle = operators.deg2rad_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38107,7 +38107,7 @@ def fast_rad2deg_(self: Tensor) -> Any:
     handle = operators.rad2deg_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38123,7 +38123,7 @@ def fast_copysign__Tensor(self: Tensor, other: Tensor) -> Any:
     handle = operators.copysign__Tensor
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other)
@@ -38139,7 +38139,7 @@ def fast_copysign__Scalar(self: Tensor, other: Number) -> Any:
     handle = operators.copysign__Scalar
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other)
@@ -38155,7 +38155,7 @@ def fast_frac_(self: Tensor) -> Any:
     handle = operators.frac_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38171,7 +38171,7 @@ def fast_ldexp_(self: Tensor, other: Tensor) -> Any:
     handle = operators.ldexp_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other)
@@ -38187,7 +38187,7 @@ def fast_heaviside_(self: Tensor, values: Tensor) -> Any:
     handle = operators.heaviside_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, values)
@@ -38203,7 +38203,7 @@ def fast_nextafter_(self: Tensor, other: Tensor) -> Any:
     handle = operators.nextafter_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other)
@@ -38219,7 +38219,7 @@ def fast_clamp_min_(self: Tensor, min: Number) -> Any:
     handle = operators.clamp_min_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, min)
@@ -38235,7 +38235,7 @@ def fast_clamp_min__Tensor(self: Tensor, min: Tensor) -> Any:
     handle = operators.clamp_min__Tensor
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, min)
@@ -38251,7 +38251,7 @@ def fast_clamp_max_(self: Tensor, max: Number) -> Any:
     handle = operators.clamp_max_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, max)
@@ -38267,7 +38267,7 @@ def fast_clamp_max__Tensor(self: Tensor, max: Tensor) -> Any:
     handle = operators.clamp_max__Tensor
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, max)
@@ -38283,7 +38283,7 @@ def fast_pow__Scalar(self: Tensor, exponent: Number) -> Any:
     handle = operators.pow__Scalar
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, exponent)
@@ -38299,7 +38299,7 @@ def fast_pow__Tensor(self: Tensor, exponent: Tensor) -> Any:
     handle = operators.pow__Tensor
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, exponent)
@@ -38315,7 +38315,7 @@ def fast_exp2_(self: Tensor) -> Any:
     handle = operators.exp2_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38331,7 +38331,7 @@ def fast_expm1_(self: Tensor) -> Any:
     handle = operators.expm1_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38347,7 +38347,7 @@ def fast_log1p_(self: Tensor) -> Any:
     handle = operators.log1p_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38363,7 +38363,7 @@ def fast_log2_(self: Tensor) -> Any:
     handle = operators.log2_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38379,7 +38379,7 @@ def fast_log10_(self: Tensor) -> Any:
     handle = operators.log10_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38395,7 +38395,7 @@ def fast_rsqrt_(self: Tensor) -> Any:
     handle = operators.rsqrt_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38411,7 +38411,7 @@ def fast_reciprocal_(self: Tensor) -> Any:
     handle = operators.reciprocal_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38427,7 +38427,7 @@ def fast_sin_(self: Tensor) -> Any:
     handle = operators.sin_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38443,7 +38443,7 @@ def fast_cos_(self: Tensor) -> Any:
     handle = operators.cos_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38459,7 +38459,7 @@ def fast_tan_(self: Tensor) -> Any:
     handle = operators.tan_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38475,7 +38475,7 @@ def fast_sinh_(self: Tensor) -> Any:
     handle = operators.sinh_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38491,7 +38491,7 @@ def fast_cosh_(self: Tensor) -> Any:
     handle = operators.cosh_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38507,7 +38507,7 @@ def fast_sgn_(self: Tensor) -> Any:
     handle = operators.sgn_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38523,7 +38523,7 @@ def fast_trunc_(self: Tensor) -> Any:
     handle = operators.trunc_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38539,7 +38539,7 @@ def fast_floor_(self: Tensor) -> Any:
     handle = operators.floor_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38555,7 +38555,7 @@ def fast_ceil_(self: Tensor) -> Any:
     handle = operators.ceil_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38571,7 +38571,7 @@ def fast_acos_(self: Tensor) -> Any:
     handle = operators.acos_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38587,7 +38587,7 @@ def fast_asin_(self: Tensor) -> Any:
     handle = operators.asin_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38603,7 +38603,7 @@ def fast_atan_(self: Tensor) -> Any:
     handle = operators.atan_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38619,7 +38619,7 @@ def fast_erf_(self: Tensor) -> Any:
     handle = operators.erf_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38635,7 +38635,7 @@ def fast_round_(self: Tensor) -> Any:
     handle = operators.round_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38651,7 +38651,7 @@ def fast_round__decimals(self: Tensor, decimals: int) -> Any:
     handle = operators.round__decimals
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, decimals)
@@ -38667,7 +38667,7 @@ def fast_sign_(self: Tensor) -> Any:
     handle = operators.sign_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -38683,7 +38683,7 @@ def fast_atan2_(self: Tensor, other: Tensor) -> Any:
     handle = operators.atan2_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other)
@@ -38699,7 +38699,7 @@ def fast_fmod__Scalar(self: Tensor, other: Number) -> Any:
     handle = operators.fmod__Scalar
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other)
@@ -38715,7 +38715,7 @@ def fast_fmod__Tensor(self: Tensor, other: Tensor) -> Any:
     handle = operators.fmod__Tensor
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other)
@@ -38731,7 +38731,7 @@ def fast_hypot_(self: Tensor, other: Tensor) -> Any:
     handle = operators.hypot_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other)
@@ -38747,7 +38747,7 @@ def fast_remainder__Scalar(self: Tensor, other: Number) -> Any:
     handle = operators.remainder__Scalar
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other)
@@ -38763,7 +38763,7 @@ def fast_remainder__Tensor(self: Tensor, other: Tensor) -> Any:
     handle = operators.remainder__Tensor
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other)
@@ -38779,7 +38779,7 @@ def fast_cumsum_(self: Tensor, dim: int, dtype: dtype | None) -> Any:
     handle = operators.cumsum_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, dim, dtype)
@@ -38795,7 +38795,7 @@ def fast_cumprod_(self: Tensor, dim: int, dtype: dtype | None) -> Any:
     handle = operators.cumprod_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, dim, dtype)
@@ -38813,7 +38813,7 @@ def fast_index_put_(
     handle = operators.index_put_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, indices, values, accumulate)
@@ -38831,7 +38831,7 @@ def fast_masked_fill__Scalar(self: Tensor, mask: Tensor, value: Number) -> Any:
     handle = operators.masked_fill__Scalar
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, mask, value)
@@ -38847,7 +38847,7 @@ def fast_masked_fill__Tensor(self: Tensor, mask: Tensor, value: Tensor) -> Any:
     handle = operators.masked_fill__Tensor
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, mask, value)
@@ -38863,7 +38863,7 @@ def fast_scatter__src(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any
     handle = operators.scatter__src
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, dim, index, src)
@@ -38879,7 +38879,7 @@ def fast_scatter__value(self: Tensor, dim: int, index: Tensor, value: Number) ->
     handle = operators.scatter__value
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, dim, index, value)
@@ -38895,7 +38895,7 @@ def fast_scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any
     handle = operators.scatter_add_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, dim, index, src)
@@ -38913,7 +38913,7 @@ def fast_scatter_reduce__two(
     handle = operators.scatter_reduce__two
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, dim, index, src, reduce, include_self)
@@ -38933,7 +38933,7 @@ def fast_index_add_(
     handle = operators.index_add_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, dim, index, source, alpha)
@@ -38951,7 +38951,7 @@ def fast_index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> A
     handle = operators.index_copy_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, dim, index, source)
@@ -38969,7 +38969,7 @@ def fast_index_fill__int_Scalar(
     handle = operators.index_fill__int_Scalar
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, dim, index, value)
@@ -38987,7 +38987,7 @@ def fast_index_fill__int_Tensor(
     handle = operators.index_fill__int_Tensor
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, dim, index, value)
@@ -39003,7 +39003,7 @@ def fast_masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Any:
     handle = operators.masked_scatter_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, mask, source)
@@ -39019,7 +39019,7 @@ def fast_put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> 
     handle = operators.put_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, index, source, accumulate)
@@ -39039,7 +39039,7 @@ def fast_scatter__reduce(
     handle = operators.scatter__reduce
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, dim, index, src, reduce)
@@ -39059,7 +39059,7 @@ def fast_scatter__value_reduce(
     handle = operators.scatter__value_reduce
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, dim, index, value, reduce)
@@ -39084,7 +39084,7 @@ def fast_index_reduce_(
     handle = operators.index_reduce_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, dim, index, source, reduce, include_self)
@@ -39108,7 +39108,7 @@ def fast__index_put_impl_(
     handle = operators._index_put_impl_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, indices, values, accumulate, unsafe)
@@ -39126,7 +39126,7 @@ def fast_tril_(self: Tensor, diagonal: int) -> Any:
     handle = operators.tril_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, diagonal)
@@ -39142,7 +39142,7 @@ def fast_triu_(self: Tensor, diagonal: int) -> Any:
     handle = operators.triu_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, diagonal)
@@ -39160,7 +39160,7 @@ def fast_addmv_(
     handle = operators.addmv_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, mat, vec, beta, alpha)
@@ -39180,7 +39180,7 @@ def fast_addr_(
     handle = operators.addr_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, vec1, vec2, beta, alpha)
@@ -39200,7 +39200,7 @@ def fast_addbmm_(
     handle = operators.addbmm_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, batch1, batch2, beta, alpha)
@@ -39220,7 +39220,7 @@ def fast_baddbmm_(
     handle = operators.baddbmm_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, batch1, batch2, beta, alpha)
@@ -39238,7 +39238,7 @@ def fast_renorm_(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
     handle = operators.renorm_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, p, dim, maxnorm)
@@ -39254,7 +39254,7 @@ def fast_relu_(self: Tensor) -> Any:
     handle = operators.relu_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -39270,7 +39270,7 @@ def fast_leaky_relu_(self: Tensor, negative_slope: Number) -> Any:
     handle = operators.leaky_relu_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, negative_slope)
@@ -39286,7 +39286,7 @@ def fast_elu_(self: Tensor, alpha: Number, scale: Number, input_scale: Number) -
     handle = operators.elu_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, alpha, scale, input_scale)
@@ -39304,7 +39304,7 @@ def fast_hardtanh_(self: Tensor, min_val: Number, max_val: Number) -> Any:
     handle = operators.hardtanh_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, min_val, max_val)
@@ -39320,7 +39320,7 @@ def fast_mish_(self: Tensor) -> Any:
     handle = operators.mish_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -39336,7 +39336,7 @@ def fast_erfc_(self: Tensor) -> Any:
     handle = operators.erfc_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -39352,7 +39352,7 @@ def fast_xlogy__Tensor(self: Tensor, other: Tensor) -> Any:
     handle = operators.xlogy__Tensor
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other)
@@ -39368,7 +39368,7 @@ def fast_xlogy__Scalar_Other(self: Tensor, other: Number) -> Any:
     handle = operators.xlogy__Scalar_Other
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other)
@@ -39384,7 +39384,7 @@ def fast_mvlgamma_(self: Tensor, p: int) -> Any:
     handle = operators.mvlgamma_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, p)
@@ -39400,7 +39400,7 @@ def fast_logit_(self: Tensor, eps: float | None) -> Any:
     handle = operators.logit_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, eps)
@@ -39416,7 +39416,7 @@ def fast_sinc_(self: Tensor) -> Any:
     handle = operators.sinc_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -39432,7 +39432,7 @@ def fast_lgamma_(self: Tensor) -> Any:
     handle = operators.lgamma_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -39448,7 +39448,7 @@ def fast_digamma_(self: Tensor) -> Any:
     handle = operators.digamma_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -39464,7 +39464,7 @@ def fast_polygamma_(self: Tensor, n: int) -> Any:
     handle = operators.polygamma_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, n)
@@ -39480,7 +39480,7 @@ def fast_erfinv_(self: Tensor) -> Any:
     handle = operators.erfinv_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -39496,7 +39496,7 @@ def fast_i0_(self: Tensor) -> Any:
     handle = operators.i0_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self)
@@ -39512,7 +39512,7 @@ def fast_igamma_(self: Tensor, other: Tensor) -> Any:
     handle = operators.igamma_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other)
@@ -39528,7 +39528,7 @@ def fast_igammac_(self: Tensor, other: Tensor) -> Any:
     handle = operators.igammac_
     if (
         dispatch._detour is not None
-        or forward_ad_levels.open
+        or forward_ad_levels.count
         or grad_mode_state.enabled
     ):
         return handle.call(self, other)
