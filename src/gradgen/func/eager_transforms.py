@@ -305,6 +305,26 @@ def grad_and_value(
     return wrapper
 
 
+def _call_differentiable(
+    func: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    positions: Argnums,
+    has_aux: bool,
+    api: str,
+) -> tuple[Any, Any, list[Any], Any]:
+    """Inside a transform's level: `func` called with the arguments at `positions`
+    made differentiable at that level; ``(output, aux, flat inputs, their spec)``."""
+    flat_primals, spec = tree_flatten(_slice_argnums(args, positions))
+    levels = open_levels()
+    flat_diff = [_differentiable(x, levels) for x in flat_primals]
+    diff = tree_unflatten(flat_diff, spec)
+    output, aux = _split_aux(
+        func(*_replace_argnums(args, positions, diff), **kwargs), has_aux, api
+    )
+    return output, aux, flat_diff, spec
+
+
 def _grad_and_value(
     func: Callable[..., Any],
     argnums: Argnums,
@@ -319,12 +339,9 @@ def _grad_and_value(
     positions = _check_argnums(argnums, len(args))
     keep = _keeps_graph(args)
     with _level():
-        flat_primals, spec = tree_flatten(_slice_argnums(args, positions))
-        levels = open_levels()
-        flat_diff = [_differentiable(x, levels) for x in flat_primals]
-        diff = tree_unflatten(flat_diff, spec)
-        output = func(*_replace_argnums(args, positions, diff), **kwargs)
-        output, aux = _split_aux(output, has_aux, api)
+        output, aux, flat_diff, spec = _call_differentiable(
+            func, args, kwargs, positions, has_aux, api
+        )
         if not isinstance(output, Tensor):
             raise RuntimeError(
                 f"{api}: Expected f(*args) to return a Tensor, got {type(output)}"
@@ -533,14 +550,10 @@ def jacrev(
         positions = _check_argnums(argnums, len(args))
         keep = _keeps_graph(args)
         with _level():
-            flat_primals, spec = tree_flatten(_slice_argnums(args, positions))
-            levels = open_levels()
-            flat_diff = [_differentiable(x, levels) for x in flat_primals]
-            diff = tree_unflatten(flat_diff, spec)
-            output = func(*_replace_argnums(args, positions, diff), **kwargs)
-            output, aux = _split_aux(output, has_aux, api)
+            output, aux, flat_in, in_spec = _call_differentiable(
+                func, args, kwargs, positions, has_aux, api
+            )
             flat_out, out_spec = _tensor_outputs(output, api)
-            flat_in, in_spec = tree_flatten(diff)
             blocks = [_reverse_rows(o, flat_in, keep, chunk_size) for o in flat_out]
         result = _jacobian_tree(blocks, out_spec, in_spec)
         result = (result, aux) if has_aux else result
