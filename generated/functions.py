@@ -12327,6 +12327,67 @@ def bernoulli_backward0_arrays(
     return grad_inputs
 
 
+class ExponentialBackward0(Node):
+    """Backward of ``exponential(Tensor self, float lambd=1, *, Generator? generator=None) -> Tensor``.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    _has_array_form = True
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # No graph of the backward is wanted: the formulas over arrays.
+        if array_form_allowed(grads, ()):
+            return tensors_of(
+                exponential_backward0_arrays(
+                    arrays_of(grads),
+                    self.task_needs_input_grad(),
+                ),
+                grads,
+            )
+        return exponential_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
+        edges = self._next_edges
+        return exponential_backward0_arrays(
+            grads,
+            (
+                (edges[0][0] is not None,)
+                if task_state.exec_info is None
+                else self.task_needs_input_grad()
+            ),
+        )
+
+
+def exponential_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of ExponentialBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+def exponential_backward0_arrays(
+    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of ExponentialBackward0 over arrays (no graph recorded)."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = grad is not None or any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
+
+    return grad_inputs
+
+
 class SumBackward0(Node):
     """Backward of ``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
 
@@ -41264,6 +41325,20 @@ def bernoulli_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
     return zeros_like(self_t.conj()).conj()
+
+
+def exponential__jvp(
+    self_p: Tensor, self_t: Tensor, lambd: float, generator: Any | None, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: zeros_like(self_t)``."""
+    return zeros_like(self_t)
+
+
+def exponential_jvp(
+    self_p: Tensor, self_t: Tensor, lambd: float, generator: Any | None, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: zeros_like(self_t)``."""
+    return zeros_like(self_t)
 
 
 def sum_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:

@@ -805,6 +805,19 @@ def remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
     return result
 
 
+def exponential_(ks: int, self: Tensor, lambd: float, generator: Any | None) -> Tensor:
+    """exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)"""
+    result = redispatch(
+        operators.exponential_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        lambd,
+        generator,
+    )
+    increment_version(self)
+    return result
+
+
 def cumsum_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Tensor:
     """cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
     result = redispatch(
@@ -1457,6 +1470,7 @@ operators.fmod__Tensor.register(DispatchKey.ADInplaceOrView, fmod__Tensor)
 operators.hypot_.register(DispatchKey.ADInplaceOrView, hypot_)
 operators.remainder__Scalar.register(DispatchKey.ADInplaceOrView, remainder__Scalar)
 operators.remainder__Tensor.register(DispatchKey.ADInplaceOrView, remainder__Tensor)
+operators.exponential_.register(DispatchKey.ADInplaceOrView, exponential_)
 operators.cumsum_.register(DispatchKey.ADInplaceOrView, cumsum_)
 operators.cumprod_.register(DispatchKey.ADInplaceOrView, cumprod_)
 operators.index_put_.register(DispatchKey.ADInplaceOrView, index_put_)

@@ -1367,6 +1367,14 @@ KERNEL_SOURCES: dict[str, KernelSource] = {
         False,
         ("Tensor",),
     ),
+    "exponential": KernelSource(
+        "exponential(self, lambd, random_generator('exponential', generator))",
+        ("self", "lambd", "generator"),
+        ("Tensor", "value", "value"),
+        (),
+        False,
+        ("Tensor",),
+    ),
     "sum": KernelSource(
         "reduce_sum(self, None, False, dtype)",
         ("self", "dtype"),

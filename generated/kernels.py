@@ -103,6 +103,7 @@ from gradgen.numpy_kernels import (
     erfcx,
     erfinv,
     expand,
+    exponential,
     extremum,
     fake_quantize_cachemask_backward,
     fake_quantize_per_channel_cachemask,
@@ -3308,6 +3309,29 @@ def numpy_bernoulli_p(ks: int, self: Tensor, p: float, generator: Any | None) ->
     self = self._data
     return wrap_result(
         bernoulli_float(self, p, random_generator("bernoulli", generator))
+    )
+
+
+def numpy_exponential_(
+    ks: int, self: Tensor, lambd: float, generator: Any | None
+) -> Any:
+    """exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)"""
+    self_tensor = self
+    out = self._data
+    self = self._data
+    return copy_into(
+        self_tensor,
+        exponential(self, lambd, random_generator("exponential_", generator), out),
+    )
+
+
+def numpy_exponential(
+    ks: int, self: Tensor, lambd: float, generator: Any | None
+) -> Any:
+    """exponential(Tensor self, float lambd=1, *, Generator? generator=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        exponential(self, lambd, random_generator("exponential", generator))
     )
 
 
@@ -9470,6 +9494,8 @@ operators.logaddexp.register(DispatchKey.NumPy, numpy_logaddexp)
 operators.poisson.register(DispatchKey.NumPy, numpy_poisson)
 operators.bernoulli.register(DispatchKey.NumPy, numpy_bernoulli)
 operators.bernoulli_p.register(DispatchKey.NumPy, numpy_bernoulli_p)
+operators.exponential_.register(DispatchKey.NumPy, numpy_exponential_)
+operators.exponential.register(DispatchKey.NumPy, numpy_exponential)
 operators.sum.register(DispatchKey.NumPy, numpy_sum)
 operators.sum_dim_IntList.register(DispatchKey.NumPy, numpy_sum_dim_IntList)
 operators.mean.register(DispatchKey.NumPy, numpy_mean)

@@ -546,6 +546,14 @@ bernoulli_p = OperatorHandle(
     "bernoulli.p",
     "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
 )
+exponential_ = OperatorHandle(
+    "exponential_",
+    "exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)",
+)
+exponential = OperatorHandle(
+    "exponential",
+    "exponential(Tensor self, float lambd=1, *, Generator? generator=None) -> Tensor",
+)
 sum = OperatorHandle("sum", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
 sum_dim_IntList = OperatorHandle(
     "sum.dim_IntList",

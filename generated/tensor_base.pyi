@@ -1248,6 +1248,11 @@ class TensorBase:
     def logaddexp(self, other: Tensor | _Number) -> Tensor:
         """``logaddexp(Tensor self, Tensor other) -> Tensor``"""
 
+    def exponential_(
+        self, lambd: _float = ..., *, generator: Any | None = ...
+    ) -> Tensor:
+        """``exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)``"""
+
     @overload
     def sum(self, *, dtype: _DType | None = ...) -> Tensor:
         """``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""

@@ -1092,6 +1092,13 @@ def logaddexp(self: Tensor, other: Tensor | Number) -> Tensor:
     return operators.logaddexp.fast(self, other)
 
 
+def exponential_(
+    self: Tensor, lambd: float = 1, *, generator: Any | None = None
+) -> Tensor:
+    """``exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)``"""
+    return operators.exponential_.fast(self, lambd, generator)
+
+
 def amax(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
     """``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
     dim = int_list_argument(dim, "amax", "dim")
@@ -4820,6 +4827,7 @@ METHODS: dict[str, Callable[..., Any]] = {
     "arctan2_": arctan2_,
     "negative_": negative_,
     "logaddexp": logaddexp,
+    "exponential_": exponential_,
     "amax": amax,
     "amin": amin,
     "argmax": argmax,

@@ -6521,6 +6521,62 @@ def bernoulli_p(ks: int, self: Tensor, p: float, generator: Any | None) -> Any:
     return result
 
 
+def exponential_(ks: int, self: Tensor, lambd: float, generator: Any | None) -> Any:
+    """exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _next_edges = next_edges_1(self)
+    check_inplace(self, _next_edges is not None)
+    grad_fn: functions.ExponentialBackward0 | None = None
+    if _next_edges is not None:
+        grad_fn = functions.ExponentialBackward0()
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (
+        operators.exponential_._table[ks] or operators.exponential_.kernel_for(ks)
+    )(ks, self, lambd, generator)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.exponential__jvp(
+                    original_self, tangent_or_zeros(self), lambd, generator, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def exponential(ks: int, self: Tensor, lambd: float, generator: Any | None) -> Any:
+    """exponential(Tensor self, float lambd=1, *, Generator? generator=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _next_edges = next_edges_1(self)
+    grad_fn: functions.ExponentialBackward0 | None = None
+    if _next_edges is not None:
+        grad_fn = functions.ExponentialBackward0()
+        grad_fn.set_next_edges(_next_edges)
+    # redispatch(), inline: the kernel below Autograd.
+    ks &= AFTER_AUTOGRAD_KEYSET
+    result = (operators.exponential._table[ks] or operators.exponential.kernel_for(ks))(
+        ks, self, lambd, generator
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.exponential_jvp(
+                    self, tangent_or_zeros(self), lambd, generator, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 def sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -25415,6 +25471,44 @@ def fast_bernoulli_p(self: Tensor, p: float, generator: Any | None) -> Any:
     return result
 
 
+def fast_exponential(self: Tensor, lambd: float, generator: Any | None) -> Any:
+    """The common case of exponential: exponential(Tensor self, float lambd=1, *, Generator? generator=None) -> Tensor"""
+    handle = operators.exponential
+    if dispatch._detour is not None or forward_ad_levels.count:
+        return handle.call(self, lambd, generator)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd
+    kernel = handle._table[ks] or handle.kernel_for(ks)
+    if not grad_mode_state.enabled:
+        return kernel(ks, self, lambd, generator)
+    # next_edges, inline: where each input's gradient goes.
+    if self._base is not None:
+        refresh_view(self)
+    if self._grad_fn is not None:
+        edge_0 = (self._grad_fn, self._output_nr)
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        edge_0 = (accumulator, 0)
+    else:
+        edge_0 = NO_EDGE
+    if edge_0 is NO_EDGE:
+        return kernel(ks, self, lambd, generator)
+    _next_edges = (edge_0,)
+    grad_fn = functions.ExponentialBackward0()
+    grad_fn.set_next_edges(_next_edges)
+    result = kernel(ks, self, lambd, generator)
+    # set_history's common case inline: an output shape and dtype seen before.
+    metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
+    if metadata is not None and metadata[0][1] is result._data.dtype:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        set_history(result, grad_fn)
+    return result
+
+
 def fast_sum(self: Tensor, dtype: dtype | None) -> Any:
     """The common case of sum: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     handle = operators.sum
@@ -38774,6 +38868,22 @@ def fast_remainder__Tensor(self: Tensor, other: Tensor) -> Any:
     return result
 
 
+def fast_exponential_(self: Tensor, lambd: float, generator: Any | None) -> Any:
+    """The no-grad case of exponential_: exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)"""
+    handle = operators.exponential_
+    if (
+        dispatch._detour is not None
+        or forward_ad_levels.count
+        or grad_mode_state.enabled
+    ):
+        return handle.call(self, lambd, generator)
+    # The ADInplaceOrView kernel, inline: the kernel below it, then the version bump.
+    ks = AFTER_AD_INPLACE_OR_VIEW_KEYSET
+    result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, lambd, generator)
+    self._counter().version += 1
+    return result
+
+
 def fast_cumsum_(self: Tensor, dim: int, dtype: dtype | None) -> Any:
     """The no-grad case of cumsum_: cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
     handle = operators.cumsum_
@@ -39787,6 +39897,8 @@ operators.logaddexp.register(DispatchKey.Autograd, logaddexp)
 operators.poisson.register(DispatchKey.Autograd, poisson)
 operators.bernoulli.register(DispatchKey.Autograd, bernoulli)
 operators.bernoulli_p.register(DispatchKey.Autograd, bernoulli_p)
+operators.exponential_.register(DispatchKey.Autograd, exponential_)
+operators.exponential.register(DispatchKey.Autograd, exponential)
 operators.sum.register(DispatchKey.Autograd, sum)
 operators.sum_dim_IntList.register(DispatchKey.Autograd, sum_dim_IntList)
 operators.mean.register(DispatchKey.Autograd, mean)
@@ -40619,6 +40731,8 @@ operators.logaddexp.fast = fast_logaddexp
 operators.poisson.fast = fast_poisson
 operators.bernoulli.fast = fast_bernoulli
 operators.bernoulli_p.fast = fast_bernoulli_p
+operators.exponential_.fast = fast_exponential_
+operators.exponential.fast = fast_exponential
 operators.sum.fast = fast_sum
 operators.sum_dim_IntList.fast = fast_sum_dim_IntList
 operators.mean.fast = fast_mean

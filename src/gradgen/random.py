@@ -1,7 +1,8 @@
 """Random numbers, as torch.random and PyTorch's samplers: `Generator`, the default
 generator (`manual_seed`, `seed`, `initial_seed`, `get_rng_state`/`set_rng_state`),
 `rand`/`randn`/`randint`/`randperm`, `normal`, `bernoulli`, `multinomial` (`poisson`
-is an operator: native_functions.yaml), and the in-place samplers (`Tensor.uniform_`, `normal_`, ...).
+and `Tensor.exponential_` are operators: native_functions.yaml), and the in-place
+samplers (`Tensor.uniform_`, `normal_`, ...).
 
 The streams are numpy's PCG64, not PyTorch's Mersenne twister: one seed gives one
 stream in gradgen, but not the numbers PyTorch draws from it. Every sampler takes
@@ -534,18 +535,6 @@ def bernoulli_(
     return _write(self, rng.random(self._data.shape) < probabilities)
 
 
-def exponential_(
-    self: Tensor, lambd: builtins.float = 1.0, *, generator: Generator | None = None
-) -> Tensor:
-    _continuous(self, "Exponential", dtypes.spelling(self._data).scalar_type)
-    if not lambd > 0.0:
-        raise RuntimeError(
-            f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}"
-        )
-    rng = numpy_generator("exponential_", generator)
-    return _write(self, rng.exponential(1.0 / lambd, self._data.shape))
-
-
 def geometric_(
     self: Tensor, p: builtins.float, *, generator: Generator | None = None
 ) -> Tensor:
@@ -622,7 +611,6 @@ METHODS: dict[str, Callable[..., Any]] = {
     "uniform_": uniform_,
     "normal_": normal_,
     "bernoulli_": bernoulli_,
-    "exponential_": exponential_,
     "geometric_": geometric_,
     "log_normal_": log_normal_,
     "cauchy_": cauchy_,

@@ -491,7 +491,6 @@ class Tensor(TensorBase):
         uniform_ = _random.uniform_
         normal_ = _random.normal_
         bernoulli_ = _random.bernoulli_
-        exponential_ = _random.exponential_
         geometric_ = _random.geometric_
         log_normal_ = _random.log_normal_
         cauchy_ = _random.cauchy_

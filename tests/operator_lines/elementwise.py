@@ -630,3 +630,18 @@ LINES["bernoulli.p"] = Line(
     lambda lib, a: lib.bernoulli(a.detach(), 1.0) * a + lib.bernoulli(a.detach(), 0.0),
     ((6,),),
 )
+
+
+def _exponential(lib: Any, a: Any) -> Any:
+    """The functional exponential (torch.ops.aten's; gradgen's dispatcher entry takes
+    the generator too) with lambd = inf, whose draws are all 0 (deterministic)."""
+    if lib.__name__ == "torch":
+        return lib.ops.aten.exponential(a, float("inf"))
+    return _dispatcher(lib, "exponential")(a, float("inf"), None)
+
+
+# lambd = inf draws zeros (deterministic, as PyTorch's); the gradient is zero.
+LINES["exponential_"] = Line(
+    lambda lib, a: (a * a).exponential_(float("inf")) * a + a, ((4,),)
+)
+LINES["exponential"] = Line(lambda lib, a: _exponential(lib, a * a) * a + a, ((4,),))

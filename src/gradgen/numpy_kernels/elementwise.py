@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from typing import Any
 
@@ -21,11 +22,15 @@ from ._common import (
     _silently,
 )
 
+# The smallest positive float64 (a subnormal): what a draw of exactly 0 becomes.
+_SMALLEST_FLOAT64 = float(np.nextafter(0.0, 1.0))
+
 __all__ = [
     "logaddexp",
     "poisson",
     "bernoulli_tensor",
     "bernoulli_float",
+    "exponential",
     "to_copy",
     "int_to_float",
     "absolute",
@@ -710,3 +715,45 @@ def bernoulli_float(
     """1 with probability `p`, else 0, in self's shape and dtype."""
     check_p(p)
     return (generator.random(self.shape) < p).astype(self.dtype)
+
+
+def _float_argument(function: str, name: str, position: int, value: Any) -> float:
+    """A `float` argument as PyTorch's binding takes it: a real number or a 0-d real
+    tensor, else its TypeError."""
+    if isinstance(value, numbers.Real):
+        return float(value)
+    data = getattr(value, "_data", None)
+    if isinstance(data, np.ndarray) and data.ndim == 0 and data.dtype.kind in "biuf":
+        return float(data)
+    raise TypeError(
+        f"{function}(): argument '{name}' (position {position}) must be float, not "
+        f"{type(value).__name__}"
+    )
+
+
+def exponential(
+    self: np.ndarray,
+    lambd: Any,
+    generator: np.random.Generator,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """Exponential(lambd) draws in self's shape and dtype, into `out` when given (the
+    in-place exponential_). Drawn in float64 and never 0 there (as PyTorch's, whose
+    support is (0, inf); a float16 draw may still round to 0); lambd = inf gives 0."""
+    if self.dtype.kind != "f":
+        raise RuntimeError(
+            "Exponential distribution is a continuous probability distribution. dtype "
+            f"must be a floating point but you specified {spelling(self).scalar_type}"
+        )
+    lambd = _float_argument("exponential_", "lambd", 1, lambd)
+    if not lambd > 0.0:
+        raise RuntimeError(
+            f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}"
+        )
+    draws = np.asarray(generator.standard_exponential(self.shape))
+    np.maximum(draws, _SMALLEST_FLOAT64, out=draws)  # a 0 has probability 2**-53
+    np.divide(draws, lambd, out=draws)
+    if out is None:
+        return draws.astype(self.dtype, copy=False)
+    np.copyto(out, draws, casting="unsafe")
+    return out

@@ -7,9 +7,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-
-from gradgen.dtypes import float64
-from gradgen.factories import empty_like, full, zeros_like
+from gradgen.factories import empty_like, zeros_like
 from gradgen.generated import ops
 from gradgen.tensor import Tensor
 
@@ -215,15 +213,6 @@ def rrelu_(
     return rrelu(input, lower, upper, training, inplace=True)
 
 
-def _uniform_like(tensor: Tensor) -> Tensor:
-    """Float64 draws from U[0, 1) of tensor's shape, through a random operator (so
-    that gradgen.compile records the draw and replays a fresh one on every call):
-    rrelu_with_noise in training multiplies each entry of -1 by a slope drawn from
-    U[lower, upper)."""
-    minus_one = full(tensor.shape, -1.0, dtype=float64)
-    return -ops.rrelu_with_noise(minus_one, empty_like(minus_one), 0.0, 1.0, True)
-
-
 def gumbel_softmax(
     logits: Tensor,
     tau: float = 1,
@@ -236,9 +225,9 @@ def gumbel_softmax(
     sample's (straight-through)."""
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
-    uniform = _uniform_like(logits)
-    exponential = -((1 - uniform).log())
-    gumbels = ops._to_copy(-(exponential.log()), dtype=logits.dtype)
+    # Gumbel(0, 1) noise: -log of Exponential(1) draws (a random operator, so that
+    # gradgen.compile records the draw and makes a fresh one on every call).
+    gumbels = -(empty_like(logits).exponential_().log())
     y_soft = ((logits + gumbels) / tau).softmax(dim)
     if not hard:
         return y_soft
