@@ -77,6 +77,12 @@ _GELU_KAPPA = 0.044715
 _SELECT_MIN_SIZE = 256
 
 
+# _selected's two-sided select costs four ufunc calls (~3 us of overhead): np.where on
+# fresh data of random sign is as fast up to about this many elements (measured with
+# leaky_relu float32: 1.8 against 7.3 us at 256, 8.4 against 7.8 at 1024).
+_SELECT_BOTH_MIN_SIZE = 1024
+
+
 # The integer of a floating dtype's size, to select its bits with.
 _SAME_SIZE_INTS: dict[np.dtype[Any], np.dtype[Any]] = {
     np.dtype(np.float16): np.dtype(np.int16),
@@ -95,6 +101,38 @@ def _zeroed_where(drop: np.ndarray, values: np.ndarray) -> np.ndarray:
     bits = np.subtract(drop, 1, dtype=ints)
     np.bitwise_and(values.view(ints), bits, out=bits)
     return bits.view(values.dtype)
+
+
+def _selected(
+    condition: np.ndarray, chosen: Any, other: Any, like: np.ndarray
+) -> np.ndarray:
+    """np.where(condition, chosen, other) in like's dtype (as `_same_dtype` of it), bit
+    for bit; branchless for float16/32/64 results of the condition's shape from
+    _SELECT_BOTH_MIN_SIZE elements: chosen's bits XOR ((chosen XOR other) AND a mask that is
+    0 where the condition holds, all ones elsewhere). Each side is first cast to the
+    dtype np.where would give (a Python number rounds as there), then to like's: casts
+    are elementwise, so selecting after them picks the same bits."""
+    ints = _SAME_SIZE_INTS.get(like.dtype)
+    if ints is None or condition.size < _SELECT_BOTH_MIN_SIZE:
+        return _same_dtype(np.where(condition, chosen, other), like)
+    dtype = like.dtype
+    if (
+        getattr(chosen, "dtype", None) is dtype
+        and getattr(other, "dtype", None) is dtype
+    ):
+        first, second = chosen, other
+    else:
+        common = np.result_type(chosen, other)
+        first = np.asarray(chosen, common).astype(dtype, copy=False)
+        second = np.asarray(other, common).astype(dtype, copy=False)
+    shape = condition.shape
+    if first.shape != shape or second.shape != shape:
+        if np.broadcast_shapes(shape, first.shape, second.shape) != shape:
+            return _same_dtype(np.where(condition, chosen, other), like)
+    bits = np.subtract(condition, 1, dtype=ints)
+    np.bitwise_and(bits, np.bitwise_xor(first.view(ints), second.view(ints)), out=bits)
+    np.bitwise_xor(bits, first.view(ints), out=bits)
+    return bits.view(like.dtype)
 
 
 def relu(self: np.ndarray) -> np.ndarray:
@@ -216,10 +254,24 @@ def softmax_backward_data(
     return result.reshape(grad_output.shape).astype(grad_output.dtype, copy=False)
 
 
+# PyTorch computes float16 in float32 (its opmath type) and rounds once: elu and
+# softplus (and their backwards) do the same here, leaky_relu takes its slope as a
+# float32 (_opmath).
+_HALF = np.dtype(np.float16)
+
+
+def _opmath(scalar: Any, like: np.ndarray) -> Any:
+    """A Python scalar as PyTorch's kernels use it with like's dtype: float16 computes
+    in float32 (its opmath type) with the scalar as a float32, where numpy would round
+    the scalar to float16 first."""
+    return np.float32(scalar) if like.dtype == np.float16 else scalar
+
+
 def leaky_relu(self: np.ndarray, negative_slope: Any) -> np.ndarray:
     """x where x > 0, else x * negative_slope (NaN stays NaN)."""
     _check_floating("leaky_relu_cpu", self)
-    return _same_dtype(np.where(self > 0, self, self * negative_slope), self)
+    slope = _opmath(negative_slope, self)
+    return _selected(self > 0, self, self * slope, self)
 
 
 _LEAKY_RELU_INPLACE_NEGATIVE_SLOPE = (
@@ -240,16 +292,31 @@ def leaky_relu_backward(
     if self_is_result and negative_slope < 0:
         raise RuntimeError(_LEAKY_RELU_INPLACE_NEGATIVE_SLOPE)
     _check_floating("leaky_relu_backward_cpu", self)
-    return _same_dtype(
-        np.where(self > 0, grad_output, grad_output * negative_slope), grad_output
-    )
+    slope = _opmath(negative_slope, grad_output)
+    return _selected(self > 0, grad_output, grad_output * slope, grad_output)
 
 
 def elu(self: np.ndarray, alpha: Any, scale: Any, input_scale: Any) -> np.ndarray:
     """scale * x for x > 0, else scale * alpha * (exp(input_scale * x) - 1)."""
     _check_floating("elu_cpu", self)
-    negative = np.expm1(np.minimum(self, 0) * input_scale) * (alpha * scale)
-    return _same_dtype(np.where(self <= 0, negative, self * scale), self)
+    if self.dtype == _HALF:
+        return elu(self.astype(np.float32), alpha, scale, input_scale).astype(_HALF)
+    # min(x, 0) keeps exp from overflowing where x > 0 (not selected there); copysign
+    # gives x = -0.0 back its sign, so elu(-0.0) is -0.0 as PyTorch's.
+    below = np.copysign(np.minimum(self, 0), self)
+    scale, input_scale, coefficient = _elu_coefficients(self, alpha, scale, input_scale)
+    negative = np.expm1(below * input_scale) * coefficient
+    return _selected(self <= 0, negative, self * scale, self)
+
+
+def _elu_coefficients(
+    like: np.ndarray, alpha: Any, scale: Any, input_scale: Any
+) -> tuple[Any, Any, Any]:
+    """(scale, input_scale, alpha * scale) as PyTorch's kernels compute them: each in
+    the computation's type first (float32 for a float32 array), the product there."""
+    if like.dtype == np.float32:
+        alpha, scale, input_scale = (np.float32(v) for v in (alpha, scale, input_scale))
+    return scale, input_scale, alpha * scale
 
 
 _ELU_INPLACE_NEGATIVE_SLOPE = (
@@ -273,21 +340,33 @@ def elu_backward(
         raise RuntimeError(_ELU_INPLACE_NEGATIVE_SLOPE)
     _check_floating("elu_backward_cpu", self_or_result)
     x = self_or_result
-    negative_coefficient = alpha * scale
-    if is_result:
-        negative = grad_output * input_scale * (x + negative_coefficient)
-    else:
-        negative = (
-            grad_output
-            * (input_scale * negative_coefficient)
-            * np.exp(np.minimum(x, 0) * input_scale)
+    if x.dtype == _HALF and grad_output.dtype == _HALF:
+        single = grad_output.astype(np.float32)
+        result = elu_backward(
+            single, alpha, scale, input_scale, is_result, x.astype(np.float32)
         )
-    return _same_dtype(np.where(x <= 0, negative, grad_output * scale), grad_output)
+        return result.astype(_HALF)
+    scale, input_scale, coefficient = _elu_coefficients(x, alpha, scale, input_scale)
+    if is_result:
+        negative = grad_output * input_scale * (x + coefficient)
+    else:
+        exponential = np.exp(np.minimum(x, 0) * input_scale)
+        negative = grad_output * input_scale * coefficient * exponential
+    # x <= 0 as PyTorch's scalar loop: a NaN x lets grad_output * scale through (its
+    # vectorised loop tests x > 0 and gives NaN there: the answer depends on position).
+    return _selected(x <= 0, negative, grad_output * scale, grad_output)
+
+
+# softplus keeps np.where: beta * x > threshold (20) is rare in practice, so its branch
+# is predicted well and np.where beats the bit select (bench/select_activations.py:
+# 0.7x at 1e6 float64, even at float32).
 
 
 def softplus(self: np.ndarray, beta: Any, threshold: Any) -> np.ndarray:
     """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold."""
     _check_floating("softplus_cpu", self)
+    if self.dtype == _HALF:
+        return softplus(self.astype(np.float32), beta, threshold).astype(_HALF)
     scaled = self * beta
     smooth = np.log1p(np.exp(np.minimum(scaled, threshold))) / beta
     return _same_dtype(np.where(scaled > threshold, self, smooth), self)
@@ -298,6 +377,10 @@ def softplus_backward(
 ) -> np.ndarray:
     """grad_output * sigmoid(beta * x), and grad_output where beta * x > threshold."""
     _check_floating("softplus_backward_cpu", self)
+    if self.dtype == _HALF and grad_output.dtype == _HALF:
+        single = grad_output.astype(np.float32)
+        result = softplus_backward(single, self.astype(np.float32), beta, threshold)
+        return result.astype(_HALF)
     scaled = self * beta
     z = np.exp(np.minimum(scaled, threshold))
     return _same_dtype(
@@ -536,26 +619,24 @@ def rrelu_with_noise_backward(
 
 
 def prelu_kernel(self: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """x where x >= 0, else weight * x (weight broadcast against x)."""
+    """x where x > 0, else weight * x (weight broadcast against x): PyTorch's
+    comparison, so -0.0, 0.0 and NaN take weight * x (0.0 * -0.25 is -0.0)."""
     _check_floating("prelu_cpu", self)
-    return _same_dtype(np.where(self >= 0, self, weight * self), self)
+    return _selected(self > 0, self, weight * self, self)
 
 
 def prelu_kernel_backward(
     grad_output: np.ndarray, self: np.ndarray, weight: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(grad_output where x >= 0 else grad_output * weight, 0 where x >= 0 else
+    """(grad_output where x > 0 else grad_output * weight, 0 where x > 0 else
     grad_output * x), both of the broadcast shape (the engine sums a gradient down to
-    its input's shape, as PyTorch's)."""
+    its input's shape, as PyTorch's; its comparison too, as prelu_kernel's)."""
     _check_floating("prelu_backward_cpu", self)
-    negative = self < 0
-    grad_self = np.where(negative, grad_output * weight, grad_output)
-    grad_weight = np.where(negative, grad_output * self, 0)
     shape = np.broadcast_shapes(self.shape, weight.shape, grad_output.shape)
-    return (
-        _same_dtype(np.broadcast_to(grad_self, shape), grad_output),
-        _same_dtype(np.broadcast_to(grad_weight, shape), grad_output),
-    )
+    positive = np.broadcast_to(self > 0, shape)
+    grad_self = _selected(positive, grad_output, grad_output * weight, grad_output)
+    grad_weight = _selected(positive, 0, grad_output * self, grad_output)
+    return grad_self, grad_weight
 
 
 def native_dropout(
