@@ -778,6 +778,8 @@ LOOPED: dict[str, str] = {
             "poisson",
             "native_dropout",
             "rrelu_with_noise",
+            "exponential",
+            "exponential_",
         )
     },
     "_pdist_forward": "the kernel takes one (N, M) matrix; a rule through cdist "
