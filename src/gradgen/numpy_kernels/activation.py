@@ -108,10 +108,10 @@ def _selected(
 ) -> np.ndarray:
     """np.where(condition, chosen, other) in like's dtype (as `_same_dtype` of it), bit
     for bit; branchless for float16/32/64 results of the condition's shape from
-    _SELECT_BOTH_MIN_SIZE elements: chosen's bits XOR ((chosen XOR other) AND a mask that is
-    0 where the condition holds, all ones elsewhere). Each side is first cast to the
-    dtype np.where would give (a Python number rounds as there), then to like's: casts
-    are elementwise, so selecting after them picks the same bits."""
+    _SELECT_BOTH_MIN_SIZE elements: chosen's bits XOR ((chosen XOR other) AND a mask
+    that is 0 where the condition holds, all ones elsewhere). Each side is first cast
+    to the dtype np.where would give (a Python number rounds as there), then to like's:
+    casts are elementwise, so selecting after them picks the same bits."""
     ints = _SAME_SIZE_INTS.get(like.dtype)
     if ints is None or condition.size < _SELECT_BOTH_MIN_SIZE:
         return _same_dtype(np.where(condition, chosen, other), like)
