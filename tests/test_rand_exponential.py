@@ -156,20 +156,18 @@ def test_accepted_lambd_types_as_pytorch() -> None:
 
 
 def test_gradient_through_the_draw_is_zero_as_pytorch() -> None:
-    def run(lib: Any) -> tuple[str, Any, Any]:
+    def run(lib: Any) -> tuple[str, bool, list[int]]:
         x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
         y = x * 2
         y.exponential_()
         name = type(y.grad_fn).__name__
         (y * x).sum().backward()  # d/dx of y * x with y a draw: y
         assert x.grad is not None
-        return name, x.grad.numpy(), y.detach().numpy()
+        grad, drawn = x.grad.numpy(), y.detach().numpy()
+        return name, bool((grad == drawn).all()), list(grad.shape)
 
-    name, grad, drawn = run(gradgen)
-    their_name, their_grad, _ = oracle("grad", run)
-    assert name == their_name == "ExponentialBackward0"
-    np.testing.assert_array_equal(grad, drawn)
-    assert their_grad.shape == grad.shape
+    ours = run(gradgen)
+    assert ours == oracle("grad", run) == ("ExponentialBackward0", True, [3])
 
 
 def test_forward_gradient_of_the_draw_is_zero() -> None:
