@@ -25,7 +25,7 @@ from typing import Any
 from ..autograd._transform_slots import slots as _slots
 from ..generated import ops
 from ..tensor import Tensor
-from . import batching
+from . import batching, batching_composites
 from .randomness import Randomness as _Randomness
 from .batching_rules import RULES
 from .pytree import (
@@ -333,6 +333,7 @@ def _per_example(
 
 
 batching.install(RULES)
+batching_composites.install()
 _slots.vmap = vmap  # autograd.grad(is_grads_batched=True) runs backward under it
 
 __all__ = ["vmap"]
