@@ -43,7 +43,6 @@ from ..graph import (
     _open_hooks,
     unpack_saved,
 )
-from ..helpers import arrays
 from ..numpy_kernels.activation import softmax as _softmax_kernel
 from ..numpy_kernels.reduction import reduce_sum
 from ..tensor import Tensor
@@ -122,22 +121,27 @@ class PerExampleCrossEntropyBackward(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         grad = grads[0]
-        if grad is None or grad.__class__ is not np.ndarray:
+        log_probabilities = self.log_probabilities
+        if (
+            grad is None
+            or grad.__class__ is not np.ndarray
+            or log_probabilities is None
+            or grad.dtype is not log_probabilities.dtype
+        ):
             return None
         target = unpack_saved(self.target_, self)._data
         unpack_saved(self.x_, self)  # the in-place check
-        log_probabilities = self.log_probabilities
-        if log_probabilities is None:
-            return None
-        dtype = target.dtype
-        if self.scale is not None:
-            grad = arrays.mul_tensor_backward(grad, self.scale, dtype)
-        grad = arrays.neg(grad)
-        grad = arrays.sum_backward(grad, self.sizes, self._summed_dims(), False)
-        grad = arrays.mul_tensor_backward(grad, target, dtype)
-        return [
-            arrays._log_softmax_backward_data(grad, log_probabilities, self.dim, dtype)
-        ]
+        # The array formulas of mul, neg, sum, mul and log_softmax in turn
+        # (helpers.arrays: grad * scale, negative, a broadcast view, grad * target,
+        # _log_softmax_backward_data), without their generic steps.
+        # Without numpy's warnings (inf - inf), as the kernels run.
+        with np.errstate(all="ignore"):
+            if self.scale is not None:
+                grad = grad * self.scale
+            grad = np.negative(grad)
+            grad = grad.reshape(grad.shape + (1,) * (target.ndim - 1)) * target
+            exps = np.exp(log_probabilities)
+            return [grad - exps * np.add.reduce(grad, axis=self.dim, keepdims=True)]
 
 
 def _plain_call() -> bool:
