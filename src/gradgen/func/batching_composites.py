@@ -57,6 +57,7 @@ def batched_linear(input: Tensor, weight: Tensor, bias: Tensor) -> Any:
         input.__class__ is not BatchedTensor
         or weight.__class__ is not BatchedTensor
         or bias.__class__ is not BatchedTensor
+        or (_open_hooks[0] and SAVED_TENSORS_HOOKS.stack)  # must see t()'s result
     ):
         return NotImplemented
     level = input._level
@@ -72,7 +73,8 @@ class PerExampleCrossEntropyBackward(Node):
     ``-sum(target * log_softmax(x))``, times `scale` for the mean (None: the sum).
     The array form reads the log-probabilities kept from the forward; the tensor
     form (a graph of the backward) recomputes them from `x`, so that their path to
-    `x` is differentiated too."""
+    `x` is differentiated too (and raises PyTorch's in-place error if `x` changed
+    in place since, where the operators' nodes would have used the saved values)."""
 
     __slots__ = ("x_", "target_", "log_probabilities", "dim", "scale", "sizes")
     _has_array_form = True
@@ -107,7 +109,7 @@ class PerExampleCrossEntropyBackward(Node):
             return [None]
         x, target = unpack_saved(self.x_, self), unpack_saved(self.target_, self)
         if self.scale is not None:  # mul's backward
-            grad = HANDLES["mul.Tensor"].call(grad, self.scale)
+            grad = HANDLES["mul.Scalar"].call(grad, self.scale)
         grad = HANDLES["neg"].call(grad)
         for dim in self._summed_dims():  # sum's backward
             grad = HANDLES["unsqueeze"].call(grad, dim)
@@ -129,8 +131,10 @@ class PerExampleCrossEntropyBackward(Node):
             or grad.dtype is not log_probabilities.dtype
         ):
             return None
+        # (`x` is not read: as the operators' nodes, which save the
+        # log-probabilities and not the logits, a later in-place change of the
+        # logits does not matter here.)
         target = unpack_saved(self.target_, self)._data
-        unpack_saved(self.x_, self)  # the in-place check
         # The array formulas of mul, neg, sum, mul and log_softmax in turn
         # (helpers.arrays: grad * scale, negative, a broadcast view, grad * target,
         # _log_softmax_backward_data), without their generic steps.
