@@ -307,3 +307,15 @@ def test_outer_products_keep_non_finite_values_to_their_example() -> None:
     right = RNG.standard_normal((4, 1, 30))
     right[1, 0, 3], left[2, 4, 0] = np.inf, np.nan
     np.testing.assert_array_equal(bmm(left, right), left * right)
+
+
+@pytest.mark.filterwarnings("error")
+def test_non_finite_logits_give_the_general_path_bits_without_warnings() -> None:
+    w, b, x, t = _problem("float64", 1)
+    x[1, 0, 0], x[2, 0, 1] = np.inf, np.nan
+    arrays = [_t(a) for a in (w, b, x, t)]
+    fast = _per_example("mean")(*arrays)
+    with _general_path():
+        general = _per_example("mean")(*arrays)
+    for got, expected in zip(fast, general):
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())

@@ -43,7 +43,6 @@ from ..graph import (
     _open_hooks,
     unpack_saved,
 )
-from ..numpy_kernels.activation import softmax as _softmax_kernel
 from ..numpy_kernels.reduction import reduce_sum
 from ..tensor import Tensor
 from ..variable_type_utils import next_edge, set_history
@@ -209,7 +208,12 @@ def _record(
     x_data, target_data = x._data, target._data
     rank = x_data.ndim  # the examples' rank + 1
     dim = 1 if rank == 2 else 2  # the class dimension (0 for a 1-d example, else 1)
-    log_probabilities = _softmax_kernel(x_data, dim, False, True)
+    # _log_softmax's kernel (numpy_kernels.activation.softmax), its reductions
+    # without np.max's and np.sum's Python wrappers.
+    with np.errstate(all="ignore"):
+        shifted = x_data - np.maximum.reduce(x_data, axis=dim, keepdims=True)
+        sums = np.add.reduce(np.exp(shifted), axis=dim, keepdims=True)
+        log_probabilities = shifted - np.log(sums)
     terms = log_probabilities * target_data
     total = np.negative(reduce_sum(terms, list(range(1, rank)), False, None))
     scale = None
