@@ -251,9 +251,9 @@ def _vjp(
         return [_zeros(x) for x in inputs]
     levels = open_levels()
     if len(pairs) == 1 and pairs[0][1] is None and len(levels) == 1:
-        found = _vjp_of_batch(pairs[0][0], inputs, levels[0], create_graph)
-        if found is not None:
-            return found
+        batch = _vjp_of_batch(pairs[0][0], inputs, levels[0], create_graph)
+        if batch is not None:
+            return batch
     if levels and not any(isinstance(x, BatchedTensor) for x in inputs):
         # A batch of cotangents through a graph made outside vmap (jacrev's rows): the
         # backward formulas run on the batched cotangents, by the batching rules.
@@ -303,12 +303,14 @@ def _vjp_of_batch(
     of its scalar output): the output and every input batched at `level` over plain
     tensors. The steps of the general case without its walks over the levels; None
     when the call is not that case."""
-    value = output._value if output.__class__ is BatchedTensor else None
-    if value is None or output._level != level or value.__class__ is not Tensor:
+    if not isinstance(output, BatchedTensor):
+        return None
+    value = output._value
+    if output._level != level or value.__class__ is not Tensor:
         return None
     values = []
     for x in inputs:
-        if x.__class__ is not BatchedTensor or x._level != level:
+        if not isinstance(x, BatchedTensor) or x._level != level:
             return None
         inner = x._value
         if inner.__class__ is not Tensor:
