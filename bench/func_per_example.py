@@ -15,7 +15,7 @@ time (on a shared machine a run of a few ms is often preempted; its CPU time is 
   transform can beat), and its per-example weight-gradient writes alone (the
   256 x 25856 values every per-example method must write; both write them as
   gradgen's bmm does, by BLAS over a contraction of 2, two examples per product,
-  numpy's fastest way; the batch must be even);
+  numpy's fastest way (an odd batch: one per product, padded by zeros));
 - torch.func's vmap(grad) and torch's batched backward, when torch is installed:
   torch is imported and its rows timed after the others (in rounds of their own),
   as merely importing torch makes numpy's large writes in this process 5-10% slower
@@ -130,6 +130,12 @@ def _outer_products(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     ~10% longer, einsum ("bi,bj->bij") about twice as long, as it zeroes its
     output first."""
     batch, n = left.shape
+    if batch % 2:  # one example per product, the contraction padded by zeros
+        columns = np.zeros((batch, n, 2), left.dtype)
+        columns[:, :, 0] = left
+        rows = np.zeros((batch, 2, right.shape[1]), right.dtype)
+        rows[:, 0, :] = right
+        return np.matmul(columns, rows)
     pairs = np.zeros((batch // 2, 2, n, 2), left.dtype)
     step = pairs.strides
     diagonal = np.ndarray(
