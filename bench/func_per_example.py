@@ -14,8 +14,13 @@ time (on a shared machine a run of a few ms is often preempted; its CPU time is 
 - numpy by hand: the same per-example gradients written directly in numpy (what no
   transform can beat), and its per-example weight-gradient writes alone (the
   256 x 25856 values every per-example method must write; both write them as
-  gradgen's bmm does, by BLAS over a contraction padded to 2, numpy's fastest way);
-- torch.func's vmap(grad) and torch's batched backward, when torch is installed.
+  gradgen's bmm does, by BLAS over a contraction of 2, two examples per product,
+  numpy's fastest way (an odd batch: one per product, padded by zeros));
+- torch.func's vmap(grad) and torch's batched backward, when torch is installed:
+  torch is imported and its rows timed after the others (in rounds of their own),
+  as merely importing torch makes numpy's large writes in this process 5-10% slower
+  (the per-example rows, not the batched backward): the gradgen and numpy rows are
+  timed without it.
 
 gradgen's vmap by its per-example loop (what the batched run must equal) is checked
 against the batched run once, and timed on a few rounds (`--loop-repeat`).
@@ -118,15 +123,29 @@ def _gradgen_rows(
 
 def _outer_products(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """(b, n, m): each example's outer product of a row of `left` and one of `right`,
-    numpy's fastest way (the one gradgen's bmm takes): BLAS's product over a
-    contraction padded from 1 to 2 by zeros (exactly the products); einsum
-    ("bi,bj->bij") takes about twice as long, as it zeroes its output first."""
-    batch = len(left)
-    columns = np.zeros((batch, left.shape[1], 2), left.dtype)
-    columns[:, :, 0] = left
-    rows = np.zeros((batch, 2, right.shape[1]), right.dtype)
-    rows[:, 0, :] = right
-    return np.matmul(columns, rows)
+    numpy's fastest way (the one gradgen's bmm takes): BLAS products over a
+    contraction of length 2, two examples per product, ``[[l0, 0], [0, l1]] @ [r0;
+    r1]`` (each element its one product plus 0 times the other example's finite
+    value: exactly the product). One example per product padded by zeros takes
+    ~10% longer, einsum ("bi,bj->bij") about twice as long, as it zeroes its
+    output first."""
+    batch, n = left.shape
+    if batch % 2:  # one example per product, the contraction padded by zeros
+        columns = np.zeros((batch, n, 2), left.dtype)
+        columns[:, :, 0] = left
+        rows = np.zeros((batch, 2, right.shape[1]), right.dtype)
+        rows[:, 0, :] = right
+        return np.matmul(columns, rows)
+    pairs = np.zeros((batch // 2, 2, n, 2), left.dtype)
+    step = pairs.strides
+    diagonal = np.ndarray(
+        (batch // 2, 2, n), left.dtype, pairs, 0, (step[0], step[1] + step[3], step[2])
+    )
+    diagonal[...] = left.reshape(batch // 2, 2, n)
+    product = np.matmul(
+        pairs.reshape(batch // 2, 2 * n, 2), right.reshape(batch // 2, 2, -1)
+    )
+    return product.reshape(batch, n, right.shape[1])
 
 
 def _by_hand(
@@ -215,8 +234,8 @@ def main() -> None:
     ]
     rows, loop, params = _gradgen_rows(data, labels, options.dtype)
     rows += _numpy_rows(params, data, labels)
-    rows += _torch_rows(data, labels, options.dtype)
     results = _best(rows, options.repeat)
+    results += _best(_torch_rows(data, labels, options.dtype), options.repeat)
     results += _best(
         [("gradgen vmap by per-example loop", loop)], options.loop_repeat, block=1
     )

@@ -7,6 +7,7 @@ import numpy as np
 from ..numpy_kernels import broadcast_shape_error
 from ..tensor import Tensor
 from ..generated import ops  # functions read at call time (the generated tie)
+from ._common import BATCHED
 from .shape import reshape as _reshape
 
 __all__ = ["outer", "ger", "matmul", "linear"]
@@ -142,6 +143,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"{input_dim}D and {weight_dim}D"
         )
     if input_dim == 2 and bias is not None:
+        if input.__class__ is not Tensor and BATCHED.linear is not None:
+            result = BATCHED.linear(input, weight, bias)  # inside vmap
+            if result is not NotImplemented:
+                return result  # type: ignore[no-any-return]
         return ops.addmm(bias, input, weight.t())
     if (
         bias is not None

@@ -7,6 +7,7 @@ import numpy as np
 from ..dtypes import Reduction, spelling
 from ..tensor import Tensor
 from ..generated import ops  # functions read at call time (the generated tie)
+from ._common import BATCHED
 from .shape import reshape as _reshape
 
 __all__ = [
@@ -93,6 +94,12 @@ def cross_entropy_loss(
     """log_softmax over the class dimension, then nll_loss_nd; or, for a target of
     class probabilities (the input's shape), -sum(target * log_softmax(input))
     (PyTorch's cross_entropy_loss, with its label smoothing)."""
+    if self.__class__ is not Tensor and BATCHED.cross_entropy_loss is not None:
+        result = BATCHED.cross_entropy_loss(  # inside vmap
+            self, target, weight, reduction, ignore_index, label_smoothing
+        )
+        if result is not NotImplemented:
+            return result  # type: ignore[no-any-return]
     if tuple(self.shape) == tuple(target.shape):
         if not target.is_floating_point():
             raise RuntimeError(

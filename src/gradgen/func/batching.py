@@ -64,7 +64,7 @@ class BatchedTensor(Tensor):
     __slots__ = ("_value", "_level")
 
     def __init__(self, value: Tensor, level: int) -> None:
-        super().__init__(value._data[0, ...])
+        Tensor.__init__(self, value._data[0, ...])
         self._value = value
         self._level = level
 

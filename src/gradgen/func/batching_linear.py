@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import dispatch
-from ..dispatch import AFTER_AUTOGRAD_KEYSET, forward_ad_levels, redispatch
+from ..dispatch import forward_ad_levels
 from ..graph import NO_EDGE, RELEASED, Node, Saved, SavedVariable, unpack_saved
 from ..grad_mode import _state as _grad_mode_state
 from ..numpy_kernels.linalg import bmm as _bmm_kernel
@@ -30,16 +30,19 @@ from .batching import HANDLES
 class PerExampleLinearBackward(Node):
     """Backward of ``bias[:, None] + x @ wt`` over a batch: bias (b, out), x (b, n,
     in), wt (b, in, out); with `peeled`, its third edge is the input of wt's
-    transpose (b, out, in), which gets ``g^T @ x`` in that layout."""
+    transpose (b, out, in), which gets ``g^T @ x`` in that layout. With `rows` the
+    saved `wt_` is that input itself, the weight (b, out, in), whose edge the third
+    is (nn.Linear's weight given to linear directly: no transpose was recorded)."""
 
-    __slots__ = ("x_", "wt_", "peeled")
+    __slots__ = ("x_", "wt_", "peeled", "rows")
     _has_array_form = True
 
-    def __init__(self, x: Saved, wt: Saved, peeled: bool) -> None:
+    def __init__(self, x: Saved, wt: Saved, peeled: bool, rows: bool = False) -> None:
         Node.__init__(self)
         self.x_: Saved = x
         self.wt_: Saved = wt
-        self.peeled = peeled
+        self.peeled = peeled or rows
+        self.rows = rows
 
     def release_variables(self) -> None:
         self.x_ = self.wt_ = RELEASED
@@ -55,7 +58,7 @@ class PerExampleLinearBackward(Node):
         if need[0]:
             results[0] = HANDLES["sum.dim_IntList"].call(grad, [1], False, None)
         if need[1]:
-            results[1] = bmm.call(grad, transpose.call(wt, 1, 2))
+            results[1] = bmm.call(grad, wt if self.rows else transpose.call(wt, 1, 2))
         if need[2]:
             if self.peeled:
                 results[2] = bmm.call(transpose.call(grad, 1, 2), x)
@@ -74,7 +77,7 @@ class PerExampleLinearBackward(Node):
         if need[0]:
             results[0] = grad.sum(1)
         if need[1]:
-            results[1] = _bmm_kernel(grad, wt.transpose(0, 2, 1))
+            results[1] = _bmm_kernel(grad, wt if self.rows else wt.transpose(0, 2, 1))
         if need[2]:
             # The outer products of a one-row example come back transposed from the
             # kernel's memory order: asked for the transpose, their layout is final.
@@ -103,10 +106,13 @@ def _peel(edge: tuple[Any, int], wt: Tensor) -> tuple[tuple[Any, int], bool]:
     return edge, False
 
 
-def linear_node(bias: Tensor, x: Tensor, wt: Tensor) -> Tensor | None:
+def linear_node(
+    bias: Tensor, x: Tensor, wt: Tensor, rows: bool = False
+) -> Tensor | None:
     """``bias[:, None] + x @ wt`` on plain batched values (bias (b, out), x (b, n, in),
-    wt (b, in, out), one dtype) recorded as one PerExampleLinearBackward; None when
-    the call is not that (the caller runs the generic rules)."""
+    wt (b, in, out), one dtype) recorded as one PerExampleLinearBackward; with `rows`
+    `wt` is the weight itself (b, out, in) and the product takes its transpose. None
+    when the call is not that (the caller runs the generic rules)."""
     if (
         not _grad_mode_state.enabled
         or forward_ad_levels.count
@@ -117,6 +123,8 @@ def linear_node(bias: Tensor, x: Tensor, wt: Tensor) -> Tensor | None:
     ):
         return None
     bias_data, x_data, wt_data = bias._data, x._data, wt._data
+    if rows and wt_data.ndim == 3:
+        wt_data = wt_data.transpose(0, 2, 1)
     dtype = x_data.dtype
     if (
         x_data.ndim != 3
@@ -133,18 +141,14 @@ def linear_node(bias: Tensor, x: Tensor, wt: Tensor) -> Tensor | None:
     edges = next_edges(bias, x, wt)
     if edges is None:
         return None
-    weight_edge, peeled = (
-        _peel(edges[2], wt)
-        if edges[2] is not NO_EDGE
-        else (
-            NO_EDGE,
-            False,
-        )
-    )
-    result: Tensor = redispatch(HANDLES["bmm"], AFTER_AUTOGRAD_KEYSET, x, wt)
+    weight_edge, peeled = edges[2], False
+    if not rows and weight_edge is not NO_EDGE:
+        weight_edge, peeled = _peel(weight_edge, wt)
+    # bmm's kernel, as the Batched key's call below Autograd would run it.
+    result = Tensor(_bmm_kernel(x_data, wt_data))
     result._data += bias_data[:, None, :]
     node = PerExampleLinearBackward(
-        SavedVariable.input(x), SavedVariable.input(wt), peeled
+        SavedVariable.input(x), SavedVariable.input(wt), peeled, rows
     )
     node.set_next_edges((edges[0], edges[1], weight_edge))
     set_history(result, node)

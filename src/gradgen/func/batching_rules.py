@@ -217,6 +217,20 @@ def _t(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     return wrap(call_plain(HANDLES["transpose.int"], self._value, 1, 2), level)
 
 
+def _unsqueeze(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """The `dims` rule's case of a batched tensor and an int dim, directly."""
+    self = args[0]
+    if (
+        self.__class__ is not BatchedTensor
+        or self._level != level
+        or len(args) != 2
+        or args[1].__class__ is not int
+    ):
+        return dims(handle, level, args, extra_rank=1)
+    dim = wrap_dim(args[1], self.dim() + 1) + 1
+    return BatchedTensor(call_plain(handle, self._value, dim), level)
+
+
 def _squeeze(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     self = args[0]
     shape = [batch_size(level)] + [s for s in self.shape if s != 1]
@@ -668,7 +682,7 @@ CUSTOM: dict[str, Rule] = {
     "t": _t,
     "squeeze": _squeeze,
     "repeat": _repeat,
-    "unsqueeze": functools.partial(dims, extra_rank=1),
+    "unsqueeze": _unsqueeze,
     "roll": _roll,
     "argmax": _arg_reduction,
     "argmin": _arg_reduction,

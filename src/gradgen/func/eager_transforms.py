@@ -112,7 +112,7 @@ def _differentiable(x: Any, levels: list[int] | None = None) -> Tensor:
     if levels is None:
         levels = open_levels()
     if len(levels) == 1 and x.__class__ is Tensor and _plain(x):
-        return rewrap(_repeated_alias(x, batch_size(levels[0])), levels)
+        return BatchedTensor(_repeated_alias(x, batch_size(levels[0])), levels[0])
     value = physical(batch_at(x, levels))
     if value.requires_grad:
         alias = value.view_as(value)
@@ -250,6 +250,10 @@ def _vjp(
     if not pairs:
         return [_zeros(x) for x in inputs]
     levels = open_levels()
+    if len(pairs) == 1 and pairs[0][1] is None and len(levels) == 1:
+        batch = _vjp_of_batch(pairs[0][0], inputs, levels[0], create_graph)
+        if batch is not None:
+            return batch
     if levels and not any(isinstance(x, BatchedTensor) for x in inputs):
         # A batch of cotangents through a graph made outside vmap (jacrev's rows): the
         # backward formulas run on the batched cotangents, by the batching rules.
@@ -289,6 +293,44 @@ def _vjp(
             enter_batched()
     return [
         _zeros(x) if g is None else rewrap(g, levels) for x, g in zip(inputs, grads)
+    ]
+
+
+def _vjp_of_batch(
+    output: Tensor, inputs: Sequence[Tensor], level: int, create_graph: bool
+) -> list[Tensor] | None:
+    """`_vjp`'s common case inside one vmap level (grad's: every example's gradient
+    of its scalar output): the output and every input batched at `level` over plain
+    tensors. The steps of the general case without its walks over the levels; None
+    when the call is not that case."""
+    if not isinstance(output, BatchedTensor):
+        return None
+    value = output._value
+    if output._level != level or value.__class__ is not Tensor:
+        return None
+    values = []
+    for x in inputs:
+        if not isinstance(x, BatchedTensor) or x._level != level:
+            return None
+        inner = x._value
+        if inner.__class__ is not Tensor:
+            return None
+        values.append(inner)
+    exit_batched()
+    try:
+        grads = autograd.grad(
+            [value],
+            values,
+            grad_outputs=[Tensor(np.ones_like(value._data))],
+            retain_graph=True,
+            create_graph=create_graph,
+            allow_unused=True,
+        )
+    finally:
+        enter_batched()
+    return [
+        _zeros(x) if g is None else BatchedTensor(g, level)
+        for x, g in zip(inputs, grads)
     ]
 
 
@@ -357,7 +399,7 @@ def _grad_and_value(
         output = None
     value = (output, aux) if has_aux else output
     # Without `keep` the gradients were computed without a graph: nothing to cut.
-    return grads, value if keep else _detach(value)
+    return grads, value if keep or value is None else _detach(value)
 
 
 def grad(

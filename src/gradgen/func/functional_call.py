@@ -44,13 +44,14 @@ def _merge_dicts(dicts: Any) -> dict[str, Tensor]:
     return {key: value for d in dicts for key, value in d.items()}
 
 
-Slots = dict[str, tuple[Module, dict[str, Any]]]
+Slots = dict[str, tuple[Module, dict[str, Any], str]]
 
 
 def _slots(module: Module) -> Slots:
     """Every parameter and buffer (None ones left out) by dotted name, a shared one
-    under each of its names: the module that holds it and the registry it is in
-    (what named_parameters and named_buffers with remove_duplicate=False walk)."""
+    under each of its names: the module that holds it, the registry it is in and its
+    name there (what named_parameters and named_buffers with remove_duplicate=False
+    walk)."""
     found: Slots = {}
     _collect(module, "", found)
     return found
@@ -60,7 +61,7 @@ def _collect(module: Module, prefix: str, found: Slots) -> None:
     for registry in (module._parameters, module._buffers):
         for name, member in registry.items():
             if member is not None:
-                found.setdefault(prefix + name, (module, registry))
+                found.setdefault(prefix + name, (module, registry, name))
     for name, child in module._modules.items():
         if child is not None:
             _collect(child, f"{prefix}{name}.", found)
@@ -69,8 +70,8 @@ def _collect(module: Module, prefix: str, found: Slots) -> None:
 def _tied_names(slots: Slots) -> dict[str, set[str]]:
     """name -> every name of the same tensor, for the tensors with more than one name."""
     names: dict[int, set[str]] = {}
-    for name, (_, registry) in slots.items():
-        member = registry[name.rpartition(".")[2]]
+    for name, (_, registry, leaf) in slots.items():
+        member = registry[leaf]
         names.setdefault(id(member), set()).add(name)
     return {name: group for group in names.values() if len(group) > 1 for name in group}
 
@@ -78,6 +79,8 @@ def _tied_names(slots: Slots) -> dict[str, set[str]]:
 def _untie(slots: Slots, tensors: dict[str, Tensor]) -> dict[str, Tensor]:
     """Give every name of a tied tensor the value given for one of them."""
     tied = _tied_names(slots)
+    if not tied:
+        return tensors
     given = [name for name in tensors if name in tied]
     untied = dict(tensors)
     for name in given:
@@ -124,13 +127,14 @@ def _check_plain_attribute(owner: Module, leaf: str) -> None:
 
 def _swap(module: Module, slots: Slots, name: str, value: Any) -> Any:
     """Put `value` (or remove it, for _MISSING) at dotted `name`; returns the old one."""
-    path, _, leaf = name.rpartition(".")
-    if name in slots:
-        owner, registry = slots[name]
+    found = slots.get(name)
+    if found is not None:
+        owner, registry, leaf = found
         if leaf in registry:
             old = registry[leaf]
             registry[leaf] = value
             return old
+    path, _, leaf = name.rpartition(".")
     owner = module.get_submodule(path) if path else module
     for registry in (owner._parameters, owner._buffers):
         if leaf in registry:

@@ -25,7 +25,7 @@ from typing import Any
 from ..autograd._transform_slots import slots as _slots
 from ..generated import ops
 from ..tensor import Tensor
-from . import batching
+from . import batching, batching_composites
 from .randomness import Randomness as _Randomness
 from .batching_rules import RULES
 from .pytree import (
@@ -187,16 +187,18 @@ def _batched(
         ]
         output = func(*tree_unflatten(inputs, spec), **kwargs)
         flat, out_spec = tree_flatten(output)
-        batched = [batching.is_batched(o, level) for o in flat]
-        values = [
-            (
-                o
-                if not isinstance(o, Tensor) or is_batched
-                else batching.BatchedTensor(batching.broadcast_value(o, level), level)
-            )
-            for o, is_batched in zip(flat, batched)
-        ]
-        values = [batching.unwrap(v, level) for v in values]
+        batched: list[bool] = []
+        values: list[Any] = []
+        for o in flat:
+            if o.__class__ is batching.BatchedTensor and o._level == level:
+                batched.append(True)  # the common case, by the exact class
+                values.append(o._value)
+                continue
+            is_batched = batching.is_batched(o, level)
+            batched.append(is_batched)
+            if isinstance(o, Tensor) and not is_batched:
+                o = batching.BatchedTensor(batching.broadcast_value(o, level), level)
+            values.append(batching.unwrap(o, level))
     return values, batched, out_spec
 
 
@@ -310,6 +312,8 @@ def vmap(
             return _per_example(
                 func, out_dims, batch_size, dims, flat_args, spec, kwargs, state
             )
+        if out_dims.__class__ is int and out_dims == 0 and all(batched):
+            return tree_unflatten(values, out_spec)  # every output's batch at 0
         placed = _place_outputs(func, values, batched, out_spec, out_dims)
         return tree_unflatten(placed, out_spec)
 
@@ -333,6 +337,7 @@ def _per_example(
 
 
 batching.install(RULES)
+batching_composites.install()
 _slots.vmap = vmap  # autograd.grad(is_grads_batched=True) runs backward under it
 
 __all__ = ["vmap"]

@@ -100,19 +100,41 @@ def _outer(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
     """bmm of (b, n, 1) by (b, 1, m): each batch's outer product. Written in the
     memory order (b, m, n) and returned transposed, so that the transpose a caller
     takes next (vmap's per-example weight gradients: the backward of weight.t()) is
-    contiguous. Large float32 and float64 ones by BLAS, the contraction padded to
-    length 2 by zeros (each element is its one product plus 0 * 0, exactly the
-    product): numpy's matmul over a contraction of length 1 has no fast path, and
-    einsum first zeroes its output (the padded product takes about half its time)."""
+    contiguous. Large float32 and float64 ones by BLAS over a contraction of length
+    2 (numpy's matmul over a contraction of length 1 has no fast path, and einsum
+    first zeroes its output: about twice the time): two examples per product
+    (`_outer_pairs`), or one padded by zeros."""
     left, right = mat2[:, 0, :], self[:, :, 0]
-    if self.dtype not in _BLAS_REAL or min(left.shape[1], right.shape[1]) < 32:
+    batch, rows_, columns_ = left.shape[0], left.shape[1], right.shape[1]
+    if self.dtype not in _BLAS_REAL or rows_ * columns_ < 256:
         return np.einsum("bi,bj->bij", left, right).transpose(0, 2, 1)
-    batch = left.shape[0]
-    columns = np.zeros((batch, left.shape[1], 2), self.dtype)
+    if batch % 2 == 0 and np.isfinite(right).all():
+        return _outer_pairs(left, right).transpose(0, 2, 1)
+    columns = np.zeros((batch, rows_, 2), self.dtype)
     columns[:, :, 0] = left
-    rows = np.zeros((batch, 2, right.shape[1]), self.dtype)
+    rows = np.zeros((batch, 2, columns_), self.dtype)
     rows[:, 0, :] = right
     return np.matmul(columns, rows).transpose(0, 2, 1)
+
+
+def _outer_pairs(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """(b, n, m) outer products of the rows of `left` and `right` (b even), two
+    examples per BLAS product: ``[[l0, 0], [0, l1]] @ [r0; r1]`` (2n x 2 by 2 x m)
+    gives both, each element its one product plus 0 times the other example's
+    (finite) value, exactly the product. Half the calls of one padded product per
+    example."""
+    batch, n = left.shape
+    pairs = np.zeros((batch // 2, 2, n, 2), left.dtype)
+    step = pairs.strides
+    # The block diagonal: pairs[p, k, :, k] = left[2p + k].
+    diagonal = np.ndarray(
+        (batch // 2, 2, n), left.dtype, pairs, 0, (step[0], step[1] + step[3], step[2])
+    )
+    diagonal[...] = left.reshape(batch // 2, 2, n)
+    product = np.matmul(
+        pairs.reshape(batch // 2, 2 * n, 2), right.reshape(batch // 2, 2, -1)
+    )
+    return product.reshape(batch, n, right.shape[1])
 
 
 _BLAS_REAL = (np.dtype(np.float32), np.dtype(np.float64))
