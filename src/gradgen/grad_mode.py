@@ -126,22 +126,23 @@ class _GradModeContext(DecoratorContext):
     """Base of no_grad and enable_grad: sets grad mode to `_mode` while entered."""
 
     _mode: bool
+    # One saved mode per entry, so nesting the same object restores correctly.
+    _previous: list[bool]
 
     def __new__(cls, function: Callable[..., Any] | None = None) -> Any:
-        # `@no_grad` without parentheses: decorate at once.
+        # `with no_grad():` runs this and the two methods below only (no __init__:
+        # the object is complete here). `@no_grad` without parentheses: decorate.
         if function is None:
-            return super().__new__(cls)
+            context = object.__new__(cls)
+            context._previous = []
+            return context
         return cls()(function)
-
-    def __init__(self, function: Callable[..., Any] | None = None) -> None:
-        # One saved mode per entry, so nesting the same object restores correctly.
-        self._previous: list[bool] = []
 
     def __enter__(self) -> None:
         self._previous.append(_state.enabled)
         _state.enabled = self._mode
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
         _state.enabled = self._previous.pop()
 
     def __call__(self, function: F) -> F:
