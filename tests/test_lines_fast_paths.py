@@ -385,3 +385,73 @@ def test_no_grad_objects_nest_restore_and_decorate() -> None:
 
     assert bare() is False and called() is False and gradgen.is_grad_enabled()
     assert isinstance(gradgen.no_grad(), gradgen.no_grad)
+
+
+# -- plain SGD's loop ----------------------------------------------------------------
+
+
+def _sgd_params(dtype: Any, seed: int) -> list[Any]:
+    rng = np.random.default_rng(seed)
+    params = []
+    for shape in ((3, 4), (4,), ()):
+        values = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+        values = values if np.dtype(dtype).kind == "c" else values.real
+        param = gradgen.tensor(np.asarray(values, dtype=dtype), requires_grad=True)
+        param.grad = gradgen.tensor(np.asarray(values * 0.37 - 0.1, dtype=dtype))
+        params.append(param)
+    params[1].grad = None  # a parameter without a gradient is left alone
+    return params
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.float16, np.float32, np.float64, np.complex64, np.complex128]
+)
+@pytest.mark.parametrize("lr", [0.01, 3, gradgen.tensor(0.25)])
+def test_plain_sgd_equals_the_general_update(dtype: Any, lr: Any) -> None:
+    fast, general = _sgd_params(dtype, 0), _sgd_params(dtype, 0)
+    before = [p._counter().version for p in fast]
+    optimizer = gradgen.optim.SGD(fast, lr=lr)
+    reference = gradgen.optim.SGD(general, lr=lr)
+    for _ in range(3):
+        optimizer.step()
+        for group in reference.param_groups:  # the base class's per-parameter loop
+            gradgen.optim.Optimizer._step_group(reference, group)
+    assert [_bits(p.detach().numpy()) for p in fast] == [
+        _bits(p.detach().numpy()) for p in general
+    ]
+    assert [p._counter().version - v for p, v in zip(fast, before)] == [3, 0, 3]
+    assert not optimizer.state  # plain SGD keeps no state, as PyTorch's
+
+
+def test_plain_sgd_by_hand_and_the_general_groups() -> None:
+    w = gradgen.tensor([1.0, -2.0], requires_grad=True)
+    w.grad = gradgen.tensor([0.5, 4.0])
+    gradgen.optim.SGD([w], lr=0.5).step()
+    assert w.tolist() == [0.75, -4.0]
+    v = gradgen.tensor([1.0, -2.0], requires_grad=True)
+    v.grad = gradgen.tensor([0.5, 4.0])
+    groups = [
+        {"params": [v], "momentum": 0.9},  # state: a momentum buffer
+    ]
+    optimizer = gradgen.optim.SGD(groups, lr=0.5, weight_decay=0.0)
+    optimizer.step()
+    assert v.tolist() == [0.75, -4.0] and v in optimizer.state
+    u = gradgen.tensor([1.0], requires_grad=True)
+    u.grad = gradgen.tensor([2.0])
+    gradgen.optim.SGD([u], lr=0.5, maximize=True).step()
+    assert u.tolist() == [2.0]
+    z = gradgen.tensor([1.0], requires_grad=True)
+    z.grad = gradgen.tensor([2.0])
+    gradgen.optim.SGD([z], lr=0.5, weight_decay=1.0).step()
+    assert z.tolist() == [-0.5]  # grad + 1.0 * z = 3.0
+
+
+def test_plain_sgd_runs_the_step_hooks() -> None:
+    w = gradgen.tensor([1.0], requires_grad=True)
+    w.grad = gradgen.tensor([1.0])
+    optimizer = gradgen.optim.SGD([w], lr=1.0)
+    seen: list[str] = []
+    optimizer.register_step_pre_hook(lambda *_: seen.append("pre"))
+    optimizer.register_step_post_hook(lambda *_: seen.append("post"))
+    optimizer.step()
+    assert seen == ["pre", "post"] and w.tolist() == [0.0]

@@ -21,7 +21,7 @@ import inspect
 import threading
 from collections.abc import Callable, Generator
 from contextlib import AbstractContextManager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -138,11 +138,15 @@ class _GradModeContext(DecoratorContext):
             return context
         return cls()(function)
 
+    if TYPE_CHECKING:  # the signature type checkers read; nothing runs at a call
+
+        def __init__(self, function: Callable[..., Any] | None = None) -> None: ...
+
     def __enter__(self) -> None:
         self._previous.append(_state.enabled)
         _state.enabled = self._mode
 
-    def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         _state.enabled = self._previous.pop()
 
     def __call__(self, function: F) -> F:

@@ -187,7 +187,8 @@ def _spread_quotient(spread: np.ndarray, divisor: int | float) -> np.ndarray:
     quotient (numpy's division loop, in the number's dtype), computed once."""
     if any(spread.strides) or not spread.size:  # not a spread, or nothing to divide
         return as_array(np.true_divide(spread, divisor))
-    quotient = np.true_divide(spread.base, divisor)
+    number: Any = spread.base  # a numpy floating scalar (the caller checked)
+    quotient = np.true_divide(number, divisor)
     result: np.ndarray = np.ndarray(
         spread.shape, spread.dtype, quotient, 0, spread.strides
     )
