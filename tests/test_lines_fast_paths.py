@@ -220,6 +220,9 @@ def test_div_of_other_views_of_a_number_takes_the_general_path() -> None:
     whole = np.frombuffer(np.float64(6.0), dtype=np.float64)  # stride 8, base a number
     got = arrays.div(whole, 4)
     assert got.tolist() == [1.5] and got.flags.writeable
+    halves = np.ndarray((3,), np.float32, np.float64(6.0), 4, (0,))  # other dtype
+    got = arrays.div(halves, 4)
+    assert got.dtype == np.float32 and _bits(got) == _bits(np.array(halves) / 4)
     full = arrays.div(np.full((2,), 6.0), 4)  # a plain array: a fresh quotient
     assert full.tolist() == [1.5, 1.5] and full.flags.writeable
 

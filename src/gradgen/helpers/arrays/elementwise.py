@@ -185,9 +185,10 @@ def div(self: Any, other: Any, rounding_mode: str | None = None) -> np.ndarray:
 def _spread_quotient(spread: np.ndarray, divisor: int | float) -> np.ndarray:
     """`spread / divisor` for a stride-0 view of a numpy floating number: the same
     quotient (numpy's division loop, in the number's dtype), computed once."""
-    if any(spread.strides) or not spread.size:  # not a spread, or nothing to divide
-        return as_array(np.true_divide(spread, divisor))
     number: Any = spread.base  # a numpy floating scalar (the caller checked)
+    if any(spread.strides) or not spread.size or spread.dtype is not number.dtype:
+        # Not the number spread in its own dtype, or nothing to divide.
+        return as_array(np.true_divide(spread, divisor))
     quotient = np.true_divide(number, divisor)
     result: np.ndarray = np.ndarray(
         spread.shape, spread.dtype, quotient, 0, spread.strides
