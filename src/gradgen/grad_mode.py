@@ -21,7 +21,7 @@ import inspect
 import threading
 from collections.abc import Callable, Generator
 from contextlib import AbstractContextManager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -126,16 +126,21 @@ class _GradModeContext(DecoratorContext):
     """Base of no_grad and enable_grad: sets grad mode to `_mode` while entered."""
 
     _mode: bool
+    # One saved mode per entry, so nesting the same object restores correctly.
+    _previous: list[bool]
 
     def __new__(cls, function: Callable[..., Any] | None = None) -> Any:
-        # `@no_grad` without parentheses: decorate at once.
+        # `with no_grad():` runs this and the two methods below only (no __init__:
+        # the object is complete here). `@no_grad` without parentheses: decorate.
         if function is None:
-            return super().__new__(cls)
+            context = object.__new__(cls)
+            context._previous = []
+            return context
         return cls()(function)
 
-    def __init__(self, function: Callable[..., Any] | None = None) -> None:
-        # One saved mode per entry, so nesting the same object restores correctly.
-        self._previous: list[bool] = []
+    if TYPE_CHECKING:  # the signature type checkers read; nothing runs at a call
+
+        def __init__(self, function: Callable[..., Any] | None = None) -> None: ...
 
     def __enter__(self) -> None:
         self._previous.append(_state.enabled)

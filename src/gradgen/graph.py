@@ -21,6 +21,7 @@ Invariants:
 
 from __future__ import annotations
 
+import _thread
 import itertools
 import re
 import sys
@@ -322,17 +323,18 @@ class AccumulateGrad(Node):
         Node.__init__(self)  # without super()'s lookup: one per leaf and graph
         self._sequence_number = MAX_SEQUENCE_NR
         self.variable = variable
-        # Made when a gradient first arrives (most accumulators of a forward that is
-        # never differentiated never need one); reentrant: a hook may run backward.
-        self._mutex: threading.RLock | None = None
+        # Made with the node (the C lock directly: a leaf gets a new AccumulateGrad per
+        # graph, and making one here costs less than making it lazily under a module
+        # lock when the first gradient arrives); reentrant: a hook may run backward.
+        self._mutex: threading.RLock | None = _RLock()
         self._input_metadata = ((variable._data.shape, variable._data.dtype),)
 
     def _lock(self) -> threading.RLock:
-        """This node's mutex, made once under the module's lock."""
-        with _MUTEX_CREATION:
-            if self._mutex is None:
-                self._mutex = threading.RLock()
-            return self._mutex
+        """This node's mutex (callers write `node._mutex or node._lock()`)."""
+        mutex = self._mutex
+        if mutex is None:
+            mutex = self._mutex = _RLock()
+        return mutex
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         new_grad = grads[0]
@@ -369,7 +371,8 @@ class AccumulateGrad(Node):
         return []
 
 
-_MUTEX_CREATION = threading.Lock()
+# AccumulateGrad's mutex: what threading.RLock() returns, without its Python wrapper.
+_RLock = _thread.RLock
 
 # Inside `is_stealable` a tensor nobody else holds is referenced by its holder, the
 # `tensor` parameter and getrefcount's argument; its array by the tensor, the local

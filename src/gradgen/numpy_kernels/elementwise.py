@@ -220,7 +220,9 @@ def into(out: np.ndarray, ufunc: np.ufunc, *operands: Any) -> np.ndarray:
     and the in-place kernel's copy_into rejects it with PyTorch's message; numpy checks
     all three before it writes anything."""
     try:
-        return ufunc(*operands, out=out, casting="same_kind")
+        # `out` positional, casting numpy's default ("same_kind"): the same call as
+        # `out=out, casting="same_kind"`, without parsing keywords (~0.3 us a call).
+        return ufunc(*operands, out)
     except (TypeError, ValueError):
         return ufunc(*operands)
 

@@ -291,20 +291,24 @@ class Optimizer:
         loss = self._evaluate(closure)
         with no_grad():
             for group in self.param_groups:
-                for param, grad in self._with_grads(group):
-                    state = self.state.get(param)
-                    if state is None:
-                        state = self._init_state(param._data, group)
-                        if state is not None:
-                            self.state[param] = state
-                    self._update(
-                        real_view(param._data),
-                        real_view(grad),
-                        {} if state is None else state,
-                        group,
-                    )
-                    increment_version(param)
+                self._step_group(group)
         return loss
+
+    def _step_group(self, group: dict[str, Any]) -> None:
+        """Update every parameter of `group` that has a gradient (grad mode off)."""
+        for param, grad in self._with_grads(group):
+            state = self.state.get(param)
+            if state is None:
+                state = self._init_state(param._data, group)
+                if state is not None:
+                    self.state[param] = state
+            self._update(
+                real_view(param._data),
+                real_view(grad),
+                {} if state is None else state,
+                group,
+            )
+            increment_version(param)
 
     def _with_grads(self, group: dict[str, Any]) -> Iterator[tuple[Tensor, np.ndarray]]:
         """(parameter, gradient array) for each parameter of the group that has a

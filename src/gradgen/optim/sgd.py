@@ -8,7 +8,7 @@ import numpy as np
 
 from gradgen.tensor import Tensor
 
-from .optimizer import Optimizer, ParamsT, required, scalar
+from .optimizer import Optimizer, ParamsT, real_view, required, scalar
 
 __all__ = ["SGD"]
 
@@ -61,6 +61,27 @@ class SGD(Optimizer):
         self, param: np.ndarray, group: dict[str, Any]
     ) -> dict[str, Any] | None:
         return {} if group["momentum"] != 0 else None
+
+    def _step_group(self, group: dict[str, Any]) -> None:
+        if (
+            group["momentum"] != 0
+            or group["weight_decay"] != 0
+            or group.get("maximize", False)
+        ):
+            super()._step_group(group)
+            return
+        # Plain SGD (the common case): `param += -lr * grad`, what _update computes
+        # then, in one loop over the group (no state, no per-parameter calls).
+        step = -scalar(group["lr"])
+        for param in group["params"]:
+            grad = param.grad
+            if grad is None:
+                continue
+            array, values = param._data, grad._data
+            if array.dtype.kind == "c" or values.dtype.kind == "c":
+                array, values = real_view(array), real_view(values)
+            array += step * values
+            param._counter().version += 1
 
     def _update(
         self,

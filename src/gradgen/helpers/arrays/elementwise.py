@@ -164,6 +164,11 @@ def div(self: Any, other: Any, rounding_mode: str | None = None) -> np.ndarray:
         (_same_dtype(self, other) and self.dtype.kind in "fc")
         or _float_and_number(self, other)  # mean's backward: `... / numel`
     ):
+        if self.base.__class__ in _FLOAT_SCALARS and other.__class__ in _REAL_NUMBERS:
+            # A number spread over a shape (mean's backward: the seed expanded, then
+            # divided by numel): every element's quotient is the number's, so the
+            # number is divided once and spread, read-only, as expand spreads it.
+            return _spread_quotient(self, other)
         return as_array(np.true_divide(self, other))
     if not is_array(self):
         return mul(reciprocal(other), self)
@@ -175,6 +180,25 @@ def div(self: Any, other: Any, rounding_mode: str | None = None) -> np.ndarray:
         )
     common = float_dtype(result_dtype(self, other))
     return in_dtype(div_true(promoted(self, common), promoted(other, common)), common)
+
+
+def _spread_quotient(spread: np.ndarray, divisor: int | float) -> np.ndarray:
+    """`spread / divisor` for a stride-0 view of a numpy floating number: the same
+    quotient (numpy's division loop, in the number's dtype), computed once."""
+    number: Any = spread.base  # a numpy floating scalar (the caller checked)
+    if any(spread.strides) or not spread.size or spread.dtype is not number.dtype:
+        # Not the number spread in its own dtype, or nothing to divide.
+        return as_array(np.true_divide(spread, divisor))
+    quotient = np.true_divide(number, divisor)
+    result: np.ndarray = np.ndarray(
+        spread.shape, spread.dtype, quotient, 0, spread.strides
+    )
+    result.flags.writeable = False
+    return result
+
+
+# The numpy numbers a spread (expand of a 0-d gradient) is a view of.
+_FLOAT_SCALARS = frozenset({np.float16, np.float32, np.float64})
 
 
 def neg(self: np.ndarray) -> np.ndarray:
@@ -393,6 +417,18 @@ def div_tensor_other_backward(
     return handle_r_to_c(other, mul(neg(grad), conj(div(div(self, other), other))))
 
 
+def _spread_of_one(grad: np.ndarray) -> bool:
+    """Whether `grad` is a read-only stride-0 view of the number 1 (what sum's and
+    expand's backward make of a seed of ones), with at least one element."""
+    return (
+        grad.base is not None
+        and not grad.flags.writeable
+        and grad.size > 0
+        and not any(grad.strides)
+        and grad.item(0) == 1
+    )
+
+
 def pow_backward(
     grad: np.ndarray, self: np.ndarray, exponent: Any
 ) -> np.ndarray | None:
@@ -411,6 +447,11 @@ def pow_backward(
             return powered * exponent * grad  # type: ignore[no-any-return]
         powered = self if exponent == 2 else as_array(self ** (exponent - 1))
         derivative = as_array(powered * exponent)
+        if _spread_of_one(grad):
+            # `sum(x ** 2).backward()`: grad is sum's seed of ones spread over x's
+            # shape, and derivative, a product's result, holds no signalling NaN, so
+            # `derivative * 1` is derivative bit for bit: the pass is skipped.
+            return derivative
         product: np.ndarray = np.multiply(derivative, grad, out=derivative)
         return product
     powered = self if exponent == 2 else pow(self, exponent - 1)

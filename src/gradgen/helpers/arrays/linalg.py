@@ -35,6 +35,11 @@ def mm_mat1_backward(
     alpha: Any,
 ) -> np.ndarray:
     """grad @ mat2^H * conj(alpha) (sizes, strides and layout as PyTorch's signature)."""
+    if alpha == 1 and _real_matrices(grad, mat2):
+        # nn.Linear's and matmul's case: conj and alpha change nothing, and the
+        # kernel's checks hold for the shapes the forward accepted (the same matmul).
+        product: np.ndarray = np.matmul(grad, mat2.T)
+        return product
     return maybe_multiply(mm(grad, conj(t(mat2))), scalar_conj(alpha))
 
 
@@ -47,4 +52,23 @@ def mm_mat2_backward(
     alpha: Any,
 ) -> np.ndarray:
     """mat1^H @ grad * conj(alpha)."""
+    if alpha == 1 and _real_matrices(grad, mat1):
+        product: np.ndarray = np.matmul(mat1.T, grad)
+        return product
     return maybe_multiply(mm(conj(t(mat1)), grad), scalar_conj(alpha))
+
+
+def _real_matrices(grad: Any, mat: Any) -> bool:
+    """Two real floating 2-d ndarrays of one dtype: what the general path's mm (after
+    t and conj, which change nothing then) multiplies with np.matmul unchanged."""
+    return (
+        grad.__class__ is _NDARRAY
+        and mat.__class__ is _NDARRAY
+        and grad.dtype is mat.dtype
+        and grad.dtype.kind == "f"
+        and grad.ndim == 2
+        and mat.ndim == 2
+    )
+
+
+_NDARRAY = np.ndarray

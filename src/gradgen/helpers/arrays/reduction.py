@@ -49,23 +49,43 @@ def sum(  # noqa: A001  (PyTorch's name)
 
 def expand(self: np.ndarray, size: Sequence[int], implicit: bool = False) -> np.ndarray:
     if (
-        self.__class__ is np.ndarray
-        and self.ndim == 0
-        and self.dtype.kind in _STRIDE_ZERO_KINDS
-        and min(size, default=0) >= 0
-    ):
-        # A number spread over a shape (sum's and mean's backward): the read-only
-        # broadcast view np.broadcast_to makes, built directly (a few times faster).
-        spread: np.ndarray = np.ndarray(
-            tuple(size), self.dtype, self, 0, (0,) * len(size)
-        )
-        spread.flags.writeable = False
-        return spread
+        (self.__class__ is np.ndarray and self.ndim == 0)
+        or self.__class__ in _NUMPY_SCALARS
+    ) and min(size, default=0) >= 0:
+        # A number spread over a shape (sum's and mean's backward; the engine hands a
+        # 0-d gradient on as a numpy scalar): the read-only broadcast view
+        # np.broadcast_to makes, built directly over its buffer (a few times faster).
+        kind = self.dtype.kind
+        if kind in _STRIDE_ZERO_KINDS:
+            spread: np.ndarray = np.ndarray(
+                tuple(size), self.dtype, self, 0, (0,) * len(size)
+            )
+            spread.flags.writeable = False
+            return spread
     return as_array(_expand(as_array(self), size))
 
 
-# numpy dtypes whose 0-d array exports its one element as a buffer.
+# numpy dtypes whose 0-d array (and numpy scalar) exports its one element as a buffer.
 _STRIDE_ZERO_KINDS = frozenset("biufc")
+# The numpy scalars of those kinds that 0-d arithmetic returns.
+_NUMPY_SCALARS: frozenset[type] = frozenset(
+    {
+        np.bool_,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+        np.uint8,
+        np.uint16,
+        np.uint32,
+        np.uint64,
+        np.float16,
+        np.float32,
+        np.float64,
+        np.complex64,
+        np.complex128,
+    }
+)
 
 
 def expand_as(self: np.ndarray, other: np.ndarray) -> np.ndarray:
