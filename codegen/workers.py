@@ -1,15 +1,14 @@
 """Run the generator's heavy, independent jobs (black on a batch of blocks, the check of
-a file made from cached blocks) in forked worker processes, without the garbage
-collector.
+blocks taken from the cache) in forked worker processes, without the garbage collector.
 
 black builds a syntax tree whose nodes point at their parents, so everything it leaves
 behind is reference cycles that only the cycle collector frees; walking them costs
-about a third of black's own time, and `ast.parse` of a whole generated module pays
-the same for every young object it makes. A worker therefore runs with the collector
-off: it is a forked process that exits after at most `JOBS_PER_WORKER` jobs, and its
-memory goes back to the system then, all at once, with nothing walked. Workers are
-started in waves (one pool per wave), so a long run never holds more than a wave's
-garbage per worker.
+over a third of black's own time, and `ast.parse` of a large module pays as much again
+for the young nodes it makes, which the collector walks for nothing. A worker
+therefore runs with the collector off, and its memory goes back to the system all at
+once, with nothing walked, when it exits: the jobs run in waves of about
+`JOBS_PER_WORKER` per worker, each wave in a pool of its own whose workers exit at its
+end, so a long run never holds more than a wave's garbage.
 
 The results come back in the order of the jobs whatever the machine, so the output does
 not depend on the number of CPUs.
@@ -28,8 +27,8 @@ from typing import Callable, TypeVar
 _T = TypeVar("_T")
 _R = TypeVar("_R")
 
-# How many jobs one worker runs before it exits (a job is a batch of about 600 lines
-# for black, which leaves ~5 MB of garbage, or one file to check).
+# How many jobs one worker runs, on average, before it exits (a job is a batch of
+# about 600 lines for black, which leaves a few MB of garbage, or a batch to check).
 JOBS_PER_WORKER = 24
 
 
