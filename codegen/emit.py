@@ -224,7 +224,8 @@ class BlackCache:
                 if key not in self._fresh and piece != block:
                     pending[key, index == 0] = (block, piece, index == 0)
         jobs = _batches(list(pending.values()), _CHECK_LINES, _pair_lines)
-        results = [same for batch in run_jobs(_same_code_batch, jobs) for same in batch]
+        checks = run_jobs(_same_code_batch, jobs, _pairs_lines)
+        results = [same for batch in checks for same in batch]
         wrong = {key for (key, _), same in zip(pending, results) if not same}
         for key in wrong:
             self.entries.pop(key, None)
@@ -441,7 +442,7 @@ def _format_batches(jobs: list[tuple[str, list[str]]]) -> list[list[str]]:
     """Format the batches, in worker processes (workers.py); the order of the results
     is the order of `jobs` either way, so the output does not depend on the machine."""
     formatted: list[list[str]] = []
-    for result in run_jobs(_format_batch, jobs):
+    for result in run_jobs(_format_batch, jobs, _job_lines):
         if isinstance(result, str):
             raise CodegenError(result)
         formatted.append(result)
@@ -473,6 +474,14 @@ def _block_lines(block: str) -> int:
 
 def _pair_lines(pair: tuple[str, str, bool]) -> int:
     return pair[0].count("\n") + pair[1].count("\n") + 2
+
+
+def _pairs_lines(pairs: list[tuple[str, str, bool]]) -> int:
+    return sum(map(_pair_lines, pairs))
+
+
+def _job_lines(job: tuple[str, list[str]]) -> int:
+    return sum(map(_block_lines, job[1]))
 
 
 def default_cache_directory() -> Path:

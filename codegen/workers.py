@@ -39,21 +39,34 @@ def cpu_count() -> int:
     return os.cpu_count() or 1
 
 
-def run_jobs(function: Callable[[_T], _R], items: list[_T]) -> list[_R]:
+def run_jobs(
+    function: Callable[[_T], _R],
+    items: list[_T],
+    cost: Callable[[_T], int] | None = None,
+) -> list[_R]:
     """`function` applied to each item, in forked worker processes (one per CPU, at
     most one per item) when there are several items; the results in the order of
-    `items`. Without `fork` (Windows), in this process, with the collector paused."""
+    `items`. Without `fork` (Windows), in this process, with the collector paused.
+
+    `cost` (an estimate, e.g. lines) starts the largest items first, so the workers
+    finish together rather than one of them running a large item last."""
     if len(items) < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return [_paused_collector(function, item) for item in items]
+    order = list(range(len(items)))
+    if cost is not None:
+        order.sort(key=lambda index: -cost(items[index]))  # stable: ties keep order
     workers = min(len(items), cpu_count())
     context = multiprocessing.get_context("fork")
     wave = workers * JOBS_PER_WORKER
-    results: list[_R] = []
-    for start in range(0, len(items), wave):
-        chunk = items[start : start + wave]
+    results: dict[int, _R] = {}
+    for start in range(0, len(order), wave):
+        chunk = order[start : start + wave]
         with ProcessPoolExecutor(min(workers, len(chunk)), mp_context=context) as pool:
-            results += pool.map(partial(_without_collector, function), chunk)
-    return results
+            done = pool.map(
+                partial(_without_collector, function), [items[i] for i in chunk]
+            )
+            results.update(zip(chunk, done))
+    return [results[index] for index in range(len(items))]
 
 
 def _without_collector(function: Callable[[_T], _R], item: _T) -> _R:

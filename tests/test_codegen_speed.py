@@ -78,6 +78,12 @@ def test_jobs_run_in_order_in_workers_without_the_collector() -> None:
     assert gc.isenabled()
 
 
+def test_jobs_started_largest_first_come_back_in_order() -> None:
+    items = list(range(2 * workers.JOBS_PER_WORKER + 5))
+    costs = {item: (item * 7919) % 31 for item in items}
+    assert workers.run_jobs(_square, items, costs.__getitem__) == [i * i for i in items]
+
+
 def test_a_single_job_runs_here_with_the_collector_paused() -> None:
     assert workers.run_jobs(_collector_state, [0]) == [(False, os.getpid())]
     assert gc.isenabled()
