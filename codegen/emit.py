@@ -9,13 +9,12 @@ rewritten only when its content changes.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
-import multiprocessing
 import os
 import re
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, TypeVar
@@ -28,6 +27,7 @@ from .ir import BindingIR, OverloadedIR, PackageIR
 from .model import NAMESPACES
 from .literals import FILTERS
 from .stubs import STUB_FILES, StubIR, stub_context
+from .workers import parse_paused, run_jobs
 
 # Explicit target versions: black must not infer them from each block it is given.
 _BLACK_MODE = black.Mode(line_length=88, target_versions={black.TargetVersion.PY310})
@@ -110,8 +110,16 @@ def templates_directory() -> Path:
 def _environment() -> jinja2.Environment:
     """Templates print input text only through the filters of literals.py: `py`
     (a string literal), `docstring`, `comment` and `identifier`."""
+    return _environment_of(templates_directory())
+
+
+@functools.cache
+def _environment_of(directory: Path) -> jinja2.Environment:
+    """One environment per templates directory and process, so a template is compiled
+    once (the probe package of names.py renders them too); jinja2 compiles a template
+    again when its file changes."""
     environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(templates_directory()),
+        loader=jinja2.FileSystemLoader(directory),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -131,24 +139,28 @@ _BOUNDARY = "# @@gradgen-codegen-block@@"
 class BlackCache:
     """Formatted top-level blocks, keyed by their unformatted text and black's version.
 
-    Generated files are long and black parses about 3,000 lines a second, so each
+    Generated files are long and black formats about 10,000 lines a second, so each
     file is cut into top-level blocks (a def, a class, a statement), blocks already
     formatted once are taken from the cache, and the others are formatted in batches
     (joined by marker comments, split again afterwards), the batches of all files
-    spread over the machine's CPUs. Blocks are
-    joined with the two blank lines black puts before and after a top-level def or
-    class, so the file is exactly what black makes of it as a whole. The
-    cache is a JSON file in ~/.cache/gradgen-codegen (GRADGEN_CODEGEN_CACHE overrides
-    the directory); deleting it changes nothing but the time taken.
+    spread over the machine's CPUs (workers.py). Blocks are joined with the two blank
+    lines black puts before and after a top-level def or class, so the file is
+    exactly what black makes of it as a whole. black formats a text twice unless its
+    first pass leaves it as it was; only the blocks the first pass changed get the
+    second (`_format_batch`), so a template that prints code as black would print it
+    costs one pass. The cache is a JSON file in ~/.cache/gradgen-codegen
+    (GRADGEN_CODEGEN_CACHE overrides the directory); deleting it changes nothing but
+    the time taken.
 
     The cache is an optimisation only, never trusted: whoever can write the file must
     not decide the generated code. A cache file that is not a JSON object of hashes
     to strings is ignored, and a generated file made of cached blocks is written (or,
-    with --check, compared) only once `verified()` has found that it parses to the same
-    syntax tree as the unformatted code (`same_code`); otherwise its blocks are
-    formatted anew. Files that come out the same as those already in --out are not
-    written, so they need no check: that keeps `make generate` with nothing to do at
-    about 0.4 s. Checking the whole package takes about 0.6 s, formatting it 7 s.
+    with --check, compared) only once `verified()` has found that each of its blocks
+    parses to the same syntax tree as its unformatted code (`same_code`); a block that
+    does not is formatted anew. Files that come out the same as those already in --out
+    are not written, so they need no check: `make generate` with nothing to do costs
+    loading and rendering only (about 1.5 s). Checking the whole package takes about
+    1 s of CPU time, formatting it about 20 s.
     """
 
     # A cache file larger than this is not read (the package's is about 1 MB).
@@ -192,19 +204,33 @@ class BlackCache:
 
     def verified(self, files: dict[str, str], names: Iterable[str]) -> dict[str, str]:
         """`files` (from `format_modules`), those of `names` that hold blocks from the
-        cache checked to be the code they stand for (`same_code`); a file that is not
-        is formatted anew, and the cache forgets its blocks."""
+        cache checked to be the code they stand for (`same_code`, block by block); a
+        block that is not is formatted anew, and the cache forgets it.
+
+        A block the cache holds exactly as rendered is its own source and needs no
+        check. The others are checked one block at a time, which is as good as
+        checking the file: each block and its formatted text parse on their own (so
+        neither leaves a bracket, string or indented suite open for the next one), and
+        only the first block of a file can hold its docstring and an encoding
+        declaration (same_code's `first`).
+        """
         files = dict(files)
-        checked = [
-            name
-            for name in sorted(set(names))
-            if name in self._keys and not self._fresh.issuperset(self._keys[name])
-        ]
-        jobs = [("\n\n\n".join(self._blocks[name]), files[name]) for name in checked]
-        for name, same in zip(checked, _map(_same_code_job, jobs)):
-            if not same:
-                for key in set(self._keys[name]) - self._fresh:
-                    self.entries.pop(key, None)
+        pending: dict[tuple[str, bool], tuple[str, str, bool]] = {}
+        for name in sorted(set(names)):
+            for index, (block, key) in enumerate(
+                zip(self._blocks.get(name, ()), self._keys.get(name, ()))
+            ):
+                piece = self.entries[key]
+                if key not in self._fresh and piece != block:
+                    pending[key, index == 0] = (block, piece, index == 0)
+        jobs = _batches(list(pending.values()), _CHECK_LINES, _pair_lines)
+        checks = run_jobs(_same_code_batch, jobs, _pairs_lines)
+        results = [same for batch in checks for same in batch]
+        wrong = {key for (key, _), same in zip(pending, results) if not same}
+        for key in wrong:
+            self.entries.pop(key, None)
+        for name in sorted(set(names)):
+            if wrong.intersection(self._keys.get(name, ())):
                 # If the code itself is not valid Python, black says so here.
                 self._format_missing({name: self._blocks[name]})
                 files[name] = self._join(self._keys[name])
@@ -224,7 +250,9 @@ class BlackCache:
                 if key not in self.entries and key not in queued:
                     queued.add(key)
                     missing.append(block)
-            jobs += [(name, batch) for batch in _batches(missing, _BATCH_LINES)]
+            jobs += [
+                (name, batch) for batch in _batches(missing, _BATCH_LINES, _block_lines)
+            ]
         for (name, batch), pieces in zip(jobs, _format_batches(jobs)):
             for block, piece in zip(batch, pieces):
                 self.entries[self._key(block)] = piece
@@ -282,20 +310,23 @@ _CODING_COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=]", re.M)
 _DOCSTRING_OWNERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def same_code(source: str, formatted: str) -> bool:
+def same_code(source: str, formatted: str, first: bool = True) -> bool:
     """Whether `formatted` is the code of `source` (as black formats it): the same
     syntax tree, docstrings compared line by line with the whitespace at the ends of
-    lines removed (black re-indents them), and no encoding declaration."""
+    lines removed (black re-indents them), and no encoding declaration.
+
+    `first`: the text starts the file. Otherwise a string that opens it is no module
+    docstring but a statement of its own, compared exactly."""
     if _CODING_COOKIE.search("\n".join(formatted.split("\n", 2)[:2])):
         return False
     try:
-        return _same_tree(ast.parse(source), ast.parse(formatted))
+        return _same_tree(parse_paused(source), parse_paused(formatted), first)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
 
 
-def _same_code_job(job: tuple[str, str]) -> bool:
-    return same_code(*job)
+def _same_code_batch(batch: list[tuple[str, str, bool]]) -> list[bool]:
+    return [same_code(*job) for job in batch]
 
 
 def _docstring(node: ast.AST) -> str | None:
@@ -311,7 +342,8 @@ def _docstring(node: ast.AST) -> str | None:
     return None
 
 
-def _same_tree(a: ast.AST, b: ast.AST) -> bool:
+def _same_tree(a: ast.AST, b: ast.AST, module_docstring: bool = True) -> bool:
+    owners = _DOCSTRING_OWNERS if module_docstring else _DOCSTRING_OWNERS[1:]
     stack: list[tuple[object, object]] = [(a, b)]
     while stack:
         x, y = stack.pop()
@@ -320,7 +352,7 @@ def _same_tree(a: ast.AST, b: ast.AST) -> bool:
         if isinstance(x, ast.AST):
             assert isinstance(y, ast.AST)
             skip_docstring = False
-            if isinstance(x, _DOCSTRING_OWNERS):
+            if isinstance(x, owners):
                 docstring = _docstring(x)
                 if docstring != _docstring(y):
                     return False
@@ -344,6 +376,8 @@ def _same_tree(a: ast.AST, b: ast.AST) -> bool:
 
 # Batches of about this many lines: enough of them to keep every CPU busy.
 _BATCH_LINES = 600
+# The same for checking blocks from the cache (source and formatted lines together).
+_CHECK_LINES = 4000
 
 
 def _blocks(text: str) -> list[str]:
@@ -357,65 +391,97 @@ def _blocks(text: str) -> list[str]:
 
 
 def _format_batch(job: tuple[str, list[str]]) -> list[str] | str:
-    """One batch of blocks formatted by black: the pieces, or an error message."""
+    """One batch of blocks formatted by black: the pieces, or an error message.
+
+    black.format_str formats its input twice unless the first pass leaves it as it is
+    (the second pass settles trailing commas that the first one added). Here each pass
+    is given only the blocks that need it: the first one all of them, the second the
+    blocks the first one changed, which is what format_str makes of each block alone.
+    """
     name, batch = job
-    joined = f"\n\n\n{_BOUNDARY}\n".join(batch) + "\n"
     try:
-        formatted = black.format_str(joined, mode=_BLACK_MODE)
+        first = _black_pass(batch)
+        if first is None:
+            return f"formatting {name} lost block boundaries (a generator bug)"
+        changed = [index for index, block in enumerate(batch) if first[index] != block]
+        if _FORMAT_ONCE is None or not changed:
+            return first
+        second = _black_pass([first[index] for index in changed])
     except black.InvalidInput as error:
         return (
             f"the generated {name} is not valid Python ({error}); this is a bug in "
             "the generator or its templates"
         )
-    pieces = re.split(rf"^{re.escape(_BOUNDARY)}\n", formatted, flags=re.M)
-    if len(pieces) != len(batch):
+    if second is None:
         return f"formatting {name} lost block boundaries (a generator bug)"
+    for index, piece in zip(changed, second):
+        first[index] = piece
+    return first
+
+
+# One pass of black (black.format_str is two of them when the first changes the text);
+# without it (another black), format_str does both passes on the whole batch.
+_FORMAT_ONCE: Callable[..., str] | None = getattr(black, "_format_str_once", None)
+
+
+def _black_pass(blocks: list[str]) -> list[str] | None:
+    """The blocks joined by marker comments, formatted, split again (None when the
+    markers did not come back one per block)."""
+    joined = f"\n\n\n{_BOUNDARY}\n".join(blocks) + "\n"
+    if _FORMAT_ONCE is None:
+        formatted = black.format_str(joined, mode=_BLACK_MODE)
+    else:
+        formatted = _FORMAT_ONCE(joined, mode=_BLACK_MODE, lines=())
+    pieces = re.split(rf"^{re.escape(_BOUNDARY)}\n", formatted, flags=re.M)
+    if len(pieces) != len(blocks):
+        return None
     return [piece.strip("\n") for piece in pieces]
 
 
 def _format_batches(jobs: list[tuple[str, list[str]]]) -> list[list[str]]:
-    """Format the batches, in worker processes when there are several and several
-    CPUs (forked, so black is not imported again); the order of the results is the
-    order of `jobs` either way, so the output does not depend on the machine."""
+    """Format the batches, in worker processes (workers.py); the order of the results
+    is the order of `jobs` either way, so the output does not depend on the machine."""
     formatted: list[list[str]] = []
-    for result in _map(_format_batch, jobs):
+    for result in run_jobs(_format_batch, jobs, _job_lines):
         if isinstance(result, str):
             raise CodegenError(result)
         formatted.append(result)
     return formatted
 
 
-_T = TypeVar("_T")
-_R = TypeVar("_R")
+_I = TypeVar("_I")
 
 
-def _map(function: Callable[[_T], _R], items: list[_T]) -> list[_R]:
-    """`function` applied to each item, in forked worker processes when there are
-    several items and several CPUs; the results in the order of `items`."""
-    cpus = (
-        len(os.sched_getaffinity(0))
-        if hasattr(os, "sched_getaffinity")
-        else os.cpu_count()
-    )
-    workers = min(len(items), cpus or 1)
-    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            return list(pool.map(function, items))
-    return [function(item) for item in items]
-
-
-def _batches(blocks: list[str], max_lines: int) -> list[list[str]]:
-    batches: list[list[str]] = []
+def _batches(
+    items: list[_I], max_lines: int, lines_of: Callable[[_I], int]
+) -> list[list[_I]]:
+    """`items` in order, cut into batches of about `max_lines` lines."""
+    batches: list[list[_I]] = []
     lines = max_lines
-    for block in blocks:
-        size = block.count("\n") + 1
+    for item in items:
+        size = lines_of(item)
         if lines + size > max_lines:
             batches.append([])
             lines = 0
-        batches[-1].append(block)
+        batches[-1].append(item)
         lines += size
     return batches
+
+
+def _block_lines(block: str) -> int:
+    return block.count("\n") + 1
+
+
+def _pair_lines(pair: tuple[str, str, bool]) -> int:
+    return pair[0].count("\n") + pair[1].count("\n") + 2
+
+
+def _pairs_lines(pairs: list[tuple[str, str, bool]]) -> int:
+    return sum(map(_pair_lines, pairs))
+
+
+def _job_lines(job: tuple[str, list[str]]) -> int:
+    return sum(map(_block_lines, job[1]))
 
 
 def default_cache_directory() -> Path:

@@ -12,8 +12,11 @@ reads the files, runs them over every entry and joins the results into the Model
 from __future__ import annotations
 
 import ast
+import functools
+from dataclasses import dataclass
 from pathlib import Path
 
+from .workers import parse_paused
 from .errors import CodegenError, ErrorCollector, Location, did_you_mean, shorten
 from .formulas import FormulaNames, python_identifier
 from .kernels_module import KernelsModule, read_all
@@ -52,6 +55,44 @@ def _runtime_source(module: str) -> Path:
     raise CodegenError(f"cannot find the gradgen runtime module '{module}.py'")
 
 
+@dataclass(frozen=True)
+class _RuntimeModule:
+    """What the generator reads from a runtime module's source."""
+
+    exports: frozenset[str] | None  # its `__all__`, None when it has none
+    star_imports: tuple[str, ...]  # the modules of its `from .NAME import *`
+    functions: frozenset[str]  # its public top-level functions
+
+
+def _runtime_module(path: Path) -> _RuntimeModule:
+    """A runtime module, read once per version of its file (a run asks for the same
+    modules several times)."""
+    status = path.stat()
+    return _read_runtime_module(path, status.st_mtime_ns, status.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _read_runtime_module(path: Path, mtime_ns: int, size: int) -> _RuntimeModule:
+    tree = parse_paused(path.read_text(encoding="utf-8"))
+    exports = read_all(tree, path.name)
+    star_imports = tuple(
+        node.module
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        and node.level == 1
+        and node.module
+        and [alias.name for alias in node.names] == ["*"]
+    )
+    functions = frozenset(
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
+    )
+    return _RuntimeModule(
+        None if exports is None else exports[0], star_imports, functions
+    )
+
+
 def exported_names(module: str) -> frozenset[str]:
     """The `__all__` of a runtime module, read with ast (the module is not run).
 
@@ -59,25 +100,20 @@ def exported_names(module: str) -> frozenset[str]:
     a package's are its `__init__.py`'s plus those of the modules it star-imports.
     """
     path = _runtime_source(module)
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    exports = read_all(tree, path.name)
-    if exports is None:
+    read = _runtime_module(path)
+    if read.exports is None:
         raise CodegenError(f"{path} has no __all__")
     if path.name != "__init__.py":
-        return exports[0]
+        return read.exports
     # A package: its own names and the `__all__` of every family module it
     # star-imports (the runtime adds the same lists when it is imported).
-    names = set(exports[0])
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
-            if [alias.name for alias in node.names] == ["*"]:
-                family = path.parent / f"{node.module}.py"
-                listed = read_all(
-                    ast.parse(family.read_text(encoding="utf-8")), family.name
-                )
-                if listed is None:
-                    raise CodegenError(f"{family} has no __all__")
-                names |= listed[0]
+    names = set(read.exports)
+    for name in read.star_imports:
+        family = path.parent / f"{name}.py"
+        listed = _runtime_module(family).exports
+        if listed is None:
+            raise CodegenError(f"{family} has no __all__")
+        names |= listed
     return frozenset(names)
 
 
@@ -87,12 +123,7 @@ def defined_functions(module: str) -> frozenset[str]:
     path = _runtime_source(module)
     if path.name == "__init__.py":
         return exported_names(module)
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    return frozenset(
-        node.name
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
-    )
+    return _runtime_module(path).functions
 
 
 # -- native_functions.yaml ------------------------------------------------------------

@@ -343,8 +343,8 @@ def _functional_of(
     candidates = [
         f
         for f in functions
-        if f.schema.kind() is not SchemaKind.inplace
-        and f.schema.name.name.base == base
+        if f.schema.name.name.base == base  # the cheap test first
+        and f.schema.kind() is not SchemaKind.inplace
         and _argument_signature(f) == wanted
     ]
     by_name = [f for f in candidates if f.name == _functional_name(function)]
