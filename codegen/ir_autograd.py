@@ -16,6 +16,7 @@ from .ir_views import (
     _is_optional,
     _is_tensor_list,
     _returns_list,
+    edge_function,
 )
 
 
@@ -36,8 +37,8 @@ def _guard_for(
         or "backward" in info.function.name
     ):
         return None
-    # grad_fn.should_compute_output(i), read off the edges the wrapper just collected.
-    return f"_next_edges[{edge_index[users[0].var_names[0]]}][0] is not None"
+    # grad_fn.should_compute_output(i), read off the edges just stored in the node.
+    return f"{edge_function(edge_index[users[0].var_names[0]], 'grad_fn')} is not None"
 
 
 def _on_output(expression: str, name: str, output: str) -> str:

@@ -982,11 +982,10 @@ class PermuteBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return permute_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1056,11 +1055,10 @@ class ExpandBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return expand_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1130,11 +1128,10 @@ class SumToSizeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return sum_to_size_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1204,11 +1201,10 @@ class ViewBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return view_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1278,11 +1274,10 @@ class SqueezeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return squeeze_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1359,11 +1354,10 @@ class SqueezeBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return squeeze_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1442,11 +1436,10 @@ class UnsqueezeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return unsqueeze_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1515,11 +1508,10 @@ class TransposeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return transpose_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1594,11 +1586,10 @@ class TBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return t_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1665,11 +1656,10 @@ class SelectBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return select_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1773,11 +1763,10 @@ class SliceBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return slice_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -2297,11 +2286,10 @@ class FlipBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return flip_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -2374,11 +2362,10 @@ class RollBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return roll_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -2506,11 +2493,10 @@ class UnsafeViewBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return unsafe_view_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -2580,11 +2566,10 @@ class ConstantPadNdBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return constant_pad_nd_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -2725,11 +2710,10 @@ class DiagonalBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return diagonal_backward_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -2882,11 +2866,10 @@ class DiagEmbedBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return diag_embed_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -2968,11 +2951,10 @@ class AliasBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return alias_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -3317,11 +3299,10 @@ class NarrowCopyBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return narrow_copy_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -3532,11 +3513,10 @@ class LiftBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return lift_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -3593,11 +3573,10 @@ class LiftFreshBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return lift_fresh_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -3714,11 +3693,10 @@ class Rot90Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return rot90_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -3882,11 +3860,10 @@ class AddBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return add_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -3988,11 +3965,10 @@ class SubBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return sub_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4112,11 +4088,10 @@ class MulBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return mul_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4238,11 +4213,10 @@ class PowBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return pow_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4323,11 +4297,10 @@ class NegBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return neg_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4384,11 +4357,10 @@ class ConjBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return conj_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4445,11 +4417,10 @@ class RealBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return real_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4506,11 +4477,10 @@ class CloneBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return clone_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4611,11 +4581,10 @@ class ExpBackward0(Node):
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return exp_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4699,11 +4668,10 @@ class Exp2Backward0(Node):
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return exp2_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4791,11 +4759,10 @@ class LogBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return log_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4879,11 +4846,10 @@ class Log2Backward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return log2_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4971,11 +4937,10 @@ class Log10Backward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return log10_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5063,11 +5028,10 @@ class Log1PBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return log1_p_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5149,11 +5113,10 @@ class Expm1Backward0(Node):
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return expm1_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5239,11 +5202,10 @@ class SqrtBackward0(Node):
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return sqrt_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5329,11 +5291,10 @@ class RsqrtBackward0(Node):
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return rsqrt_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5421,11 +5382,10 @@ class ReciprocalBackward0(Node):
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return reciprocal_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5511,11 +5471,10 @@ class AbsBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return abs_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5641,11 +5600,10 @@ class SignBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return sign_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5714,11 +5672,10 @@ class SinBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return sin_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5804,11 +5761,10 @@ class CosBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return cos_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5894,11 +5850,10 @@ class TanBackward0(Node):
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return tan_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5984,11 +5939,10 @@ class AsinBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return asin_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6081,11 +6035,10 @@ class AcosBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return acos_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6180,11 +6133,10 @@ class AtanBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return atan_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6270,11 +6222,10 @@ class SinhBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return sinh_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6360,11 +6311,10 @@ class CoshBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return cosh_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6450,11 +6400,10 @@ class TanhBackward0(Node):
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return tanh_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6538,11 +6487,10 @@ class SigmoidBackward0(Node):
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return sigmoid_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6626,11 +6574,10 @@ class ErfBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return erf_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6714,11 +6661,10 @@ class FloorBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return floor_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6775,11 +6721,10 @@ class CeilBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return ceil_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6836,11 +6781,10 @@ class RoundBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return round_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6897,11 +6841,10 @@ class RoundBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return round_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6958,11 +6901,10 @@ class TruncBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return trunc_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -7084,11 +7026,10 @@ class SigmoidBackwardBackward0(Node):
             saved_output = saved_array(saved_output, self)
         if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return sigmoid_backward_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -7211,11 +7152,10 @@ class TanhBackwardBackward0(Node):
             saved_output = saved_array(saved_output, self)
         if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return tanh_backward_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -7455,11 +7395,10 @@ class AddBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return add_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -7527,11 +7466,10 @@ class SubBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return sub_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -7604,11 +7542,10 @@ class MulBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return mul_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -7713,11 +7650,10 @@ class DivBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return div_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -7824,11 +7760,10 @@ class DivBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return div_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -7934,11 +7869,10 @@ class DivBackward2(Node):
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return div_backward2_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -8060,11 +7994,10 @@ class RsubBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return rsub_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -8162,11 +8095,10 @@ class RsubBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return rsub_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -8269,11 +8201,10 @@ class MaximumBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return maximum_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -8403,11 +8334,10 @@ class MinimumBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return minimum_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -8537,11 +8467,10 @@ class FmaxBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return fmax_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -8671,11 +8600,10 @@ class FminBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return fmin_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -8971,11 +8899,10 @@ class HypotBackward0(Node):
             or saved_result is NOT_PLAIN
         ):
             return None
-        edges = self._next_edges
         return hypot_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -9084,11 +9011,10 @@ class WhereBackward0(Node):
             saved_condition = saved_array(saved_condition, self)
         if saved_condition is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return where_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -9193,14 +9119,13 @@ class ClampBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_max is NOT_PLAIN or saved_min is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return clamp_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -9335,11 +9260,10 @@ class ClampBackward1(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return clamp_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -9537,11 +9461,10 @@ class FmodBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return fmod_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -9621,11 +9544,10 @@ class FmodBackward1(Node):
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return fmod_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -9714,11 +9636,10 @@ class RemainderBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return remainder_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -9798,11 +9719,10 @@ class RemainderBackward1(Node):
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return remainder_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -9926,11 +9846,10 @@ class ZeroBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return zero_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -9987,11 +9906,10 @@ class FillBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return fill_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -10049,11 +9967,10 @@ class FillBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return fill_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -10114,11 +10031,10 @@ class FillBackward2(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return fill_backward2_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -10176,11 +10092,10 @@ class FillBackward3(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return fill_backward3_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -10244,11 +10159,10 @@ class LerpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return lerp_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -10358,14 +10272,13 @@ class LerpBackward1(Node):
             or saved_weight is NOT_PLAIN
         ):
             return None
-        edges = self._next_edges
         return lerp_backward1_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -10508,14 +10421,13 @@ class AddcmulBackward0(Node):
             saved_tensor2 = saved_array(saved_tensor2, self)
         if saved_tensor1 is NOT_PLAIN or saved_tensor2 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return addcmul_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -10681,14 +10593,13 @@ class AddcdivBackward0(Node):
             saved_tensor2 = saved_array(saved_tensor2, self)
         if saved_tensor1 is NOT_PLAIN or saved_tensor2 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return addcdiv_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -10958,11 +10869,10 @@ class AsinhBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return asinh_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -11078,11 +10988,10 @@ class AtanhBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return atanh_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -11362,11 +11271,10 @@ class FracBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return frac_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -11435,11 +11343,10 @@ class FrexpBackward0(Node):
             saved_exponent = saved_array(saved_exponent, self)
         if saved_exponent is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return frexp_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -11534,11 +11441,10 @@ class LdexpBackward0(Node):
             saved_result = saved_array(saved_result, self)
         if saved_other is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return ldexp_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -11657,11 +11563,10 @@ class NextafterBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return nextafter_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -11774,11 +11679,10 @@ class Logaddexp2Backward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return logaddexp2_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -11892,11 +11796,10 @@ class ClampMinBackward1(Node):
             saved_self = saved_array(saved_self, self)
         if saved_min is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return clamp_min_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -12006,11 +11909,10 @@ class ClampMaxBackward1(Node):
             saved_self = saved_array(saved_self, self)
         if saved_max is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return clamp_max_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -12120,11 +12022,10 @@ class LogaddexpBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return logaddexp_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -12225,11 +12126,10 @@ class PoissonBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return poisson_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -12291,11 +12191,10 @@ class BernoulliBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return bernoulli_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -12354,11 +12253,10 @@ class SumBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return sum_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -12436,11 +12334,10 @@ class SumBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return sum_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -12535,11 +12432,10 @@ class MeanBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return mean_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -12631,11 +12527,10 @@ class MeanBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return mean_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -12883,11 +12778,10 @@ class MaxBackward0(Node):
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return max_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -13069,11 +12963,10 @@ class MinBackward0(Node):
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return min_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -13412,11 +13305,10 @@ class LogsumexpBackward0(Node):
             saved_result = saved_array(saved_result, self)
         if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return logsumexp_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -13672,11 +13564,10 @@ class CumsumBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return cumsum_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -13841,11 +13732,10 @@ class SortBackward0(Node):
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return sort_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -13961,11 +13851,10 @@ class SortBackward1(Node):
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return sort_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -14081,11 +13970,10 @@ class TopkBackward0(Node):
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return topk_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -14393,11 +14281,10 @@ class KthvalueBackward0(Node):
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return kthvalue_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -14579,11 +14466,10 @@ class MedianBackward1(Node):
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return median_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -14765,11 +14651,10 @@ class NanmedianBackward1(Node):
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return nanmedian_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -14895,11 +14780,10 @@ class ModeBackward0(Node):
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return mode_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -15621,11 +15505,10 @@ class IndexAddBackward0(Node):
             saved_source = saved_array(saved_source, self)
         if saved_index is NOT_PLAIN or saved_source is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return index_add_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -15841,11 +15724,10 @@ class ScatterBackward0(Node):
             saved_index = saved_array(saved_index, self)
         if saved_index is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return scatter_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -15945,11 +15827,10 @@ class ScatterBackward1(Node):
             saved_index = saved_array(saved_index, self)
         if saved_index is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return scatter_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -16046,11 +15927,10 @@ class ScatterAddBackward0(Node):
             saved_index = saved_array(saved_index, self)
         if saved_index is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return scatter_add_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -16143,11 +16023,10 @@ class MaskedFillBackward0(Node):
             saved_mask = saved_array(saved_mask, self)
         if saved_mask is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return masked_fill_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -16230,11 +16109,10 @@ class MaskedFillBackward1(Node):
             saved_mask = saved_array(saved_mask, self)
         if saved_mask is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return masked_fill_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -17510,11 +17388,10 @@ class MmBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_mat2 is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return mm_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -17668,11 +17545,10 @@ class BmmBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_mat2 is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return bmm_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -17790,11 +17666,10 @@ class DotBackward0(Node):
             saved_tensor = saved_array(saved_tensor, self)
         if saved_self is NOT_PLAIN or saved_tensor is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return dot_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -17904,11 +17779,10 @@ class VdotBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return vdot_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -18092,14 +17966,13 @@ class AddmmBackward0(Node):
             saved_mat2 = saved_array(saved_mat2, self)
         if saved_mat1 is NOT_PLAIN or saved_mat2 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return addmm_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -18479,11 +18352,10 @@ class TrilBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return tril_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -18549,11 +18421,10 @@ class TriuBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return triu_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -20286,14 +20157,13 @@ class AddrBackward0(Node):
             saved_vec2 = saved_array(saved_vec2, self)
         if saved_vec1 is NOT_PLAIN or saved_vec2 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return addr_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -20457,14 +20327,13 @@ class AddbmmBackward0(Node):
             saved_batch2 = saved_array(saved_batch2, self)
         if saved_batch1 is NOT_PLAIN or saved_batch2 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return addbmm_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -20664,14 +20533,13 @@ class BaddbmmBackward0(Node):
             saved_batch2 = saved_array(saved_batch2, self)
         if saved_batch1 is NOT_PLAIN or saved_batch2 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return baddbmm_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -21565,11 +21433,10 @@ class ReluBackward0(Node):
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return relu_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -21660,11 +21527,10 @@ class GeluBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return gelu_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -21761,11 +21627,10 @@ class SiluBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return silu_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -21869,11 +21734,10 @@ class ThresholdBackwardBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return threshold_backward_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -22052,11 +21916,10 @@ class SoftmaxBackward0(Node):
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return softmax_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -22250,11 +22113,10 @@ class LogSoftmaxBackward0(Node):
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return log_softmax_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -22371,11 +22233,10 @@ class LogSoftmaxBackwardDataBackward0(Node):
             saved_output = saved_array(saved_output, self)
         if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return log_softmax_backward_data_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -22520,11 +22381,10 @@ class LeakyReluBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return leaky_relu_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -22627,11 +22487,10 @@ class LeakyReluBackwardBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return leaky_relu_backward_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -22743,11 +22602,10 @@ class EluBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return elu_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -22961,11 +22819,10 @@ class SoftplusBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return softplus_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -23154,11 +23011,10 @@ class LogSigmoidBackward0(Node):
             saved_buffer = saved_array(saved_buffer, self)
         if saved_self is NOT_PLAIN or saved_buffer is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return log_sigmoid_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -23336,11 +23192,10 @@ class HardtanhBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return hardtanh_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -23453,11 +23308,10 @@ class HardtanhBackwardBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return hardtanh_backward_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -23620,11 +23474,10 @@ class CeluBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return celu_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -23726,11 +23579,10 @@ class GluBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return glu_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -23898,11 +23750,10 @@ class HardshrinkBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return hardshrink_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -24001,11 +23852,10 @@ class HardshrinkBackwardBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return hardshrink_backward_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -24107,11 +23957,10 @@ class SoftshrinkBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return softshrink_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -24210,11 +24059,10 @@ class SoftshrinkBackwardBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return softshrink_backward_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -24311,11 +24159,10 @@ class HardsigmoidBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return hardsigmoid_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -24400,11 +24247,10 @@ class HardsigmoidBackwardBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return hardsigmoid_backward_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -24492,11 +24338,10 @@ class HardswishBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return hardswish_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -24653,11 +24498,10 @@ class ThresholdBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return threshold_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -24923,11 +24767,10 @@ class PreluKernelBackward0(Node):
             saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return prelu_kernel_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -25315,11 +25158,10 @@ class MseLossBackward0(Node):
             saved_target = saved_array(saved_target, self)
         if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return mse_loss_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -25565,11 +25407,10 @@ class NllLossBackward0(Node):
             or saved_total_weight is NOT_PLAIN
         ):
             return None
-        edges = self._next_edges
         return nll_loss_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -25818,11 +25659,10 @@ class NllLoss2DBackward0(Node):
             or saved_total_weight is NOT_PLAIN
         ):
             return None
-        edges = self._next_edges
         return nll_loss2_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -26236,11 +26076,10 @@ class SmoothL1LossBackward0(Node):
             saved_target = saved_array(saved_target, self)
         if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return smooth_l1_loss_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -26482,11 +26321,10 @@ class HuberLossBackward0(Node):
             saved_target = saved_array(saved_target, self)
         if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return huber_loss_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -27389,14 +27227,13 @@ class NativeBatchNormBackward0(Node):
             or saved_result2 is NOT_PLAIN
         ):
             return None
-        edges = self._next_edges
         return native_batch_norm_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -27943,14 +27780,13 @@ class NativeLayerNormBackward0(Node):
             or saved_result2 is NOT_PLAIN
         ):
             return None
-        edges = self._next_edges
         return native_layer_norm_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -28313,14 +28149,13 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
             or saved_result2 is NOT_PLAIN
         ):
             return None
-        edges = self._next_edges
         return native_batch_norm_legit_no_training_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -28550,14 +28385,13 @@ class NativeBatchNormLegitBackward0(Node):
             or saved_result2 is NOT_PLAIN
         ):
             return None
-        edges = self._next_edges
         return native_batch_norm_legit_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -29311,14 +29145,13 @@ class ConvolutionBackward0(Node):
             saved_weight = saved_array(saved_weight, self)
         if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return convolution_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -29654,11 +29487,10 @@ class ReflectionPad1DBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return reflection_pad1_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -29800,11 +29632,10 @@ class ReflectionPad2DBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return reflection_pad2_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -29946,11 +29777,10 @@ class ReflectionPad3DBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return reflection_pad3_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -30092,11 +29922,10 @@ class ReplicationPad1DBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return replication_pad1_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -30240,11 +30069,10 @@ class ReplicationPad2DBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return replication_pad2_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -30388,11 +30216,10 @@ class ReplicationPad3DBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return replication_pad3_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -30644,14 +30471,13 @@ class SlowConvTranspose2DBackward0(Node):
             saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return slow_conv_transpose2_d_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -30861,14 +30687,13 @@ class SlowConvTranspose3DBackward0(Node):
             saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return slow_conv_transpose3_d_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -31506,14 +31331,13 @@ class SlowConv3DBackward0(Node):
             saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return slow_conv3_d_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -31706,14 +31530,13 @@ class SlowConvDilated2DBackward0(Node):
             saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return slow_conv_dilated2_d_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -31913,14 +31736,13 @@ class SlowConvDilated3DBackward0(Node):
             saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return slow_conv_dilated3_d_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -32129,14 +31951,13 @@ class ConvolutionBackward1(Node):
             saved_weight = saved_array(saved_weight, self)
         if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return convolution_backward1_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -32610,14 +32431,13 @@ class NnpackSpatialConvolutionBackward0(Node):
             saved_weight = saved_array(saved_weight, self)
         if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return nnpack_spatial_convolution_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -32813,11 +32633,10 @@ class MaxPool2DWithIndicesBackward0(Node):
             saved_result1 = saved_array(saved_result1, self)
         if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return max_pool2_d_with_indices_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -32980,11 +32799,10 @@ class MaxPool3DWithIndicesBackward0(Node):
             saved_result1 = saved_array(saved_result1, self)
         if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return max_pool3_d_with_indices_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -33246,11 +33064,10 @@ class AvgPool2DBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return avg_pool2_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -33420,11 +33237,10 @@ class AvgPool3DBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return avg_pool3_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -33752,11 +33568,10 @@ class AdaptiveAvgPool2DBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return adaptive_avg_pool2_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -33844,11 +33659,10 @@ class AdaptiveAvgPool3DBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return adaptive_avg_pool3_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -34047,11 +33861,10 @@ class AdaptiveMaxPool2DBackward0(Node):
             saved_result1 = saved_array(saved_result1, self)
         if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return adaptive_max_pool2_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -34160,11 +33973,10 @@ class AdaptiveMaxPool3DBackward0(Node):
             saved_result1 = saved_array(saved_result1, self)
         if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return adaptive_max_pool3_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -36322,11 +36134,10 @@ class PixelShuffleBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return pixel_shuffle_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -36398,11 +36209,10 @@ class PixelUnshuffleBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return pixel_unshuffle_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -36474,11 +36284,10 @@ class ChannelShuffleBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return channel_shuffle_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -36564,11 +36373,10 @@ class Im2ColBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return im2_col_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -36697,11 +36505,10 @@ class Col2ImBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return col2_im_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -37534,11 +37341,10 @@ class ErfcBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return erfc_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -37700,11 +37506,10 @@ class XlogyBackward1(Node):
             saved_other = saved_array(saved_other, self)
         if saved_other is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return xlogy_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -38006,11 +37811,10 @@ class LgammaBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return lgamma_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -38094,11 +37898,10 @@ class DigammaBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return digamma_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -38187,11 +37990,10 @@ class PolygammaBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return polygamma_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -38289,11 +38091,10 @@ class PolygammaBackward1(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return polygamma_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -38386,11 +38187,10 @@ class ErfinvBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return erfinv_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -38486,11 +38286,10 @@ class I0Backward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return i0_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -38696,11 +38495,10 @@ class SpecialEntrBackward0(Node):
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return special_entr_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -38842,11 +38640,10 @@ class SpecialLogNdtrBackward0(Node):
             saved_result = saved_array(saved_result, self)
         if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return special_log_ndtr_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -38960,11 +38757,10 @@ class SpecialErfcxBackward0(Node):
             saved_result = saved_array(saved_result, self)
         if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return special_erfcx_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -39136,11 +38932,10 @@ class SpecialXlog1PyBackward1(Node):
             saved_other = saved_array(saved_other, self)
         if saved_other is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return special_xlog1_py_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -39440,11 +39235,10 @@ class SpecialI0EBackward0(Node):
             saved_result = saved_array(saved_result, self)
         if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return special_i0_e_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),

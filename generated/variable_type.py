@@ -25,7 +25,7 @@ from gradgen.dispatch import (
 )
 from gradgen.dtypes import dtype
 from gradgen.grad_mode import _state as grad_mode_state
-from gradgen.graph import NO_EDGE, SavedVariable, SavedVariableList
+from gradgen.graph import SavedVariable, SavedVariableList
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import (
     ONE_OUTPUT_METADATA,
@@ -999,10 +999,10 @@ def as_strided_scatter(
     if _next_edges is not None:
         grad_fn = functions.AsStridedScatterBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.self_ = SavedVariable.input(self)
         grad_fn.size = size
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.src_ = SavedVariable.input(src)
         grad_fn.storage_offset = storage_offset
         grad_fn.stride = stride
@@ -1449,10 +1449,10 @@ def mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MulBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.other_ = SavedVariable.input(other)
         grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
@@ -1732,10 +1732,10 @@ def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MulBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.other_ = SavedVariable.input(other)
         grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
@@ -2847,7 +2847,7 @@ def div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.DivBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
@@ -2910,7 +2910,7 @@ def div_Tensor_mode(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable.input(other)
         grad_fn.rounding_mode = rounding_mode
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
@@ -2950,7 +2950,7 @@ def div__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.DivBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
@@ -2995,7 +2995,7 @@ def div__Tensor_mode(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable.input(other)
         grad_fn.rounding_mode = rounding_mode
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
@@ -3297,9 +3297,9 @@ def hypot(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.HypotBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -3643,9 +3643,9 @@ def fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.FmodBackward1()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -3701,9 +3701,9 @@ def remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.RemainderBackward1()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -4191,9 +4191,9 @@ def lerp_Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LerpBackward1()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.end_ = SavedVariable.input(end)
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.self_ = SavedVariable.input(self)
         grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
@@ -4275,9 +4275,9 @@ def lerp__Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LerpBackward1()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.end_ = SavedVariable.input(end)
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
         grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
@@ -4320,10 +4320,10 @@ def addcmul(
         grad_fn = functions.AddcmulBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.tensor1_ = SavedVariable.input(tensor1)
         grad_fn.tensor1_scalar_type = SCALAR_TYPES[tensor1._data.dtype]
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.tensor2_ = SavedVariable.input(tensor2)
         grad_fn.tensor2_scalar_type = SCALAR_TYPES[tensor2._data.dtype]
         grad_fn.value = value
@@ -4370,10 +4370,10 @@ def addcmul_(
         grad_fn = functions.AddcmulBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.tensor1_ = SavedVariable.input(tensor1)
         grad_fn.tensor1_scalar_type = SCALAR_TYPES[tensor1._data.dtype]
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.tensor2_ = SavedVariable.input(tensor2)
         grad_fn.tensor2_scalar_type = SCALAR_TYPES[tensor2._data.dtype]
         grad_fn.value = value
@@ -4418,7 +4418,7 @@ def addcdiv(
         grad_fn = functions.AddcdivBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.tensor1_ = SavedVariable.input(tensor1)
         grad_fn.tensor1_scalar_type = SCALAR_TYPES[tensor1._data.dtype]
         grad_fn.tensor2_ = SavedVariable.input(tensor2)
@@ -4467,7 +4467,7 @@ def addcdiv_(
         grad_fn = functions.AddcdivBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.tensor1_ = SavedVariable.input(tensor1)
         grad_fn.tensor1_scalar_type = SCALAR_TYPES[tensor1._data.dtype]
         grad_fn.tensor2_ = SavedVariable.input(tensor2)
@@ -4841,7 +4841,7 @@ def copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.CopysignBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_info = TypeAndSize(other)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -4877,7 +4877,7 @@ def copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.CopysignBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_info = TypeAndSize(other)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -5052,7 +5052,7 @@ def ldexp_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LdexpBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.other_ = SavedVariable.input(other)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -5086,7 +5086,7 @@ def ldexp_(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LdexpBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.other_ = SavedVariable.input(other)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -5165,10 +5165,10 @@ def nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.NextafterBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.other_ = SavedVariable.input(other)
         grad_fn.other_info = TypeAndSize(other)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -5202,10 +5202,10 @@ def nextafter_(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.NextafterBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.other_ = SavedVariable.input(other)
         grad_fn.other_info = TypeAndSize(other)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -6274,9 +6274,9 @@ def fmod__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.FmodBackward1()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -6316,9 +6316,9 @@ def hypot_(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.HypotBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -6389,9 +6389,9 @@ def remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.RemainderBackward1()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -8013,9 +8013,9 @@ def index_add(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.dim = dim
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.index_ = SavedVariable.input(index)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.source_ = SavedVariable.input(source)
         grad_fn.source_dim = source.dim()
     # redispatch(), inline: the kernel below Autograd.
@@ -8152,7 +8152,7 @@ def scatter_add(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> 
         grad_fn = functions.ScatterAddBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.index_ = SavedVariable.input(index)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -8497,7 +8497,7 @@ def index_copy(ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor) -
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable.input(index)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.source_ = SavedVariable.input(source)
         grad_fn.source_dim = source.dim()
     # redispatch(), inline: the kernel below Autograd.
@@ -8699,7 +8699,7 @@ def put(ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool) 
         grad_fn.set_next_edges(_next_edges)
         grad_fn.accumulate = accumulate
         grad_fn.index_ = SavedVariable.input(index)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.source_ = SavedVariable.input(source)
         grad_fn.source_info = TypeAndSize(source)
     # redispatch(), inline: the kernel below Autograd.
@@ -8812,7 +8812,7 @@ def scatter_add_(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) ->
         grad_fn = functions.ScatterAddBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.index_ = SavedVariable.input(index)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -8913,9 +8913,9 @@ def index_add_(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.dim = dim
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.index_ = SavedVariable.input(index)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.source_ = SavedVariable.input(source)
         grad_fn.source_dim = source.dim()
     # redispatch(), inline: the kernel below Autograd.
@@ -8958,7 +8958,7 @@ def index_copy_(ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor) 
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable.input(index)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.source_ = SavedVariable.input(source)
         grad_fn.source_dim = source.dim()
     # redispatch(), inline: the kernel below Autograd.
@@ -9114,7 +9114,7 @@ def put_(ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool)
         grad_fn.set_next_edges(_next_edges)
         grad_fn.accumulate = accumulate
         grad_fn.index_ = SavedVariable.input(index)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.source_ = SavedVariable.input(source)
         grad_fn.source_info = TypeAndSize(source)
     # redispatch(), inline: the kernel below Autograd.
@@ -9605,11 +9605,11 @@ def mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MmBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.mat2_ = SavedVariable.input(mat2)
         grad_fn.mat2_sym_sizes = tuple(mat2.shape)
         grad_fn.mat2_sym_strides = mat2.stride()
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.self_sym_strides = self.stride()
@@ -9640,9 +9640,9 @@ def bmm(ks: int, self: Tensor, mat2: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.BmmBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.mat2_ = SavedVariable.input(mat2)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -9671,9 +9671,9 @@ def dot(ks: int, self: Tensor, tensor: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.DotBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.tensor_ = SavedVariable.input(tensor)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -9708,9 +9708,9 @@ def vdot(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.VdotBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -9741,9 +9741,9 @@ def mv(ks: int, self: Tensor, vec: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MvBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.vec_ = SavedVariable.input(vec)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -9778,11 +9778,11 @@ def addmm(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.beta = beta
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.mat1_ = SavedVariable.input(mat1)
         grad_fn.mat1_sym_sizes = tuple(mat1.shape)
         grad_fn.mat1_sym_strides = mat1.stride()
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.mat2_ = SavedVariable.input(mat2)
         grad_fn.mat2_sym_sizes = tuple(mat2.shape)
         grad_fn.mat2_sym_strides = mat2.stride()
@@ -10592,9 +10592,9 @@ def linalg_cross(ks: int, self: Tensor, other: Tensor, dim: int) -> Any:
         grad_fn = functions.LinalgCrossBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -10939,9 +10939,9 @@ def addmv(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.beta = beta
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.mat_ = SavedVariable.input(mat)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.vec_ = SavedVariable.input(vec)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -10988,9 +10988,9 @@ def addmv_(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.beta = beta
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.mat_ = SavedVariable.input(mat)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.vec_ = SavedVariable.input(vec)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -11035,9 +11035,9 @@ def addr(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.beta = beta
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.vec1_ = SavedVariable.input(vec1)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.vec2_ = SavedVariable.input(vec2)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -11084,9 +11084,9 @@ def addr_(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.beta = beta
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.vec1_ = SavedVariable.input(vec1)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.vec2_ = SavedVariable.input(vec2)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -11130,10 +11130,10 @@ def addbmm(
         grad_fn = functions.AddbmmBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.batch1_ = SavedVariable.input(batch1)
         grad_fn.batch1_sym_sizes = tuple(batch1.shape)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.batch2_ = SavedVariable.input(batch2)
         grad_fn.batch2_sym_sizes = tuple(batch2.shape)
         grad_fn.beta = beta
@@ -11181,10 +11181,10 @@ def addbmm_(
         grad_fn = functions.AddbmmBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.batch1_ = SavedVariable.input(batch1)
         grad_fn.batch1_sym_sizes = tuple(batch1.shape)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.batch2_ = SavedVariable.input(batch2)
         grad_fn.batch2_sym_sizes = tuple(batch2.shape)
         grad_fn.beta = beta
@@ -11230,9 +11230,9 @@ def baddbmm(
         grad_fn = functions.BaddbmmBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.batch1_ = SavedVariable.input(batch1)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.batch2_ = SavedVariable.input(batch2)
         grad_fn.beta = beta
     # redispatch(), inline: the kernel below Autograd.
@@ -11279,9 +11279,9 @@ def baddbmm_(
         grad_fn = functions.BaddbmmBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.batch1_ = SavedVariable.input(batch1)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.batch2_ = SavedVariable.input(batch2)
         grad_fn.beta = beta
     # redispatch(), inline: the kernel below Autograd.
@@ -19416,9 +19416,9 @@ def igamma(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.IgammaBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -19443,9 +19443,9 @@ def igamma_(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.IgammaBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -19469,9 +19469,9 @@ def igammac(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.IgammacBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -19496,9 +19496,9 @@ def igammac_(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.IgammacBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -19744,9 +19744,9 @@ def special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SpecialZetaBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -20426,23 +20426,26 @@ def fast_sum_to_size(self: Tensor, size: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, size)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, size)
-    _next_edges = (edge_0,)
     grad_fn = functions.SumToSizeBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, size)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -20467,23 +20470,26 @@ def fast_select_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, input_sizes, dim, index)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_output, input_sizes, dim, index)
-    _next_edges = (edge_0,)
     grad_fn = functions.SelectBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.index = index
     result = kernel(ks, grad_output, input_sizes, dim, index)
@@ -20514,23 +20520,26 @@ def fast_slice_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, input_sizes, dim, start, end, step)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_output, input_sizes, dim, start, end, step)
-    _next_edges = (edge_0,)
     grad_fn = functions.SliceBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.end = end
     grad_fn.start = start
@@ -20556,23 +20565,26 @@ def fast_flip(self: Tensor, dims: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dims)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dims)
-    _next_edges = (edge_0,)
     grad_fn = functions.FlipBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dims = dims
     result = kernel(ks, self, dims)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -20595,23 +20607,26 @@ def fast_roll(self: Tensor, shifts: Sequence[int], dims: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, shifts, dims)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, shifts, dims)
-    _next_edges = (edge_0,)
     grad_fn = functions.RollBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dims = dims
     grad_fn.shifts = shifts
     result = kernel(ks, self, shifts, dims)
@@ -20635,23 +20650,26 @@ def fast_repeat(self: Tensor, repeats: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, repeats)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, repeats)
-    _next_edges = (edge_0,)
     grad_fn = functions.RepeatBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.repeats = repeats
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, repeats)
@@ -20675,23 +20693,26 @@ def fast__unsafe_view(self: Tensor, size: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, size)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, size)
-    _next_edges = (edge_0,)
     grad_fn = functions.UnsafeViewBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, size)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -20714,23 +20735,26 @@ def fast_constant_pad_nd(self: Tensor, pad: Sequence[int], value: Number) -> Any
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, pad, value)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, pad, value)
-    _next_edges = (edge_0,)
     grad_fn = functions.ConstantPadNdBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.pad = pad
     result = kernel(ks, self, pad, value)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -20755,23 +20779,26 @@ def fast_diagonal_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, input_sizes, offset, dim1, dim2)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_output, input_sizes, offset, dim1, dim2)
-    _next_edges = (edge_0,)
     grad_fn = functions.DiagonalBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim1 = dim1
     grad_fn.dim2 = dim2
     grad_fn.offset = offset
@@ -20796,23 +20823,26 @@ def fast_diagonal_copy(self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, offset, dim1, dim2)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, offset, dim1, dim2)
-    _next_edges = (edge_0,)
     grad_fn = functions.DiagonalCopyBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim1 = dim1
     grad_fn.dim2 = dim2
     grad_fn.offset = offset
@@ -20838,23 +20868,26 @@ def fast_diag_embed(self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, offset, dim1, dim2)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, offset, dim1, dim2)
-    _next_edges = (edge_0,)
     grad_fn = functions.DiagEmbedBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim1 = dim1
     grad_fn.dim2 = dim2
     grad_fn.offset = offset
@@ -20879,23 +20912,26 @@ def fast_repeat_interleave_Tensor(repeats: Tensor, output_size: int | None) -> A
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, repeats, output_size)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if repeats._base is not None:
         refresh_view(repeats)
-    if repeats._grad_fn is not None:
-        edge_0 = (repeats._grad_fn, repeats._output_nr)
+    nr_0 = 0
+    fn_0 = repeats._grad_fn
+    if fn_0 is not None:
+        nr_0 = repeats._output_nr
     elif repeats._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = repeats._grad_accumulator and repeats._grad_accumulator()
         if accumulator is None:
             accumulator = repeats._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, repeats, output_size)
-    _next_edges = (edge_0,)
     grad_fn = NotImplementedBackward("repeat_interleave")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, repeats, output_size)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -20916,38 +20952,48 @@ def fast_as_strided_scatter(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, src, size, stride, storage_offset)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
-    if src._grad_fn is not None:
-        edge_1 = (src._grad_fn, src._output_nr)
+    nr_1 = 0
+    fn_1 = src._grad_fn
+    if fn_1 is not None:
+        nr_1 = src._output_nr
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
             accumulator = src._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, src, size, stride, storage_offset)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AsStridedScatterBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[0][0] is not None:
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn0 is not None:
         grad_fn.self_ = SavedVariable.input(self)
     grad_fn.size = size
-    if _next_edges[0][0] is not None:
+    if grad_fn._fn0 is not None:
         grad_fn.src_ = SavedVariable.input(src)
     grad_fn.storage_offset = storage_offset
     grad_fn.stride = stride
@@ -20974,23 +21020,26 @@ def fast_unfold_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_in, input_sizes, dim, size, step)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_in._base is not None:
         refresh_view(grad_in)
-    if grad_in._grad_fn is not None:
-        edge_0 = (grad_in._grad_fn, grad_in._output_nr)
+    nr_0 = 0
+    fn_0 = grad_in._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_in._output_nr
     elif grad_in._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_in._grad_accumulator and grad_in._grad_accumulator()
         if accumulator is None:
             accumulator = grad_in._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_in, input_sizes, dim, size, step)
-    _next_edges = (edge_0,)
     grad_fn = functions.UnfoldBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.size = size
     grad_fn.step = step
@@ -21015,23 +21064,26 @@ def fast_narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, start, length)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, start, length)
-    _next_edges = (edge_0,)
     grad_fn = functions.NarrowCopyBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.length = length
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -21057,23 +21109,26 @@ def fast_lift(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.LiftBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21095,23 +21150,26 @@ def fast_rot90(self: Tensor, k: int, dims: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, k, dims)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, k, dims)
-    _next_edges = (edge_0,)
     grad_fn = functions.Rot90Backward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dims = dims
     grad_fn.k = k
     result = kernel(ks, self, k, dims)
@@ -21135,34 +21193,44 @@ def fast_complex(real: Tensor, imag: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, real, imag)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if real._base is not None:
         refresh_view(real)
-    if real._grad_fn is not None:
-        edge_0 = (real._grad_fn, real._output_nr)
+    nr_0 = 0
+    fn_0 = real._grad_fn
+    if fn_0 is not None:
+        nr_0 = real._output_nr
     elif real._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = real._grad_accumulator and real._grad_accumulator()
         if accumulator is None:
             accumulator = real._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if imag._base is not None:
         refresh_view(imag)
-    if imag._grad_fn is not None:
-        edge_1 = (imag._grad_fn, imag._output_nr)
+    nr_1 = 0
+    fn_1 = imag._grad_fn
+    if fn_1 is not None:
+        nr_1 = imag._output_nr
     elif imag._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = imag._grad_accumulator and imag._grad_accumulator()
         if accumulator is None:
             accumulator = imag._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, real, imag)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ComplexBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, real, imag)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21184,34 +21252,44 @@ def fast_polar(abs: Tensor, angle: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, abs, angle)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if abs._base is not None:
         refresh_view(abs)
-    if abs._grad_fn is not None:
-        edge_0 = (abs._grad_fn, abs._output_nr)
+    nr_0 = 0
+    fn_0 = abs._grad_fn
+    if fn_0 is not None:
+        nr_0 = abs._output_nr
     elif abs._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = abs._grad_accumulator and abs._grad_accumulator()
         if accumulator is None:
             accumulator = abs._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if angle._base is not None:
         refresh_view(angle)
-    if angle._grad_fn is not None:
-        edge_1 = (angle._grad_fn, angle._output_nr)
+    nr_1 = 0
+    fn_1 = angle._grad_fn
+    if fn_1 is not None:
+        nr_1 = angle._output_nr
     elif angle._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = angle._grad_accumulator and angle._grad_accumulator()
         if accumulator is None:
             accumulator = angle._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, abs, angle)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.PolarBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, abs, angle)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21234,34 +21312,44 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other, alpha)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other, alpha)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AddBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.alpha = alpha
     grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
@@ -21286,34 +21374,44 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other, alpha)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other, alpha)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SubBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.alpha = alpha
     grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
@@ -21338,38 +21436,48 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MulBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[0][0] is not None:
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn0 is not None:
         grad_fn.other_ = SavedVariable.input(other)
     grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
-    if _next_edges[1][0] is not None:
+    if grad_fn._fn1 is not None:
         grad_fn.self_ = SavedVariable.input(self)
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other)
@@ -21393,23 +21501,26 @@ def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, exponent)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, exponent)
-    _next_edges = (edge_0,)
     grad_fn = functions.PowBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.exponent = exponent
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, exponent)
@@ -21433,23 +21544,26 @@ def fast_neg(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.NegBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21471,23 +21585,26 @@ def fast_clone(self: Tensor, memory_format: Any | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, memory_format)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, memory_format)
-    _next_edges = (edge_0,)
     grad_fn = functions.CloneBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, memory_format)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21521,25 +21638,28 @@ def fast__to_copy(
         return kernel(
             ks, self, dtype, layout, device, pin_memory, non_blocking, memory_format
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, self, dtype, layout, device, pin_memory, non_blocking, memory_format
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.ToCopyBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
     result = kernel(
         ks, self, dtype, layout, device, pin_memory, non_blocking, memory_format
@@ -21564,23 +21684,26 @@ def fast_exp(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.ExpBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21603,23 +21726,26 @@ def fast_exp2(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.Exp2Backward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21642,23 +21768,26 @@ def fast_log(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.LogBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -21681,23 +21810,26 @@ def fast_log2(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.Log2Backward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -21720,23 +21852,26 @@ def fast_log10(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.Log10Backward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -21759,23 +21894,26 @@ def fast_log1p(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.Log1PBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -21798,23 +21936,26 @@ def fast_expm1(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.Expm1Backward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21837,23 +21978,26 @@ def fast_sqrt(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SqrtBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21876,23 +22020,26 @@ def fast_rsqrt(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.RsqrtBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21915,23 +22062,26 @@ def fast_reciprocal(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.ReciprocalBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21954,23 +22104,26 @@ def fast_abs(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.AbsBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -21993,23 +22146,26 @@ def fast_sgn(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SgnBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -22033,23 +22189,26 @@ def fast_sign(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SignBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22071,23 +22230,26 @@ def fast_sin(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SinBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -22110,23 +22272,26 @@ def fast_cos(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.CosBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -22149,23 +22314,26 @@ def fast_tan(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.TanBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22188,23 +22356,26 @@ def fast_asin(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.AsinBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -22227,23 +22398,26 @@ def fast_acos(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.AcosBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -22266,23 +22440,26 @@ def fast_atan(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.AtanBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -22305,23 +22482,26 @@ def fast_sinh(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SinhBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -22344,23 +22524,26 @@ def fast_cosh(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.CoshBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -22383,23 +22566,26 @@ def fast_tanh(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.TanhBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22422,23 +22608,26 @@ def fast_sigmoid(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SigmoidBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22461,23 +22650,26 @@ def fast_erf(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.ErfBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -22500,23 +22692,26 @@ def fast_floor(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.FloorBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22538,23 +22733,26 @@ def fast_ceil(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.CeilBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22576,23 +22774,26 @@ def fast_round(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.RoundBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22614,23 +22815,26 @@ def fast_round_decimals(self: Tensor, decimals: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, decimals)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, decimals)
-    _next_edges = (edge_0,)
     grad_fn = functions.RoundBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, decimals)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22652,23 +22856,26 @@ def fast_trunc(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.TruncBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22690,23 +22897,26 @@ def fast_angle(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.AngleBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -22729,34 +22939,44 @@ def fast_sigmoid_backward(grad_output: Tensor, output: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if output._base is not None:
         refresh_view(output)
-    if output._grad_fn is not None:
-        edge_1 = (output._grad_fn, output._output_nr)
+    nr_1 = 0
+    fn_1 = output._grad_fn
+    if fn_1 is not None:
+        nr_1 = output._output_nr
     elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = output._grad_accumulator and output._grad_accumulator()
         if accumulator is None:
             accumulator = output._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, output)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SigmoidBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.grad_output_ = SavedVariable.input(grad_output)
     grad_fn.output_ = SavedVariable.input(output)
     result = kernel(ks, grad_output, output)
@@ -22780,34 +23000,44 @@ def fast_tanh_backward(grad_output: Tensor, output: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if output._base is not None:
         refresh_view(output)
-    if output._grad_fn is not None:
-        edge_1 = (output._grad_fn, output._output_nr)
+    nr_1 = 0
+    fn_1 = output._grad_fn
+    if fn_1 is not None:
+        nr_1 = output._output_nr
     elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = output._grad_accumulator and output._grad_accumulator()
         if accumulator is None:
             accumulator = output._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, output)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.TanhBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.grad_output_ = SavedVariable.input(grad_output)
     grad_fn.output_ = SavedVariable.input(output)
     result = kernel(ks, grad_output, output)
@@ -22831,34 +23061,44 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, exponent)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if exponent._base is not None:
         refresh_view(exponent)
-    if exponent._grad_fn is not None:
-        edge_1 = (exponent._grad_fn, exponent._output_nr)
+    nr_1 = 0
+    fn_1 = exponent._grad_fn
+    if fn_1 is not None:
+        nr_1 = exponent._output_nr
     elif exponent._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = exponent._grad_accumulator and exponent._grad_accumulator()
         if accumulator is None:
             accumulator = exponent._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, exponent)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.PowBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.exponent_ = SavedVariable.input(exponent)
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, exponent)
@@ -22883,23 +23123,26 @@ def fast_pow_Scalar(self: Number, exponent: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, exponent)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if exponent._base is not None:
         refresh_view(exponent)
-    if exponent._grad_fn is not None:
-        edge_0 = (exponent._grad_fn, exponent._output_nr)
+    nr_0 = 0
+    fn_0 = exponent._grad_fn
+    if fn_0 is not None:
+        nr_0 = exponent._output_nr
     elif exponent._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = exponent._grad_accumulator and exponent._grad_accumulator()
         if accumulator is None:
             accumulator = exponent._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, exponent)
-    _next_edges = (edge_0,)
     grad_fn = functions.PowBackward2()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.exponent_ = SavedVariable.input(exponent)
     grad_fn.self = self
     result = kernel(ks, self, exponent)
@@ -22924,23 +23167,26 @@ def fast_add_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other, alpha)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other, alpha)
-    _next_edges = (edge_0,)
     grad_fn = functions.AddBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -22963,23 +23209,26 @@ def fast_sub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other, alpha)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other, alpha)
-    _next_edges = (edge_0,)
     grad_fn = functions.SubBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -23002,23 +23251,26 @@ def fast_mul_Scalar(self: Tensor, other: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.MulBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.other = other
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other)
@@ -23042,36 +23294,46 @@ def fast_div_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.DivBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.other_ = SavedVariable.input(other)
-    if _next_edges[1][0] is not None:
+    if grad_fn._fn1 is not None:
         grad_fn.self_ = SavedVariable.input(self)
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other)
@@ -23095,23 +23357,26 @@ def fast_div_Scalar(self: Tensor, other: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.DivBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.other = other
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other)
@@ -23135,37 +23400,47 @@ def fast_div_Tensor_mode(self: Tensor, other: Tensor, rounding_mode: str | None)
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other, rounding_mode)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other, rounding_mode)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.DivBackward2()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.other_ = SavedVariable.input(other)
     grad_fn.rounding_mode = rounding_mode
-    if _next_edges[1][0] is not None:
+    if grad_fn._fn1 is not None:
         grad_fn.self_ = SavedVariable.input(self)
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other, rounding_mode)
@@ -23189,34 +23464,44 @@ def fast_floor_divide(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("floor_divide")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, self, other)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -23231,23 +23516,26 @@ def fast_floor_divide_Scalar(self: Tensor, other: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = NotImplementedBackward("floor_divide")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, other)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -23262,34 +23550,44 @@ def fast_rsub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other, alpha)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other, alpha)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.RsubBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.alpha = alpha
     grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
@@ -23314,23 +23612,26 @@ def fast_rsub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other, alpha)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other, alpha)
-    _next_edges = (edge_0,)
     grad_fn = functions.RsubBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.alpha = alpha
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other, alpha)
@@ -23354,34 +23655,44 @@ def fast_maximum(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaximumBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.other_ = SavedVariable.input(other)
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
@@ -23405,34 +23716,44 @@ def fast_minimum(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MinimumBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.other_ = SavedVariable.input(other)
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
@@ -23456,34 +23777,44 @@ def fast_fmax(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FmaxBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.other_ = SavedVariable.input(other)
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
@@ -23507,34 +23838,44 @@ def fast_fmin(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FminBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.other_ = SavedVariable.input(other)
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
@@ -23558,34 +23899,44 @@ def fast_atan2(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.Atan2Backward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.other_ = SavedVariable.input(other)
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
@@ -23609,37 +23960,47 @@ def fast_hypot(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.HypotBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[1][0] is not None:
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn1 is not None:
         grad_fn.other_ = SavedVariable.input(other)
-    if _next_edges[0][0] is not None:
+    if grad_fn._fn0 is not None:
         grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -23665,23 +24026,26 @@ def fast_fake_quantize_per_tensor_affine_cachemask(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, scale, zero_point, quant_min, quant_max)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, scale, zero_point, quant_min, quant_max)
-    _next_edges = (edge_0,)
     grad_fn = functions.FakeQuantizePerTensorAffineCachemaskBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, scale, zero_point, quant_min, quant_max)
     set_history(result[0], grad_fn)
     grad_fn.mask_ = SavedVariable(result[1], True)
@@ -23699,36 +24063,46 @@ def fast_fake_quantize_per_tensor_affine_cachemask_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad, mask)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad._base is not None:
         refresh_view(grad)
-    if grad._grad_fn is not None:
-        edge_0 = (grad._grad_fn, grad._output_nr)
+    nr_0 = 0
+    fn_0 = grad._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad._output_nr
     elif grad._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad._grad_accumulator and grad._grad_accumulator()
         if accumulator is None:
             accumulator = grad._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if mask._base is not None:
         refresh_view(mask)
-    if mask._grad_fn is not None:
-        edge_1 = (mask._grad_fn, mask._output_nr)
+    nr_1 = 0
+    fn_1 = mask._grad_fn
+    if fn_1 is not None:
+        nr_1 = mask._output_nr
     elif mask._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mask._grad_accumulator and mask._grad_accumulator()
         if accumulator is None:
             accumulator = mask._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad, mask)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward(
         "fake_quantize_per_tensor_affine_cachemask_backward"
     )
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, grad, mask)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -23754,23 +24128,26 @@ def fast_fake_quantize_per_channel_affine_cachemask(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, scale, zero_point, axis, quant_min, quant_max)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, scale, zero_point, axis, quant_min, quant_max)
-    _next_edges = (edge_0,)
     grad_fn = functions.FakeQuantizePerChannelAffineCachemaskBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, scale, zero_point, axis, quant_min, quant_max)
     set_history(result[0], grad_fn)
     grad_fn.mask_ = SavedVariable(result[1], True)
@@ -23788,36 +24165,46 @@ def fast_fake_quantize_per_channel_affine_cachemask_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad, mask)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad._base is not None:
         refresh_view(grad)
-    if grad._grad_fn is not None:
-        edge_0 = (grad._grad_fn, grad._output_nr)
+    nr_0 = 0
+    fn_0 = grad._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad._output_nr
     elif grad._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad._grad_accumulator and grad._grad_accumulator()
         if accumulator is None:
             accumulator = grad._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if mask._base is not None:
         refresh_view(mask)
-    if mask._grad_fn is not None:
-        edge_1 = (mask._grad_fn, mask._output_nr)
+    nr_1 = 0
+    fn_1 = mask._grad_fn
+    if fn_1 is not None:
+        nr_1 = mask._output_nr
     elif mask._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mask._grad_accumulator and mask._grad_accumulator()
         if accumulator is None:
             accumulator = mask._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad, mask)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward(
         "fake_quantize_per_channel_affine_cachemask_backward"
     )
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, grad, mask)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -23832,34 +24219,44 @@ def fast_where_self(condition: Tensor, self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, condition, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, condition, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.WhereBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.condition_ = SavedVariable.input(condition)
     result = kernel(ks, condition, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -23882,23 +24279,26 @@ def fast_clamp(self: Tensor, min: Number | None, max: Number | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, min, max)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, min, max)
-    _next_edges = (edge_0,)
     grad_fn = functions.ClampBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.max = max
     grad_fn.min = min
     grad_fn.self_ = SavedVariable.input(self)
@@ -23923,23 +24323,26 @@ def fast_clamp_min(self: Tensor, min: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, min)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, min)
-    _next_edges = (edge_0,)
     grad_fn = functions.ClampMinBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.min = min
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, min)
@@ -23963,23 +24366,26 @@ def fast_clamp_max(self: Tensor, max: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, max)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, max)
-    _next_edges = (edge_0,)
     grad_fn = functions.ClampMaxBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.max = max
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, max)
@@ -24003,37 +24409,47 @@ def fast_fmod_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FmodBackward1()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[1][0] is not None:
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn1 is not None:
         grad_fn.other_ = SavedVariable.input(other)
-    if _next_edges[1][0] is not None:
+    if grad_fn._fn1 is not None:
         grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -24056,23 +24472,26 @@ def fast_fmod_Scalar(self: Tensor, other: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.FmodBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24094,37 +24513,47 @@ def fast_remainder_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.RemainderBackward1()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[1][0] is not None:
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn1 is not None:
         grad_fn.other_ = SavedVariable.input(other)
-    if _next_edges[1][0] is not None:
+    if grad_fn._fn1 is not None:
         grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -24147,23 +24576,26 @@ def fast_remainder_Scalar(self: Tensor, other: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.RemainderBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24185,34 +24617,44 @@ def fast_bitwise_and_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("bitwise_and")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, self, other)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -24227,34 +24669,44 @@ def fast_bitwise_or_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("bitwise_or")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, self, other)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -24269,34 +24721,44 @@ def fast_bitwise_xor_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("bitwise_xor")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, self, other)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -24311,23 +24773,26 @@ def fast_bitwise_not(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = NotImplementedBackward("bitwise_not")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -24342,34 +24807,44 @@ def fast_copy(self: Tensor, src: Tensor, non_blocking: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, src, non_blocking)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
-    if src._grad_fn is not None:
-        edge_1 = (src._grad_fn, src._output_nr)
+    nr_1 = 0
+    fn_1 = src._grad_fn
+    if fn_1 is not None:
+        nr_1 = src._output_nr
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
             accumulator = src._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, src, non_blocking)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.CopyBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.src_options = SCALAR_TYPES[src._data.dtype]
     result = kernel(ks, self, src, non_blocking)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -24392,23 +24867,26 @@ def fast_zero(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.ZeroBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24430,23 +24908,26 @@ def fast_fill_Scalar(self: Tensor, value: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, value)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, value)
-    _next_edges = (edge_0,)
     grad_fn = functions.FillBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24468,34 +24949,44 @@ def fast_fill_Tensor(self: Tensor, value: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, value)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if value._base is not None:
         refresh_view(value)
-    if value._grad_fn is not None:
-        edge_1 = (value._grad_fn, value._output_nr)
+    nr_1 = 0
+    fn_1 = value._grad_fn
+    if fn_1 is not None:
+        nr_1 = value._output_nr
     elif value._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = value._grad_accumulator and value._grad_accumulator()
         if accumulator is None:
             accumulator = value._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, value)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FillBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, self, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24517,34 +25008,44 @@ def fast_lerp_Scalar(self: Tensor, end: Tensor, weight: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, end, weight)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if end._base is not None:
         refresh_view(end)
-    if end._grad_fn is not None:
-        edge_1 = (end._grad_fn, end._output_nr)
+    nr_1 = 0
+    fn_1 = end._grad_fn
+    if fn_1 is not None:
+        nr_1 = end._output_nr
     elif end._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = end._grad_accumulator and end._grad_accumulator()
         if accumulator is None:
             accumulator = end._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, end, weight)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LerpBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.weight = weight
     result = kernel(ks, self, end, weight)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -24569,23 +25070,26 @@ def fast_nan_to_num(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, nan, posinf, neginf)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, nan, posinf, neginf)
-    _next_edges = (edge_0,)
     grad_fn = functions.NanToNumBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, nan, posinf, neginf)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -24608,23 +25112,26 @@ def fast_acosh(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.AcoshBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -24647,23 +25154,26 @@ def fast_asinh(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.AsinhBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -24686,23 +25196,26 @@ def fast_atanh(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.AtanhBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -24725,23 +25238,26 @@ def fast_deg2rad(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.Deg2RadBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24763,23 +25279,26 @@ def fast_rad2deg(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.Rad2DegBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24801,36 +25320,46 @@ def fast_copysign_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.CopysignBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.other_info = TypeAndSize(other)
-    if _next_edges[0][0] is not None:
+    if grad_fn._fn0 is not None:
         grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -24854,23 +25383,26 @@ def fast_copysign_Scalar(self: Tensor, other: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.CopysignBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -24894,23 +25426,26 @@ def fast_frac(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.FracBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24932,23 +25467,26 @@ def fast_frexp_Tensor(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.FrexpBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     set_history(result[0], grad_fn)
     grad_fn.exponent_ = SavedVariable(result[1], True)
@@ -24964,35 +25502,45 @@ def fast_ldexp_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LdexpBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[0][0] is not None:
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn0 is not None:
         grad_fn.other_ = SavedVariable.input(other)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -25016,34 +25564,44 @@ def fast_heaviside(self: Tensor, values: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, values)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if values._base is not None:
         refresh_view(values)
-    if values._grad_fn is not None:
-        edge_1 = (values._grad_fn, values._output_nr)
+    nr_1 = 0
+    fn_1 = values._grad_fn
+    if fn_1 is not None:
+        nr_1 = values._output_nr
     elif values._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = values._grad_accumulator and values._grad_accumulator()
         if accumulator is None:
             accumulator = values._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, values)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("heaviside")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, self, values)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -25058,38 +25616,48 @@ def fast_nextafter(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.NextafterBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[0][0] is not None:
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn0 is not None:
         grad_fn.other_ = SavedVariable.input(other)
     grad_fn.other_info = TypeAndSize(other)
-    if _next_edges[0][0] is not None:
+    if grad_fn._fn0 is not None:
         grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -25112,34 +25680,44 @@ def fast_logaddexp2(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.Logaddexp2Backward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.other_ = SavedVariable.input(other)
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
@@ -25163,34 +25741,44 @@ def fast_clamp_min_Tensor(self: Tensor, min: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, min)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if min._base is not None:
         refresh_view(min)
-    if min._grad_fn is not None:
-        edge_1 = (min._grad_fn, min._output_nr)
+    nr_1 = 0
+    fn_1 = min._grad_fn
+    if fn_1 is not None:
+        nr_1 = min._output_nr
     elif min._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = min._grad_accumulator and min._grad_accumulator()
         if accumulator is None:
             accumulator = min._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, min)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ClampMinBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.min_ = SavedVariable.input(min)
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, min)
@@ -25214,34 +25802,44 @@ def fast_clamp_max_Tensor(self: Tensor, max: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, max)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if max._base is not None:
         refresh_view(max)
-    if max._grad_fn is not None:
-        edge_1 = (max._grad_fn, max._output_nr)
+    nr_1 = 0
+    fn_1 = max._grad_fn
+    if fn_1 is not None:
+        nr_1 = max._output_nr
     elif max._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = max._grad_accumulator and max._grad_accumulator()
         if accumulator is None:
             accumulator = max._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, max)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ClampMaxBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.max_ = SavedVariable.input(max)
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, max)
@@ -25265,34 +25863,44 @@ def fast_logaddexp(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LogaddexpBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.other_ = SavedVariable.input(other)
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
@@ -25316,23 +25924,26 @@ def fast_poisson(self: Tensor, generator: Any | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, generator)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, generator)
-    _next_edges = (edge_0,)
     grad_fn = functions.PoissonBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, self, generator)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -25355,23 +25966,26 @@ def fast_bernoulli(self: Tensor, generator: Any | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, generator)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, generator)
-    _next_edges = (edge_0,)
     grad_fn = functions.BernoulliBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, generator)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25393,23 +26007,26 @@ def fast_bernoulli_p(self: Tensor, p: float, generator: Any | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, p, generator)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, p, generator)
-    _next_edges = (edge_0,)
     grad_fn = NotImplementedBackward("bernoulli")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, p, generator)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -25424,23 +26041,26 @@ def fast_sum(self: Tensor, dtype: dtype | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.SumBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -25465,23 +26085,26 @@ def fast_sum_dim_IntList(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.SumBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -25506,23 +26129,26 @@ def fast_mean(self: Tensor, dtype: dtype | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.MeanBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_sym_numel = self.numel()
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, dtype)
@@ -25548,23 +26174,26 @@ def fast_mean_dim(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.MeanBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_sym_numel = self.numel()
@@ -25590,23 +26219,26 @@ def fast_prod(self: Tensor, dtype: dtype | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.ProdBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -25632,23 +26264,26 @@ def fast_prod_dim_int(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.ProdBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_ = SavedVariable.input(self)
@@ -25674,23 +26309,26 @@ def fast_max_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.MaxBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -25709,23 +26347,26 @@ def fast_max(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.MaxBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -25749,23 +26390,26 @@ def fast_min_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.MinBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -25784,23 +26428,26 @@ def fast_min(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.MinBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -25824,23 +26471,26 @@ def fast_amax(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.AmaxBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_ = SavedVariable.input(self)
@@ -25866,23 +26516,26 @@ def fast_amin(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.AminBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_ = SavedVariable.input(self)
@@ -25908,23 +26561,26 @@ def fast_logsumexp(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.LogsumexpBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_ = SavedVariable.input(self)
@@ -25952,23 +26608,26 @@ def fast_var_correction(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, correction, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, correction, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.VarBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.correction = correction
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
@@ -25996,23 +26655,26 @@ def fast_std_correction(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, correction, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, correction, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.StdBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.correction = correction
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
@@ -26039,23 +26701,26 @@ def fast_cumsum(self: Tensor, dim: int, dtype: dtype | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.CumsumBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, dim, dtype)
@@ -26079,23 +26744,26 @@ def fast_cumprod(self: Tensor, dim: int, dtype: dtype | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.CumprodBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.self_ = SavedVariable.input(self)
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
@@ -26121,23 +26789,26 @@ def fast_sort(self: Tensor, dim: int, descending: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, descending)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, descending)
-    _next_edges = (edge_0,)
     grad_fn = functions.SortBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, dim, descending)
@@ -26157,23 +26828,26 @@ def fast_sort_stable(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, stable, dim, descending)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, stable, dim, descending)
-    _next_edges = (edge_0,)
     grad_fn = functions.SortBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, stable, dim, descending)
@@ -26191,23 +26865,26 @@ def fast_topk(self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -> An
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, k, dim, largest, sorted)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, k, dim, largest, sorted)
-    _next_edges = (edge_0,)
     grad_fn = functions.TopkBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, k, dim, largest, sorted)
@@ -26225,23 +26902,26 @@ def fast_logcumsumexp(self: Tensor, dim: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim)
-    _next_edges = (edge_0,)
     grad_fn = functions.LogcumsumexpBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dim)
@@ -26266,23 +26946,26 @@ def fast_cummax(self: Tensor, dim: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim)
-    _next_edges = (edge_0,)
     grad_fn = functions.CummaxBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dim)
@@ -26300,23 +26983,26 @@ def fast_cummin(self: Tensor, dim: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim)
-    _next_edges = (edge_0,)
     grad_fn = functions.CumminBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dim)
@@ -26334,23 +27020,26 @@ def fast_kthvalue(self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, k, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, k, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.KthvalueBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -26369,23 +27058,26 @@ def fast_median(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.MedianBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -26409,23 +27101,26 @@ def fast_median_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.MedianBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -26444,23 +27139,26 @@ def fast_nanmedian(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.NanmedianBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -26484,23 +27182,26 @@ def fast_nanmedian_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.NanmedianBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -26519,23 +27220,26 @@ def fast_mode(self: Tensor, dim: int, keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.ModeBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -26554,23 +27258,26 @@ def fast_aminmax(self: Tensor, dim: int | None, keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.AminmaxBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_ = SavedVariable.input(self)
@@ -26593,23 +27300,26 @@ def fast_nansum(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.NansumBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_ = SavedVariable.input(self)
@@ -26637,23 +27347,26 @@ def fast_std_mean_correction(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, correction, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, correction, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.StdMeanBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.correction = correction
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
@@ -26676,23 +27389,26 @@ def fast_var_mean_correction(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, correction, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, correction, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.VarMeanBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.correction = correction
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
@@ -26714,23 +27430,26 @@ def fast__unique2(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, sorted, return_inverse, return_counts)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, sorted, return_inverse, return_counts)
-    _next_edges = (edge_0,)
     grad_fn = functions.Unique2Backward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, sorted, return_inverse, return_counts)
     set_history(result[0], grad_fn)
     return result
@@ -26747,23 +27466,26 @@ def fast_unique_dim(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, sorted, return_inverse, return_counts)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, sorted, return_inverse, return_counts)
-    _next_edges = (edge_0,)
     grad_fn = functions.UniqueDimBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, dim, sorted, return_inverse, return_counts)
     set_history(result[0], grad_fn)
     return result
@@ -26780,23 +27502,26 @@ def fast_unique_consecutive(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, return_inverse, return_counts, dim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, return_inverse, return_counts, dim)
-    _next_edges = (edge_0,)
     grad_fn = functions.UniqueConsecutiveBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, return_inverse, return_counts, dim)
     set_history(result[0], grad_fn)
     return result
@@ -26811,23 +27536,26 @@ def fast__unique(self: Tensor, sorted: bool, return_inverse: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, sorted, return_inverse)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, sorted, return_inverse)
-    _next_edges = (edge_0,)
     grad_fn = functions.UniqueBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, sorted, return_inverse)
     set_history(result[0], grad_fn)
     return result
@@ -26844,23 +27572,26 @@ def fast_unique_dim_consecutive(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, return_inverse, return_counts)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, return_inverse, return_counts)
-    _next_edges = (edge_0,)
     grad_fn = functions.UniqueDimConsecutiveBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, dim, return_inverse, return_counts)
     set_history(result[0], grad_fn)
     return result
@@ -26891,25 +27622,28 @@ def fast_segment_reduce(
         return kernel(
             ks, data, reduce, lengths, indices, offsets, axis, unsafe, initial
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if data._base is not None:
         refresh_view(data)
-    if data._grad_fn is not None:
-        edge_0 = (data._grad_fn, data._output_nr)
+    nr_0 = 0
+    fn_0 = data._grad_fn
+    if fn_0 is not None:
+        nr_0 = data._output_nr
     elif data._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = data._grad_accumulator and data._grad_accumulator()
         if accumulator is None:
             accumulator = data._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, data, reduce, lengths, indices, offsets, axis, unsafe, initial
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.SegmentReduceBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.axis = axis
     grad_fn.data_ = SavedVariable.input(data)
     grad_fn.initial = initial
@@ -26938,23 +27672,26 @@ def fast_index_select(self: Tensor, dim: int, index: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, index)
-    _next_edges = (edge_0,)
     grad_fn = functions.IndexSelectBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.index_ = SavedVariable.input(index)
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -26981,39 +27718,49 @@ def fast_index_add(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, source, alpha)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
-    if source._grad_fn is not None:
-        edge_1 = (source._grad_fn, source._output_nr)
+    nr_1 = 0
+    fn_1 = source._grad_fn
+    if fn_1 is not None:
+        nr_1 = source._output_nr
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
             accumulator = source._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, dim, index, source, alpha)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IndexAddBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.alpha = alpha
     grad_fn.dim = dim
-    if _next_edges[1][0] is not None:
+    if grad_fn._fn1 is not None:
         grad_fn.index_ = SavedVariable.input(index)
-    if _next_edges[1][0] is not None:
+    if grad_fn._fn1 is not None:
         grad_fn.source_ = SavedVariable.input(source)
     grad_fn.source_dim = source.dim()
     result = kernel(ks, self, dim, index, source, alpha)
@@ -27037,23 +27784,26 @@ def fast_gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool) -> Any
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, sparse_grad)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, index, sparse_grad)
-    _next_edges = (edge_0,)
     grad_fn = functions.GatherBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.index_ = SavedVariable.input(index)
     grad_fn.self_ = SavedVariable.input(self)
@@ -27079,34 +27829,44 @@ def fast_scatter_src(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, src)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
-    if src._grad_fn is not None:
-        edge_1 = (src._grad_fn, src._output_nr)
+    nr_1 = 0
+    fn_1 = src._grad_fn
+    if fn_1 is not None:
+        nr_1 = src._output_nr
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
             accumulator = src._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, dim, index, src)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ScatterBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
     grad_fn.index_ = SavedVariable.input(index)
     result = kernel(ks, self, dim, index, src)
@@ -27130,23 +27890,26 @@ def fast_scatter_value(self: Tensor, dim: int, index: Tensor, value: Number) -> 
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, value)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, index, value)
-    _next_edges = (edge_0,)
     grad_fn = functions.ScatterBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.index_ = SavedVariable.input(index)
     result = kernel(ks, self, dim, index, value)
@@ -27170,36 +27933,46 @@ def fast_scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, src)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
-    if src._grad_fn is not None:
-        edge_1 = (src._grad_fn, src._output_nr)
+    nr_1 = 0
+    fn_1 = src._grad_fn
+    if fn_1 is not None:
+        nr_1 = src._output_nr
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
             accumulator = src._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, dim, index, src)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ScatterAddBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
-    if _next_edges[1][0] is not None:
+    if grad_fn._fn1 is not None:
         grad_fn.index_ = SavedVariable.input(index)
     result = kernel(ks, self, dim, index, src)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27222,23 +27995,26 @@ def fast_masked_fill_Scalar(self: Tensor, mask: Tensor, value: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, mask, value)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, mask, value)
-    _next_edges = (edge_0,)
     grad_fn = functions.MaskedFillBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.mask_ = SavedVariable.input(mask)
     result = kernel(ks, self, mask, value)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27261,34 +28037,44 @@ def fast_masked_fill_Tensor(self: Tensor, mask: Tensor, value: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, mask, value)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if value._base is not None:
         refresh_view(value)
-    if value._grad_fn is not None:
-        edge_1 = (value._grad_fn, value._output_nr)
+    nr_1 = 0
+    fn_1 = value._grad_fn
+    if fn_1 is not None:
+        nr_1 = value._output_nr
     elif value._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = value._grad_accumulator and value._grad_accumulator()
         if accumulator is None:
             accumulator = value._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, mask, value)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaskedFillBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.mask_ = SavedVariable.input(mask)
     result = kernel(ks, self, mask, value)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27311,23 +28097,26 @@ def fast_index_Tensor(self: Tensor, indices: Sequence[Tensor | None]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, indices)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, indices)
-    _next_edges = (edge_0,)
     grad_fn = functions.IndexBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.indices_ = SavedVariableList(indices)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, self, indices)
@@ -27353,34 +28142,44 @@ def fast_index_put(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, indices, values, accumulate)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if values._base is not None:
         refresh_view(values)
-    if values._grad_fn is not None:
-        edge_1 = (values._grad_fn, values._output_nr)
+    nr_1 = 0
+    fn_1 = values._grad_fn
+    if fn_1 is not None:
+        nr_1 = values._output_nr
     elif values._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = values._grad_accumulator and values._grad_accumulator()
         if accumulator is None:
             accumulator = values._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, indices, values, accumulate)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IndexPutBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.accumulate = accumulate
     grad_fn.indices_ = SavedVariableList(indices)
     grad_fn.values_info = TypeAndSize(values)
@@ -27407,34 +28206,44 @@ def fast_scatter_reduce_two(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, src, reduce, include_self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
-    if src._grad_fn is not None:
-        edge_1 = (src._grad_fn, src._output_nr)
+    nr_1 = 0
+    fn_1 = src._grad_fn
+    if fn_1 is not None:
+        nr_1 = src._output_nr
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
             accumulator = src._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, dim, index, src, reduce, include_self)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ScatterReduceBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
     grad_fn.include_self = include_self
     grad_fn.index_ = SavedVariable.input(index)
@@ -27463,37 +28272,47 @@ def fast_index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor) -> An
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, source)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
-    if source._grad_fn is not None:
-        edge_1 = (source._grad_fn, source._output_nr)
+    nr_1 = 0
+    fn_1 = source._grad_fn
+    if fn_1 is not None:
+        nr_1 = source._output_nr
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
             accumulator = source._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, dim, index, source)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IndexCopyBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
     grad_fn.index_ = SavedVariable.input(index)
-    if _next_edges[1][0] is not None:
+    if grad_fn._fn1 is not None:
         grad_fn.source_ = SavedVariable.input(source)
     grad_fn.source_dim = source.dim()
     result = kernel(ks, self, dim, index, source)
@@ -27519,23 +28338,26 @@ def fast_index_fill_int_Scalar(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, value)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, index, value)
-    _next_edges = (edge_0,)
     grad_fn = functions.IndexFillBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.index_ = SavedVariable.input(index)
     result = kernel(ks, self, dim, index, value)
@@ -27561,34 +28383,44 @@ def fast_index_fill_int_Tensor(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, value)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if value._base is not None:
         refresh_view(value)
-    if value._grad_fn is not None:
-        edge_1 = (value._grad_fn, value._output_nr)
+    nr_1 = 0
+    fn_1 = value._grad_fn
+    if fn_1 is not None:
+        nr_1 = value._output_nr
     elif value._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = value._grad_accumulator and value._grad_accumulator()
         if accumulator is None:
             accumulator = value._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, dim, index, value)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IndexFillBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
     grad_fn.index_ = SavedVariable.input(index)
     result = kernel(ks, self, dim, index, value)
@@ -27612,34 +28444,44 @@ def fast_masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, mask, source)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
-    if source._grad_fn is not None:
-        edge_1 = (source._grad_fn, source._output_nr)
+    nr_1 = 0
+    fn_1 = source._grad_fn
+    if fn_1 is not None:
+        nr_1 = source._output_nr
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
             accumulator = source._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, mask, source)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaskedScatterBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.mask_ = SavedVariable.input(mask)
     grad_fn.source_sym_sizes = tuple(source.shape)
     result = kernel(ks, self, mask, source)
@@ -27663,23 +28505,26 @@ def fast_masked_select(self: Tensor, mask: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, mask)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, mask)
-    _next_edges = (edge_0,)
     grad_fn = functions.MaskedSelectBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.mask_ = SavedVariable.input(mask)
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, mask)
@@ -27703,23 +28548,26 @@ def fast_take(self: Tensor, index: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, index)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, index)
-    _next_edges = (edge_0,)
     grad_fn = functions.TakeBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.index_ = SavedVariable.input(index)
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, index)
@@ -27743,37 +28591,47 @@ def fast_put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> A
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, index, source, accumulate)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
-    if source._grad_fn is not None:
-        edge_1 = (source._grad_fn, source._output_nr)
+    nr_1 = 0
+    fn_1 = source._grad_fn
+    if fn_1 is not None:
+        nr_1 = source._output_nr
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
             accumulator = source._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, index, source, accumulate)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.PutBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.accumulate = accumulate
     grad_fn.index_ = SavedVariable.input(index)
-    if _next_edges[1][0] is not None:
+    if grad_fn._fn1 is not None:
         grad_fn.source_ = SavedVariable.input(source)
     grad_fn.source_info = TypeAndSize(source)
     result = kernel(ks, self, index, source, accumulate)
@@ -27799,34 +28657,44 @@ def fast_scatter_value_reduce(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, value, reduce)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if index._base is not None:
         refresh_view(index)
-    if index._grad_fn is not None:
-        edge_1 = (index._grad_fn, index._output_nr)
+    nr_1 = 0
+    fn_1 = index._grad_fn
+    if fn_1 is not None:
+        nr_1 = index._output_nr
     elif index._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = index._grad_accumulator and index._grad_accumulator()
         if accumulator is None:
             accumulator = index._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, dim, index, value, reduce)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("scatter")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, self, dim, index, value, reduce)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -27848,34 +28716,44 @@ def fast_index_reduce(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, source, reduce, include_self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
-    if source._grad_fn is not None:
-        edge_1 = (source._grad_fn, source._output_nr)
+    nr_1 = 0
+    fn_1 = source._grad_fn
+    if fn_1 is not None:
+        nr_1 = source._output_nr
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
             accumulator = source._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, dim, index, source, reduce, include_self)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IndexReduceBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
     grad_fn.include_self = include_self
     grad_fn.index_ = SavedVariable.input(index)
@@ -27906,23 +28784,26 @@ def fast_masked_scatter_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, mask, sizes)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_output, mask, sizes)
-    _next_edges = (edge_0,)
     grad_fn = functions.MaskedScatterBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.grad_output_info = TypeAndSize(grad_output)
     grad_fn.mask_ = SavedVariable.input(mask)
     result = kernel(ks, grad_output, mask, sizes)
@@ -27948,34 +28829,44 @@ def fast_slice_scatter(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, src, dim, start, end, step)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
-    if src._grad_fn is not None:
-        edge_1 = (src._grad_fn, src._output_nr)
+    nr_1 = 0
+    fn_1 = src._grad_fn
+    if fn_1 is not None:
+        nr_1 = src._output_nr
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
             accumulator = src._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, src, dim, start, end, step)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SliceScatterBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
     grad_fn.end = end
     grad_fn.src_info = TypeAndSize(src)
@@ -28002,34 +28893,44 @@ def fast_select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, src, dim, index)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
-    if src._grad_fn is not None:
-        edge_1 = (src._grad_fn, src._output_nr)
+    nr_1 = 0
+    fn_1 = src._grad_fn
+    if fn_1 is not None:
+        nr_1 = src._output_nr
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
             accumulator = src._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, src, dim, index)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SelectScatterBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
     grad_fn.index = index
     grad_fn.src_info = TypeAndSize(src)
@@ -28056,34 +28957,44 @@ def fast_diagonal_scatter(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, src, offset, dim1, dim2)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
-    if src._grad_fn is not None:
-        edge_1 = (src._grad_fn, src._output_nr)
+    nr_1 = 0
+    fn_1 = src._grad_fn
+    if fn_1 is not None:
+        nr_1 = src._output_nr
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
             accumulator = src._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, src, offset, dim1, dim2)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.DiagonalScatterBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim1 = dim1
     grad_fn.dim2 = dim2
     grad_fn.offset = offset
@@ -28109,23 +29020,26 @@ def fast__unsafe_index_Tensor(self: Tensor, indices: Sequence[Tensor | None]) ->
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, indices)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, indices)
-    _next_edges = (edge_0,)
     grad_fn = functions.UnsafeIndexBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.indices_ = SavedVariableList(indices)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, self, indices)
@@ -28151,34 +29065,44 @@ def fast__unsafe_index_put(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, indices, values, accumulate)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if values._base is not None:
         refresh_view(values)
-    if values._grad_fn is not None:
-        edge_1 = (values._grad_fn, values._output_nr)
+    nr_1 = 0
+    fn_1 = values._grad_fn
+    if fn_1 is not None:
+        nr_1 = values._output_nr
     elif values._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = values._grad_accumulator and values._grad_accumulator()
         if accumulator is None:
             accumulator = values._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, indices, values, accumulate)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.UnsafeIndexPutBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.accumulate = accumulate
     grad_fn.indices_ = SavedVariableList(indices)
     grad_fn.values_info = TypeAndSize(values)
@@ -28203,39 +29127,49 @@ def fast_mm(self: Tensor, mat2: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, mat2)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if mat2._base is not None:
         refresh_view(mat2)
-    if mat2._grad_fn is not None:
-        edge_1 = (mat2._grad_fn, mat2._output_nr)
+    nr_1 = 0
+    fn_1 = mat2._grad_fn
+    if fn_1 is not None:
+        nr_1 = mat2._output_nr
     elif mat2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mat2._grad_accumulator and mat2._grad_accumulator()
         if accumulator is None:
             accumulator = mat2._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, mat2)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MmBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[0][0] is not None:
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn0 is not None:
         grad_fn.mat2_ = SavedVariable.input(mat2)
     grad_fn.mat2_sym_sizes = tuple(mat2.shape)
     grad_fn.mat2_sym_strides = mat2.stride()
-    if _next_edges[1][0] is not None:
+    if grad_fn._fn1 is not None:
         grad_fn.self_ = SavedVariable.input(self)
     grad_fn.self_sym_sizes = tuple(self.shape)
     grad_fn.self_sym_strides = self.stride()
@@ -28260,37 +29194,47 @@ def fast_bmm(self: Tensor, mat2: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, mat2)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if mat2._base is not None:
         refresh_view(mat2)
-    if mat2._grad_fn is not None:
-        edge_1 = (mat2._grad_fn, mat2._output_nr)
+    nr_1 = 0
+    fn_1 = mat2._grad_fn
+    if fn_1 is not None:
+        nr_1 = mat2._output_nr
     elif mat2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mat2._grad_accumulator and mat2._grad_accumulator()
         if accumulator is None:
             accumulator = mat2._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, mat2)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.BmmBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[0][0] is not None:
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn0 is not None:
         grad_fn.mat2_ = SavedVariable.input(mat2)
-    if _next_edges[1][0] is not None:
+    if grad_fn._fn1 is not None:
         grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, mat2)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -28313,37 +29257,47 @@ def fast_dot(self: Tensor, tensor: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, tensor)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if tensor._base is not None:
         refresh_view(tensor)
-    if tensor._grad_fn is not None:
-        edge_1 = (tensor._grad_fn, tensor._output_nr)
+    nr_1 = 0
+    fn_1 = tensor._grad_fn
+    if fn_1 is not None:
+        nr_1 = tensor._output_nr
     elif tensor._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = tensor._grad_accumulator and tensor._grad_accumulator()
         if accumulator is None:
             accumulator = tensor._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, tensor)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.DotBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[1][0] is not None:
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn1 is not None:
         grad_fn.self_ = SavedVariable.input(self)
-    if _next_edges[0][0] is not None:
+    if grad_fn._fn0 is not None:
         grad_fn.tensor_ = SavedVariable.input(tensor)
     result = kernel(ks, self, tensor)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -28366,37 +29320,47 @@ def fast_vdot(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.VdotBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[0][0] is not None:
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn0 is not None:
         grad_fn.other_ = SavedVariable.input(other)
-    if _next_edges[1][0] is not None:
+    if grad_fn._fn1 is not None:
         grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -28419,37 +29383,47 @@ def fast_mv(self: Tensor, vec: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, vec)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if vec._base is not None:
         refresh_view(vec)
-    if vec._grad_fn is not None:
-        edge_1 = (vec._grad_fn, vec._output_nr)
+    nr_1 = 0
+    fn_1 = vec._grad_fn
+    if fn_1 is not None:
+        nr_1 = vec._output_nr
     elif vec._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = vec._grad_accumulator and vec._grad_accumulator()
         if accumulator is None:
             accumulator = vec._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, vec)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MvBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[1][0] is not None:
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn1 is not None:
         grad_fn.self_ = SavedVariable.input(self)
-    if _next_edges[0][0] is not None:
+    if grad_fn._fn0 is not None:
         grad_fn.vec_ = SavedVariable.input(vec)
     result = kernel(ks, self, vec)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -28474,34 +29448,44 @@ def fast__cdist_forward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, x1, x2, p, compute_mode)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if x1._base is not None:
         refresh_view(x1)
-    if x1._grad_fn is not None:
-        edge_0 = (x1._grad_fn, x1._output_nr)
+    nr_0 = 0
+    fn_0 = x1._grad_fn
+    if fn_0 is not None:
+        nr_0 = x1._output_nr
     elif x1._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = x1._grad_accumulator and x1._grad_accumulator()
         if accumulator is None:
             accumulator = x1._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if x2._base is not None:
         refresh_view(x2)
-    if x2._grad_fn is not None:
-        edge_1 = (x2._grad_fn, x2._output_nr)
+    nr_1 = 0
+    fn_1 = x2._grad_fn
+    if fn_1 is not None:
+        nr_1 = x2._output_nr
     elif x2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = x2._grad_accumulator and x2._grad_accumulator()
         if accumulator is None:
             accumulator = x2._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, x1, x2, p, compute_mode)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.CdistBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.p = p
     grad_fn.x1_ = SavedVariable.input(x1)
     grad_fn.x2_ = SavedVariable.input(x2)
@@ -28527,23 +29511,26 @@ def fast__pdist_forward(self: Tensor, p: float) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, p)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, p)
-    _next_edges = (edge_0,)
     grad_fn = functions.PdistBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.p = p
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, p)
@@ -28568,23 +29555,26 @@ def fast_tril(self: Tensor, diagonal: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, diagonal)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, diagonal)
-    _next_edges = (edge_0,)
     grad_fn = functions.TrilBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.diagonal = diagonal
     result = kernel(ks, self, diagonal)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -28607,23 +29597,26 @@ def fast_triu(self: Tensor, diagonal: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, diagonal)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, diagonal)
-    _next_edges = (edge_0,)
     grad_fn = functions.TriuBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.diagonal = diagonal
     result = kernel(ks, self, diagonal)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -28646,23 +29639,26 @@ def fast_trace(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.TraceBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -28691,23 +29687,26 @@ def fast_linalg_vector_norm(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, ord, dim, keepdim, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, ord, dim, keepdim, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgVectorNormBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.ord = ord
@@ -28734,23 +29733,26 @@ def fast_norm_Scalar(self: Tensor, p: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, p)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, p)
-    _next_edges = (edge_0,)
     grad_fn = functions.NormBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.p = p
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, p)
@@ -28777,23 +29779,26 @@ def fast_norm_ScalarOpt_dim(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, p, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, p, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.NormBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.p = p
@@ -28820,34 +29825,44 @@ def fast_dist(self: Tensor, other: Tensor, p: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other, p)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other, p)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.DistBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.other_ = SavedVariable.input(other)
     grad_fn.p = p
     grad_fn.self_ = SavedVariable.input(self)
@@ -28873,23 +29888,26 @@ def fast_linalg_inv_ex(A: Tensor, check_errors: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, A, check_errors)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_0 = (A._grad_fn, A._output_nr)
+    nr_0 = 0
+    fn_0 = A._grad_fn
+    if fn_0 is not None:
+        nr_0 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, A, check_errors)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgInvExBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, A, check_errors)
     set_history(result[0], grad_fn)
     grad_fn.inverse_ = SavedVariable(result[0], True)
@@ -28905,23 +29923,26 @@ def fast__linalg_det(A: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, A)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_0 = (A._grad_fn, A._output_nr)
+    nr_0 = 0
+    fn_0 = A._grad_fn
+    if fn_0 is not None:
+        nr_0 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, A)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgDetBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.A_ = SavedVariable.input(A)
     result = kernel(ks, A)
     set_history(result[0], grad_fn)
@@ -28940,23 +29961,26 @@ def fast__linalg_slogdet(A: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, A)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_0 = (A._grad_fn, A._output_nr)
+    nr_0 = 0
+    fn_0 = A._grad_fn
+    if fn_0 is not None:
+        nr_0 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, A)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgSlogdetBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.A_ = SavedVariable.input(A)
     result = kernel(ks, A)
     set_history(result[0], grad_fn)
@@ -28976,34 +30000,44 @@ def fast__linalg_solve_ex(A: Tensor, B: Tensor, left: bool, check_errors: bool) 
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, A, B, left, check_errors)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_0 = (A._grad_fn, A._output_nr)
+    nr_0 = 0
+    fn_0 = A._grad_fn
+    if fn_0 is not None:
+        nr_0 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if B._base is not None:
         refresh_view(B)
-    if B._grad_fn is not None:
-        edge_1 = (B._grad_fn, B._output_nr)
+    nr_1 = 0
+    fn_1 = B._grad_fn
+    if fn_1 is not None:
+        nr_1 = B._output_nr
     elif B._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = B._grad_accumulator and B._grad_accumulator()
         if accumulator is None:
             accumulator = B._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, A, B, left, check_errors)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgSolveExBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.A_ = SavedVariable.input(A)
     grad_fn.left = left
     result = kernel(ks, A, B, left, check_errors)
@@ -29023,23 +30057,26 @@ def fast_linalg_cholesky_ex(self: Tensor, upper: bool, check_errors: bool) -> An
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, upper, check_errors)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, upper, check_errors)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgCholeskyExBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.upper = upper
     result = kernel(ks, self, upper, check_errors)
     set_history(result[0], grad_fn)
@@ -29056,23 +30093,26 @@ def fast_linalg_qr(A: Tensor, mode: str) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, A, mode)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_0 = (A._grad_fn, A._output_nr)
+    nr_0 = 0
+    fn_0 = A._grad_fn
+    if fn_0 is not None:
+        nr_0 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, A, mode)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgQrBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.mode = mode
     result = kernel(ks, A, mode)
     set_history(result[0], grad_fn)
@@ -29093,23 +30133,26 @@ def fast__linalg_svd(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, A, full_matrices, compute_uv, driver)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_0 = (A._grad_fn, A._output_nr)
+    nr_0 = 0
+    fn_0 = A._grad_fn
+    if fn_0 is not None:
+        nr_0 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, A, full_matrices, compute_uv, driver)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgSvdBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.A_sym_sizes = tuple(A.shape)
     grad_fn.full_matrices = full_matrices
     result = kernel(ks, A, full_matrices, compute_uv, driver)
@@ -29131,23 +30174,26 @@ def fast__linalg_eigh(A: Tensor, UPLO: str, compute_v: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, A, UPLO, compute_v)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_0 = (A._grad_fn, A._output_nr)
+    nr_0 = 0
+    fn_0 = A._grad_fn
+    if fn_0 is not None:
+        nr_0 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, A, UPLO, compute_v)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgEighBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, A, UPLO, compute_v)
     set_history(result[0], grad_fn)
     set_history(result[1], grad_fn)
@@ -29165,23 +30211,26 @@ def fast_linalg_eig(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgEigBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self)
     set_history(result[0], grad_fn)
@@ -29202,34 +30251,44 @@ def fast_linalg_solve_triangular(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, B, upper, left, unitriangular)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if B._base is not None:
         refresh_view(B)
-    if B._grad_fn is not None:
-        edge_1 = (B._grad_fn, B._output_nr)
+    nr_1 = 0
+    fn_1 = B._grad_fn
+    if fn_1 is not None:
+        nr_1 = B._output_nr
     elif B._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = B._grad_accumulator and B._grad_accumulator()
         if accumulator is None:
             accumulator = B._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, B, upper, left, unitriangular)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgSolveTriangularBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.left = left
     grad_fn.self_ = SavedVariable.input(self)
     grad_fn.unitriangular = unitriangular
@@ -29256,38 +30315,48 @@ def fast_linalg_cross(self: Tensor, other: Tensor, dim: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other, dim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other, dim)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgCrossBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
-    if _next_edges[0][0] is not None:
+    if grad_fn._fn0 is not None:
         grad_fn.other_ = SavedVariable.input(other)
-    if _next_edges[1][0] is not None:
+    if grad_fn._fn1 is not None:
         grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other, dim)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -29310,23 +30379,26 @@ def fast_linalg_matrix_exp(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgMatrixExpBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -29353,23 +30425,26 @@ def fast_linalg_pinv_atol_rtol_tensor(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, atol, rtol, hermitian)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, atol, rtol, hermitian)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgPinvBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, atol, rtol, hermitian)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -29395,34 +30470,44 @@ def fast_linalg_lstsq(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, b, rcond, driver)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if b._base is not None:
         refresh_view(b)
-    if b._grad_fn is not None:
-        edge_1 = (b._grad_fn, b._output_nr)
+    nr_1 = 0
+    fn_1 = b._grad_fn
+    if fn_1 is not None:
+        nr_1 = b._output_nr
     elif b._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = b._grad_accumulator and b._grad_accumulator()
         if accumulator is None:
             accumulator = b._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, b, rcond, driver)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgLstsqBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.b_ = SavedVariable.input(b)
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, b, rcond, driver)
@@ -29441,23 +30526,26 @@ def fast_linalg_lu_factor_ex(A: Tensor, pivot: bool, check_errors: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, A, pivot, check_errors)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_0 = (A._grad_fn, A._output_nr)
+    nr_0 = 0
+    fn_0 = A._grad_fn
+    if fn_0 is not None:
+        nr_0 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, A, pivot, check_errors)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgLuFactorExBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.pivot = pivot
     result = kernel(ks, A, pivot, check_errors)
     set_history(result[0], grad_fn)
@@ -29475,23 +30563,26 @@ def fast_linalg_lu(A: Tensor, pivot: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, A, pivot)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_0 = (A._grad_fn, A._output_nr)
+    nr_0 = 0
+    fn_0 = A._grad_fn
+    if fn_0 is not None:
+        nr_0 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, A, pivot)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgLuBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.pivot = pivot
     result = kernel(ks, A, pivot)
     set_history(result[0], grad_fn)
@@ -29515,34 +30606,44 @@ def fast_linalg_lu_solve(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, LU, pivots, B, left, adjoint)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if LU._base is not None:
         refresh_view(LU)
-    if LU._grad_fn is not None:
-        edge_0 = (LU._grad_fn, LU._output_nr)
+    nr_0 = 0
+    fn_0 = LU._grad_fn
+    if fn_0 is not None:
+        nr_0 = LU._output_nr
     elif LU._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = LU._grad_accumulator and LU._grad_accumulator()
         if accumulator is None:
             accumulator = LU._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if B._base is not None:
         refresh_view(B)
-    if B._grad_fn is not None:
-        edge_1 = (B._grad_fn, B._output_nr)
+    nr_1 = 0
+    fn_1 = B._grad_fn
+    if fn_1 is not None:
+        nr_1 = B._output_nr
     elif B._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = B._grad_accumulator and B._grad_accumulator()
         if accumulator is None:
             accumulator = B._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, LU, pivots, B, left, adjoint)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgLuSolveBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.LU_ = SavedVariable.input(LU)
     grad_fn.adjoint = adjoint
     grad_fn.left = left
@@ -29569,23 +30670,26 @@ def fast_cholesky(self: Tensor, upper: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, upper)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, upper)
-    _next_edges = (edge_0,)
     grad_fn = functions.CholeskyBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.upper = upper
     result = kernel(ks, self, upper)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -29609,34 +30713,44 @@ def fast_linalg_householder_product(input: Tensor, tau: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, input, tau)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if input._base is not None:
         refresh_view(input)
-    if input._grad_fn is not None:
-        edge_0 = (input._grad_fn, input._output_nr)
+    nr_0 = 0
+    fn_0 = input._grad_fn
+    if fn_0 is not None:
+        nr_0 = input._output_nr
     elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input._grad_accumulator and input._grad_accumulator()
         if accumulator is None:
             accumulator = input._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if tau._base is not None:
         refresh_view(tau)
-    if tau._grad_fn is not None:
-        edge_1 = (tau._grad_fn, tau._output_nr)
+    nr_1 = 0
+    fn_1 = tau._grad_fn
+    if fn_1 is not None:
+        nr_1 = tau._output_nr
     elif tau._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = tau._grad_accumulator and tau._grad_accumulator()
         if accumulator is None:
             accumulator = tau._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, input, tau)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgHouseholderProductBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.input_ = SavedVariable.input(input)
     grad_fn.tau_ = SavedVariable.input(tau)
     result = kernel(ks, input, tau)
@@ -29661,23 +30775,26 @@ def fast_norm_ScalarOpt_dtype(self: Tensor, p: Number | None, dtype: dtype) -> A
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, p, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, p, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.NormBackward2()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.p = p
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, p, dtype)
@@ -29704,23 +30821,26 @@ def fast_norm_ScalarOpt_dim_dtype(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, p, dim, keepdim, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, p, dim, keepdim, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.NormBackward3()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.p = p
@@ -29747,23 +30867,26 @@ def fast_renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, p, dim, maxnorm)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, p, dim, maxnorm)
-    _next_edges = (edge_0,)
     grad_fn = functions.RenormBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.maxnorm = maxnorm
     grad_fn.p = p
@@ -29789,23 +30912,26 @@ def fast_cholesky_inverse(self: Tensor, upper: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, upper)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, upper)
-    _next_edges = (edge_0,)
     grad_fn = functions.CholeskyInverseBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     grad_fn.upper = upper
     result = kernel(ks, self, upper)
@@ -29830,34 +30956,44 @@ def fast_cholesky_solve(self: Tensor, input2: Tensor, upper: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, input2, upper)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if input2._base is not None:
         refresh_view(input2)
-    if input2._grad_fn is not None:
-        edge_1 = (input2._grad_fn, input2._output_nr)
+    nr_1 = 0
+    fn_1 = input2._grad_fn
+    if fn_1 is not None:
+        nr_1 = input2._output_nr
     elif input2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input2._grad_accumulator and input2._grad_accumulator()
         if accumulator is None:
             accumulator = input2._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, input2, upper)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.CholeskySolveBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.input2_ = SavedVariable.input(input2)
     grad_fn.self_ = SavedVariable.input(self)
     grad_fn.upper = upper
@@ -29885,34 +31021,44 @@ def fast_triangular_solve(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, A, upper, transpose, unitriangular)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_1 = (A._grad_fn, A._output_nr)
+    nr_1 = 0
+    fn_1 = A._grad_fn
+    if fn_1 is not None:
+        nr_1 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, A, upper, transpose, unitriangular)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.TriangularSolveBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.A_ = SavedVariable.input(A)
     grad_fn.self_ = SavedVariable.input(self)
     grad_fn.transpose = transpose
@@ -29936,23 +31082,26 @@ def fast_lu_unpack(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, LU_data, LU_pivots, unpack_data, unpack_pivots)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if LU_data._base is not None:
         refresh_view(LU_data)
-    if LU_data._grad_fn is not None:
-        edge_0 = (LU_data._grad_fn, LU_data._output_nr)
+    nr_0 = 0
+    fn_0 = LU_data._grad_fn
+    if fn_0 is not None:
+        nr_0 = LU_data._output_nr
     elif LU_data._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = LU_data._grad_accumulator and LU_data._grad_accumulator()
         if accumulator is None:
             accumulator = LU_data._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, LU_data, LU_pivots, unpack_data, unpack_pivots)
-    _next_edges = (edge_0,)
     grad_fn = functions.LuUnpackBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.LU_data_sym_sizes = tuple(LU_data.shape)
     result = kernel(ks, LU_data, LU_pivots, unpack_data, unpack_pivots)
     set_history(result[0], grad_fn)
@@ -29970,23 +31119,26 @@ def fast_geqrf(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.GeqrfBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     set_history(result[0], grad_fn)
     return result
@@ -30001,23 +31153,26 @@ def fast_relu(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.ReluBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30040,23 +31195,26 @@ def fast_gelu(self: Tensor, approximate: str) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, approximate)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, approximate)
-    _next_edges = (edge_0,)
     grad_fn = functions.GeluBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.approximate = approximate
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, approximate)
@@ -30080,23 +31238,26 @@ def fast_silu(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SiluBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -30121,34 +31282,44 @@ def fast_threshold_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, threshold)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, threshold)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ThresholdBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.self_ = SavedVariable.input(self)
     grad_fn.threshold = threshold
     result = kernel(ks, grad_output, self, threshold)
@@ -30172,34 +31343,44 @@ def fast_gelu_backward(grad_output: Tensor, self: Tensor, approximate: str) -> A
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, approximate)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, approximate)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.GeluBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.approximate = approximate
     grad_fn.grad_output_ = SavedVariable.input(grad_output)
     grad_fn.self_ = SavedVariable.input(self)
@@ -30224,34 +31405,44 @@ def fast_silu_backward(grad_output: Tensor, self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("silu_backward")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, grad_output, self)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -30266,23 +31457,26 @@ def fast__softmax(self: Tensor, dim: int, half_to_float: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, half_to_float)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, half_to_float)
-    _next_edges = (edge_0,)
     grad_fn = functions.SoftmaxBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, dim, half_to_float)
@@ -30309,34 +31503,44 @@ def fast__softmax_backward_data(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output, dim, input_dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if output._base is not None:
         refresh_view(output)
-    if output._grad_fn is not None:
-        edge_1 = (output._grad_fn, output._output_nr)
+    nr_1 = 0
+    fn_1 = output._grad_fn
+    if fn_1 is not None:
+        nr_1 = output._output_nr
     elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = output._grad_accumulator and output._grad_accumulator()
         if accumulator is None:
             accumulator = output._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, output, dim, input_dtype)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SoftmaxBackwardDataBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
     grad_fn.grad_output_ = SavedVariable.input(grad_output)
     grad_fn.input_dtype = input_dtype
@@ -30363,23 +31567,26 @@ def fast__log_softmax(self: Tensor, dim: int, half_to_float: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, half_to_float)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, half_to_float)
-    _next_edges = (edge_0,)
     grad_fn = functions.LogSoftmaxBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, dim, half_to_float)
@@ -30406,34 +31613,44 @@ def fast__log_softmax_backward_data(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output, dim, input_dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if output._base is not None:
         refresh_view(output)
-    if output._grad_fn is not None:
-        edge_1 = (output._grad_fn, output._output_nr)
+    nr_1 = 0
+    fn_1 = output._grad_fn
+    if fn_1 is not None:
+        nr_1 = output._output_nr
     elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = output._grad_accumulator and output._grad_accumulator()
         if accumulator is None:
             accumulator = output._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, output, dim, input_dtype)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LogSoftmaxBackwardDataBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
     grad_fn.grad_output_ = SavedVariable.input(grad_output)
     grad_fn.output_ = SavedVariable.input(output)
@@ -30459,23 +31676,26 @@ def fast_leaky_relu(self: Tensor, negative_slope: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, negative_slope)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, negative_slope)
-    _next_edges = (edge_0,)
     grad_fn = functions.LeakyReluBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.negative_slope = negative_slope
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, negative_slope)
@@ -30501,34 +31721,44 @@ def fast_leaky_relu_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, negative_slope, self_is_result)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, negative_slope, self_is_result)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LeakyReluBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.negative_slope = negative_slope
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, grad_output, self, negative_slope, self_is_result)
@@ -30552,23 +31782,26 @@ def fast_elu(self: Tensor, alpha: Number, scale: Number, input_scale: Number) ->
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, alpha, scale, input_scale)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, alpha, scale, input_scale)
-    _next_edges = (edge_0,)
     grad_fn = functions.EluBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.alpha = alpha
     grad_fn.input_scale = input_scale
     grad_fn.scale = scale
@@ -30605,38 +31838,48 @@ def fast_elu_backward(
         return kernel(
             ks, grad_output, alpha, scale, input_scale, is_result, self_or_result
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self_or_result._base is not None:
         refresh_view(self_or_result)
-    if self_or_result._grad_fn is not None:
-        edge_1 = (self_or_result._grad_fn, self_or_result._output_nr)
+    nr_1 = 0
+    fn_1 = self_or_result._grad_fn
+    if fn_1 is not None:
+        nr_1 = self_or_result._output_nr
     elif self_or_result._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = (
             self_or_result._grad_accumulator and self_or_result._grad_accumulator()
         )
         if accumulator is None:
             accumulator = self_or_result._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(
             ks, grad_output, alpha, scale, input_scale, is_result, self_or_result
         )
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.EluBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.alpha = alpha
     grad_fn.grad_output_ = SavedVariable.input(grad_output)
     grad_fn.input_scale = input_scale
@@ -30666,23 +31909,26 @@ def fast_softplus(self: Tensor, beta: Number, threshold: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, beta, threshold)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, beta, threshold)
-    _next_edges = (edge_0,)
     grad_fn = functions.SoftplusBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.beta = beta
     grad_fn.self_ = SavedVariable.input(self)
     grad_fn.threshold = threshold
@@ -30709,34 +31955,44 @@ def fast_softplus_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, beta, threshold)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, beta, threshold)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SoftplusBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.beta = beta
     grad_fn.grad_output_ = SavedVariable.input(grad_output)
     grad_fn.self_ = SavedVariable.input(self)
@@ -30762,23 +32018,26 @@ def fast_log_sigmoid_forward(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.LogSigmoidBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     set_history(result[0], grad_fn)
@@ -30796,34 +32055,44 @@ def fast_log_sigmoid_backward(grad_output: Tensor, self: Tensor, buffer: Tensor)
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, buffer)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, buffer)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LogSigmoidBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.buffer_ = SavedVariable.input(buffer)
     grad_fn.grad_output_ = SavedVariable.input(grad_output)
     grad_fn.self_ = SavedVariable.input(self)
@@ -30848,23 +32117,26 @@ def fast_hardtanh(self: Tensor, min_val: Number, max_val: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, min_val, max_val)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, min_val, max_val)
-    _next_edges = (edge_0,)
     grad_fn = functions.HardtanhBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.max_val = max_val
     grad_fn.min_val = min_val
     grad_fn.self_ = SavedVariable.input(self)
@@ -30891,34 +32163,44 @@ def fast_hardtanh_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, min_val, max_val)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, min_val, max_val)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.HardtanhBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.max_val = max_val
     grad_fn.min_val = min_val
     grad_fn.self_ = SavedVariable.input(self)
@@ -30943,23 +32225,26 @@ def fast_mish(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.MishBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -30982,34 +32267,44 @@ def fast_mish_backward(grad_output: Tensor, self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("mish_backward")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, grad_output, self)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -31024,23 +32319,26 @@ def fast_celu(self: Tensor, alpha: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, alpha)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, alpha)
-    _next_edges = (edge_0,)
     grad_fn = functions.CeluBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.alpha = alpha
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, alpha)
@@ -31064,23 +32362,26 @@ def fast_glu(self: Tensor, dim: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim)
-    _next_edges = (edge_0,)
     grad_fn = functions.GluBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, dim)
@@ -31104,34 +32405,44 @@ def fast_glu_backward(grad_output: Tensor, self: Tensor, dim: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, dim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, dim)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.GluBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
     grad_fn.grad_output_ = SavedVariable.input(grad_output)
     grad_fn.self_ = SavedVariable.input(self)
@@ -31156,23 +32467,26 @@ def fast_hardshrink(self: Tensor, lambd: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, lambd)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, lambd)
-    _next_edges = (edge_0,)
     grad_fn = functions.HardshrinkBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.lambd = lambd
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, lambd)
@@ -31196,34 +32510,44 @@ def fast_hardshrink_backward(grad_out: Tensor, self: Tensor, lambd: Number) -> A
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_out, self, lambd)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_out._base is not None:
         refresh_view(grad_out)
-    if grad_out._grad_fn is not None:
-        edge_0 = (grad_out._grad_fn, grad_out._output_nr)
+    nr_0 = 0
+    fn_0 = grad_out._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_out._output_nr
     elif grad_out._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_out._grad_accumulator and grad_out._grad_accumulator()
         if accumulator is None:
             accumulator = grad_out._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_out, self, lambd)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.HardshrinkBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.lambd = lambd
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, grad_out, self, lambd)
@@ -31247,23 +32571,26 @@ def fast_softshrink(self: Tensor, lambd: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, lambd)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, lambd)
-    _next_edges = (edge_0,)
     grad_fn = functions.SoftshrinkBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.lambd = lambd
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, lambd)
@@ -31287,34 +32614,44 @@ def fast_softshrink_backward(grad_output: Tensor, self: Tensor, lambd: Number) -
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, lambd)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, lambd)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SoftshrinkBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.lambd = lambd
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, grad_output, self, lambd)
@@ -31338,23 +32675,26 @@ def fast_hardsigmoid(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.HardsigmoidBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -31377,34 +32717,44 @@ def fast_hardsigmoid_backward(grad_output: Tensor, self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.HardsigmoidBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, grad_output, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -31427,23 +32777,26 @@ def fast_hardswish(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.HardswishBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -31466,34 +32819,44 @@ def fast_hardswish_backward(grad_output: Tensor, self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.HardswishBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.grad_output_ = SavedVariable.input(grad_output)
     grad_fn.self_ = SavedVariable.input(self)
     grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
@@ -31518,23 +32881,26 @@ def fast_threshold(self: Tensor, threshold: Number, value: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, threshold, value)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, threshold, value)
-    _next_edges = (edge_0,)
     grad_fn = functions.ThresholdBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     grad_fn.threshold = threshold
     result = kernel(ks, self, threshold, value)
@@ -31565,23 +32931,26 @@ def fast_rrelu_with_noise(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, noise, lower, upper, training, generator)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, noise, lower, upper, training, generator)
-    _next_edges = (edge_0,)
     grad_fn = functions.RreluWithNoiseBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.lower = lower
     grad_fn.noise_ = SavedVariable.input(noise)
     grad_fn.self_ = SavedVariable.input(self)
@@ -31621,36 +32990,46 @@ def fast_rrelu_with_noise_backward(
         return kernel(
             ks, grad_output, self, noise, lower, upper, training, self_is_result
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(
             ks, grad_output, self, noise, lower, upper, training, self_is_result
         )
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.RreluWithNoiseBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.lower = lower
     grad_fn.noise_ = SavedVariable.input(noise)
     grad_fn.self_ = SavedVariable.input(self)
@@ -31679,34 +33058,44 @@ def fast__prelu_kernel(self: Tensor, weight: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, weight)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if weight._base is not None:
         refresh_view(weight)
-    if weight._grad_fn is not None:
-        edge_1 = (weight._grad_fn, weight._output_nr)
+    nr_1 = 0
+    fn_1 = weight._grad_fn
+    if fn_1 is not None:
+        nr_1 = weight._output_nr
     elif weight._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = weight._grad_accumulator and weight._grad_accumulator()
         if accumulator is None:
             accumulator = weight._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, weight)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.PreluKernelBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.self_ = SavedVariable.input(self)
     grad_fn.weight_ = SavedVariable.input(weight)
     result = kernel(ks, self, weight)
@@ -31730,23 +33119,26 @@ def fast_native_dropout(input: Tensor, p: float, train: bool | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, input, p, train)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if input._base is not None:
         refresh_view(input)
-    if input._grad_fn is not None:
-        edge_0 = (input._grad_fn, input._output_nr)
+    nr_0 = 0
+    fn_0 = input._grad_fn
+    if fn_0 is not None:
+        nr_0 = input._output_nr
     elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input._grad_accumulator and input._grad_accumulator()
         if accumulator is None:
             accumulator = input._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, input, p, train)
-    _next_edges = (edge_0,)
     grad_fn = functions.NativeDropoutBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.p = p
     grad_fn.train = train
     result = kernel(ks, input, p, train)
@@ -31766,34 +33158,44 @@ def fast_native_dropout_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, mask, scale)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if mask._base is not None:
         refresh_view(mask)
-    if mask._grad_fn is not None:
-        edge_1 = (mask._grad_fn, mask._output_nr)
+    nr_1 = 0
+    fn_1 = mask._grad_fn
+    if fn_1 is not None:
+        nr_1 = mask._output_nr
     elif mask._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mask._grad_accumulator and mask._grad_accumulator()
         if accumulator is None:
             accumulator = mask._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, mask, scale)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.NativeDropoutBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.grad_output_ = SavedVariable.input(grad_output)
     grad_fn.mask_ = SavedVariable.input(mask)
     grad_fn.scale = scale
@@ -31818,34 +33220,44 @@ def fast_mse_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, reduction)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
-    if target._grad_fn is not None:
-        edge_1 = (target._grad_fn, target._output_nr)
+    nr_1 = 0
+    fn_1 = target._grad_fn
+    if fn_1 is not None:
+        nr_1 = target._output_nr
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
             accumulator = target._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, target, reduction)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MseLossBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.reduction = reduction
     grad_fn.self_ = SavedVariable.input(self)
     grad_fn.target_ = SavedVariable.input(target)
@@ -31877,23 +33289,26 @@ def fast_nll_loss_forward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, weight, reduction, ignore_index)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, target, weight, reduction, ignore_index)
-    _next_edges = (edge_0,)
     grad_fn = functions.NllLossBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.ignore_index = ignore_index
     grad_fn.reduction = reduction
     grad_fn.self_ = SavedVariable.input(self)
@@ -31928,36 +33343,46 @@ def fast_nll_loss_backward(
         return kernel(
             ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(
             ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
         )
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.NllLossBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.ignore_index = ignore_index
     grad_fn.reduction = reduction
     grad_fn.target_ = SavedVariable.input(target)
@@ -31992,23 +33417,26 @@ def fast_nll_loss2d_forward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, weight, reduction, ignore_index)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, target, weight, reduction, ignore_index)
-    _next_edges = (edge_0,)
     grad_fn = functions.NllLoss2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.ignore_index = ignore_index
     grad_fn.reduction = reduction
     grad_fn.self_ = SavedVariable.input(self)
@@ -32043,36 +33471,46 @@ def fast_nll_loss2d_backward(
         return kernel(
             ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(
             ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
         )
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.NllLoss2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.ignore_index = ignore_index
     grad_fn.reduction = reduction
     grad_fn.target_ = SavedVariable.input(target)
@@ -32103,34 +33541,44 @@ def fast_binary_cross_entropy(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, weight, reduction)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
-    if target._grad_fn is not None:
-        edge_1 = (target._grad_fn, target._output_nr)
+    nr_1 = 0
+    fn_1 = target._grad_fn
+    if fn_1 is not None:
+        nr_1 = target._output_nr
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
             accumulator = target._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, target, weight, reduction)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.BinaryCrossEntropyBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.reduction = reduction
     grad_fn.self_ = SavedVariable.input(self)
     grad_fn.target_ = SavedVariable.input(target)
@@ -32158,34 +33606,44 @@ def fast_smooth_l1_loss(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, reduction, beta)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
-    if target._grad_fn is not None:
-        edge_1 = (target._grad_fn, target._output_nr)
+    nr_1 = 0
+    fn_1 = target._grad_fn
+    if fn_1 is not None:
+        nr_1 = target._output_nr
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
             accumulator = target._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, target, reduction, beta)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SmoothL1LossBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.beta = beta
     grad_fn.reduction = reduction
     grad_fn.self_ = SavedVariable.input(self)
@@ -32211,34 +33669,44 @@ def fast_huber_loss(self: Tensor, target: Tensor, reduction: int, delta: float) 
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, reduction, delta)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
-    if target._grad_fn is not None:
-        edge_1 = (target._grad_fn, target._output_nr)
+    nr_1 = 0
+    fn_1 = target._grad_fn
+    if fn_1 is not None:
+        nr_1 = target._output_nr
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
             accumulator = target._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, target, reduction, delta)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.HuberLossBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.delta = delta
     grad_fn.reduction = reduction
     grad_fn.self_ = SavedVariable.input(self)
@@ -32272,34 +33740,44 @@ def fast_binary_cross_entropy_with_logits(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, weight, pos_weight, reduction)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
-    if target._grad_fn is not None:
-        edge_1 = (target._grad_fn, target._output_nr)
+    nr_1 = 0
+    fn_1 = target._grad_fn
+    if fn_1 is not None:
+        nr_1 = target._output_nr
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
             accumulator = target._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, target, weight, pos_weight, reduction)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.BinaryCrossEntropyWithLogitsBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.pos_weight_ = (
         None if pos_weight is None else SavedVariable.input(pos_weight)
     )
@@ -32329,23 +33807,26 @@ def fast_soft_margin_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, reduction)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, target, reduction)
-    _next_edges = (edge_0,)
     grad_fn = functions.SoftMarginLossBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.reduction = reduction
     grad_fn.self_ = SavedVariable.input(self)
     grad_fn.target_ = SavedVariable.input(target)
@@ -32373,34 +33854,44 @@ def fast_soft_margin_loss_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, target, reduction)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, target, reduction)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SoftMarginLossBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.grad_output_ = SavedVariable.input(grad_output)
     grad_fn.reduction = reduction
     grad_fn.self_ = SavedVariable.input(self)
@@ -32434,23 +33925,26 @@ def fast_multi_margin_loss(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, p, margin, weight, reduction)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, target, p, margin, weight, reduction)
-    _next_edges = (edge_0,)
     grad_fn = functions.MultiMarginLossBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.margin = margin
     grad_fn.p = p
     grad_fn.reduction = reduction
@@ -32487,34 +33981,44 @@ def fast_multi_margin_loss_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, target, p, margin, weight, reduction)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, target, p, margin, weight, reduction)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MultiMarginLossBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.grad_output_ = SavedVariable.input(grad_output)
     grad_fn.margin = margin
     grad_fn.p = p
@@ -32545,23 +34049,26 @@ def fast_multilabel_margin_loss_forward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, reduction)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, target, reduction)
-    _next_edges = (edge_0,)
     grad_fn = functions.MultilabelMarginLossBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.reduction = reduction
     grad_fn.self_ = SavedVariable.input(self)
     grad_fn.target_ = SavedVariable.input(target)
@@ -32582,34 +34089,44 @@ def fast_multilabel_margin_loss_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, target, reduction, is_target)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, target, reduction, is_target)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MultilabelMarginLossBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.grad_output_ = SavedVariable.input(grad_output)
     grad_fn.is_target_ = SavedVariable.input(is_target)
     grad_fn.reduction = reduction
@@ -32642,23 +34159,26 @@ def fast_embedding(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if weight._base is not None:
         refresh_view(weight)
-    if weight._grad_fn is not None:
-        edge_0 = (weight._grad_fn, weight._output_nr)
+    nr_0 = 0
+    fn_0 = weight._grad_fn
+    if fn_0 is not None:
+        nr_0 = weight._output_nr
     elif weight._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = weight._grad_accumulator and weight._grad_accumulator()
         if accumulator is None:
             accumulator = weight._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse)
-    _next_edges = (edge_0,)
     grad_fn = functions.EmbeddingBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.indices_ = SavedVariable.input(indices)
     grad_fn.padding_idx = padding_idx
     grad_fn.scale_grad_by_freq = scale_grad_by_freq
@@ -32695,25 +34215,28 @@ def fast_embedding_dense_backward(
         return kernel(
             ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.EmbeddingDenseBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.indices_ = SavedVariable.input(indices)
     grad_fn.padding_idx = padding_idx
     grad_fn.scale_grad_by_freq = scale_grad_by_freq
@@ -32740,23 +34263,26 @@ def fast_reflection_pad1d(self: Tensor, padding: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, padding)
-    _next_edges = (edge_0,)
     grad_fn = functions.ReflectionPad1DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.padding = padding
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, padding)
@@ -32782,34 +34308,44 @@ def fast_reflection_pad1d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, padding)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ReflectionPad1DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.padding = padding
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, padding)
@@ -32833,23 +34369,26 @@ def fast_reflection_pad2d(self: Tensor, padding: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, padding)
-    _next_edges = (edge_0,)
     grad_fn = functions.ReflectionPad2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.padding = padding
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, padding)
@@ -32875,34 +34414,44 @@ def fast_reflection_pad2d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, padding)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ReflectionPad2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.padding = padding
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, padding)
@@ -32926,23 +34475,26 @@ def fast_reflection_pad3d(self: Tensor, padding: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, padding)
-    _next_edges = (edge_0,)
     grad_fn = functions.ReflectionPad3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.padding = padding
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, padding)
@@ -32968,34 +34520,44 @@ def fast_reflection_pad3d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, padding)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ReflectionPad3DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.padding = padding
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, padding)
@@ -33019,23 +34581,26 @@ def fast_replication_pad1d(self: Tensor, padding: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, padding)
-    _next_edges = (edge_0,)
     grad_fn = functions.ReplicationPad1DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.padding = padding
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, padding)
@@ -33061,34 +34626,44 @@ def fast_replication_pad1d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, padding)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ReplicationPad1DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.padding = padding
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, padding)
@@ -33112,23 +34687,26 @@ def fast_replication_pad2d(self: Tensor, padding: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, padding)
-    _next_edges = (edge_0,)
     grad_fn = functions.ReplicationPad2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.padding = padding
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, padding)
@@ -33154,34 +34732,44 @@ def fast_replication_pad2d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, padding)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ReplicationPad2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.padding = padding
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, padding)
@@ -33205,23 +34793,26 @@ def fast_replication_pad3d(self: Tensor, padding: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, padding)
-    _next_edges = (edge_0,)
     grad_fn = functions.ReplicationPad3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.padding = padding
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, padding)
@@ -33247,34 +34838,44 @@ def fast_replication_pad3d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, padding)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ReplicationPad3DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.padding = padding
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, padding)
@@ -33305,23 +34906,26 @@ def fast_max_pool2d_with_indices(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
-    _next_edges = (edge_0,)
     grad_fn = functions.MaxPool2DWithIndicesBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.ceil_mode = ceil_mode
     grad_fn.dilation = dilation
     grad_fn.kernel_size = kernel_size
@@ -33371,30 +34975,30 @@ def fast_max_pool2d_with_indices_backward(
             ceil_mode,
             indices,
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(
             ks,
             grad_output,
@@ -33406,9 +35010,19 @@ def fast_max_pool2d_with_indices_backward(
             ceil_mode,
             indices,
         )
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaxPool2DWithIndicesBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.indices_ = SavedVariable.input(indices)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(
@@ -33449,23 +35063,26 @@ def fast_max_pool3d_with_indices(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
-    _next_edges = (edge_0,)
     grad_fn = functions.MaxPool3DWithIndicesBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.ceil_mode = ceil_mode
     grad_fn.dilation = dilation
     grad_fn.kernel_size = kernel_size
@@ -33515,30 +35132,30 @@ def fast_max_pool3d_with_indices_backward(
             ceil_mode,
             indices,
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(
             ks,
             grad_output,
@@ -33550,9 +35167,19 @@ def fast_max_pool3d_with_indices_backward(
             ceil_mode,
             indices,
         )
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaxPool3DWithIndicesBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.indices_ = SavedVariable.input(indices)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(
@@ -33611,19 +35238,19 @@ def fast_avg_pool2d(
             count_include_pad,
             divisor_override,
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks,
             self,
@@ -33634,9 +35261,12 @@ def fast_avg_pool2d(
             count_include_pad,
             divisor_override,
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.AvgPool2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.ceil_mode = ceil_mode
     grad_fn.count_include_pad = count_include_pad
     grad_fn.divisor_override = divisor_override
@@ -33702,30 +35332,30 @@ def fast_avg_pool2d_backward(
             count_include_pad,
             divisor_override,
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(
             ks,
             grad_output,
@@ -33737,9 +35367,19 @@ def fast_avg_pool2d_backward(
             count_include_pad,
             divisor_override,
         )
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AvgPool2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.ceil_mode = ceil_mode
     grad_fn.count_include_pad = count_include_pad
     grad_fn.divisor_override = divisor_override
@@ -33803,19 +35443,19 @@ def fast_avg_pool3d(
             count_include_pad,
             divisor_override,
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks,
             self,
@@ -33826,9 +35466,12 @@ def fast_avg_pool3d(
             count_include_pad,
             divisor_override,
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.AvgPool3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.ceil_mode = ceil_mode
     grad_fn.count_include_pad = count_include_pad
     grad_fn.divisor_override = divisor_override
@@ -33894,30 +35537,30 @@ def fast_avg_pool3d_backward(
             count_include_pad,
             divisor_override,
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(
             ks,
             grad_output,
@@ -33929,9 +35572,19 @@ def fast_avg_pool3d_backward(
             count_include_pad,
             divisor_override,
         )
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AvgPool3DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.ceil_mode = ceil_mode
     grad_fn.count_include_pad = count_include_pad
     grad_fn.divisor_override = divisor_override
@@ -33970,23 +35623,26 @@ def fast__adaptive_avg_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size)
-    _next_edges = (edge_0,)
     grad_fn = functions.AdaptiveAvgPool2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, output_size)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -34009,34 +35665,44 @@ def fast__adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Any
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AdaptiveAvgPool2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self)
@@ -34060,23 +35726,26 @@ def fast__adaptive_avg_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size)
-    _next_edges = (edge_0,)
     grad_fn = functions.AdaptiveAvgPool3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, output_size)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -34099,34 +35768,44 @@ def fast__adaptive_avg_pool3d_backward(grad_output: Tensor, self: Tensor) -> Any
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AdaptiveAvgPool3DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self)
@@ -34150,23 +35829,26 @@ def fast_adaptive_max_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size)
-    _next_edges = (edge_0,)
     grad_fn = functions.AdaptiveMaxPool2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, output_size)
     set_history(result[0], grad_fn)
@@ -34185,34 +35867,44 @@ def fast_adaptive_max_pool2d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, indices)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, indices)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AdaptiveMaxPool2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.indices_ = SavedVariable.input(indices)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, indices)
@@ -34236,23 +35928,26 @@ def fast_adaptive_max_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size)
-    _next_edges = (edge_0,)
     grad_fn = functions.AdaptiveMaxPool3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, output_size)
     set_history(result[0], grad_fn)
@@ -34271,34 +35966,44 @@ def fast_adaptive_max_pool3d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, indices)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, indices)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AdaptiveMaxPool3DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.indices_ = SavedVariable.input(indices)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, indices)
@@ -34322,23 +36027,26 @@ def fast_max_unpool2d(self: Tensor, indices: Tensor, output_size: Sequence[int])
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, indices, output_size)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, indices, output_size)
-    _next_edges = (edge_0,)
     grad_fn = functions.MaxUnpool2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.indices_ = SavedVariable.input(indices)
     result = kernel(ks, self, indices, output_size)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -34367,23 +36075,26 @@ def fast_max_unpool3d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, indices, output_size, stride, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, indices, output_size, stride, padding)
-    _next_edges = (edge_0,)
     grad_fn = functions.MaxUnpool3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.indices_ = SavedVariable.input(indices)
     result = kernel(ks, self, indices, output_size, stride, padding)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -34412,23 +36123,26 @@ def fast_fractional_max_pool2d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, kernel_size, output_size, random_samples)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, kernel_size, output_size, random_samples)
-    _next_edges = (edge_0,)
     grad_fn = functions.FractionalMaxPool2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.kernel_size = kernel_size
     grad_fn.output_size = output_size
     grad_fn.self_ = SavedVariable.input(self)
@@ -34453,34 +36167,44 @@ def fast_fractional_max_pool2d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, kernel_size, output_size, indices)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, kernel_size, output_size, indices)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FractionalMaxPool2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.indices_ = SavedVariable.input(indices)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, kernel_size, output_size, indices)
@@ -34510,23 +36234,26 @@ def fast_fractional_max_pool3d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, kernel_size, output_size, random_samples)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, kernel_size, output_size, random_samples)
-    _next_edges = (edge_0,)
     grad_fn = functions.FractionalMaxPool3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.kernel_size = kernel_size
     grad_fn.output_size = output_size
     grad_fn.self_ = SavedVariable.input(self)
@@ -34551,34 +36278,44 @@ def fast_fractional_max_pool3d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, kernel_size, output_size, indices)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, kernel_size, output_size, indices)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FractionalMaxPool3DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.indices_ = SavedVariable.input(indices)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, kernel_size, output_size, indices)
@@ -34604,23 +36341,26 @@ def fast_upsample_nearest1d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, scales)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, scales)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearest1DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales = scales
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -34650,23 +36390,26 @@ def fast_upsample_nearest1d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output_size, input_size, scales)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_output, output_size, input_size, scales)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearest1DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales = scales
     result = kernel(ks, grad_output, output_size, input_size, scales)
@@ -34692,23 +36435,26 @@ def fast__upsample_nearest_exact1d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, scales)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, scales)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearestExact1DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales = scales
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -34738,23 +36484,26 @@ def fast__upsample_nearest_exact1d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output_size, input_size, scales)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_output, output_size, input_size, scales)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearestExact1DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales = scales
     result = kernel(ks, grad_output, output_size, input_size, scales)
@@ -34783,23 +36532,26 @@ def fast_upsample_nearest2d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearest2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
@@ -34831,23 +36583,26 @@ def fast_upsample_nearest2d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearest2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
@@ -34877,23 +36632,26 @@ def fast__upsample_nearest_exact2d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearestExact2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
@@ -34925,23 +36683,26 @@ def fast__upsample_nearest_exact2d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearestExact2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
@@ -34972,23 +36733,26 @@ def fast_upsample_nearest3d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, scales_d, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, scales_d, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearest3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales_d = scales_d
     grad_fn.scales_h = scales_h
@@ -35026,25 +36790,28 @@ def fast_upsample_nearest3d_backward(
         return kernel(
             ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearest3DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales_d = scales_d
     grad_fn.scales_h = scales_h
@@ -35078,23 +36845,26 @@ def fast__upsample_nearest_exact3d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, scales_d, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, scales_d, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearestExact3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales_d = scales_d
     grad_fn.scales_h = scales_h
@@ -35132,25 +36902,28 @@ def fast__upsample_nearest_exact3d_backward(
         return kernel(
             ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearestExact3DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales_d = scales_d
     grad_fn.scales_h = scales_h
@@ -35180,23 +36953,26 @@ def fast_upsample_linear1d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, align_corners, scales)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, align_corners, scales)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleLinear1DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales = scales
@@ -35228,23 +37004,26 @@ def fast_upsample_linear1d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output_size, input_size, align_corners, scales)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_output, output_size, input_size, align_corners, scales)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleLinear1DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales = scales
@@ -35275,23 +37054,26 @@ def fast_upsample_bilinear2d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBilinear2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35329,25 +37111,28 @@ def fast_upsample_bilinear2d_backward(
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBilinear2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35381,23 +37166,26 @@ def fast_upsample_bicubic2d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBicubic2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35435,25 +37223,28 @@ def fast_upsample_bicubic2d_backward(
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBicubic2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35492,25 +37283,28 @@ def fast_upsample_trilinear3d(
         return kernel(
             ks, self, output_size, align_corners, scales_d, scales_h, scales_w
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, self, output_size, align_corners, scales_d, scales_h, scales_w
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleTrilinear3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_d = scales_d
@@ -35563,19 +37357,19 @@ def fast_upsample_trilinear3d_backward(
             scales_h,
             scales_w,
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks,
             grad_output,
@@ -35586,9 +37380,12 @@ def fast_upsample_trilinear3d_backward(
             scales_h,
             scales_w,
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleTrilinear3DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_d = scales_d
@@ -35630,23 +37427,26 @@ def fast__upsample_bilinear2d_aa(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBilinear2DAaBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35684,25 +37484,28 @@ def fast__upsample_bilinear2d_aa_backward(
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBilinear2DAaBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35736,23 +37539,26 @@ def fast__upsample_bicubic2d_aa(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBicubic2DAaBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35790,25 +37596,28 @@ def fast__upsample_bicubic2d_aa_backward(
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBicubic2DAaBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35842,23 +37651,26 @@ def fast__upsample_lanczos2d_aa(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleLanczos2DAaBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35896,25 +37708,28 @@ def fast__upsample_lanczos2d_aa_backward(
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleLanczos2DAaBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35942,23 +37757,26 @@ def fast_pixel_shuffle(self: Tensor, upscale_factor: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, upscale_factor)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, upscale_factor)
-    _next_edges = (edge_0,)
     grad_fn = functions.PixelShuffleBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.upscale_factor = upscale_factor
     result = kernel(ks, self, upscale_factor)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -35981,23 +37799,26 @@ def fast_pixel_unshuffle(self: Tensor, downscale_factor: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, downscale_factor)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, downscale_factor)
-    _next_edges = (edge_0,)
     grad_fn = functions.PixelUnshuffleBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.downscale_factor = downscale_factor
     result = kernel(ks, self, downscale_factor)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36020,23 +37841,26 @@ def fast_channel_shuffle(self: Tensor, groups: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, groups)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, groups)
-    _next_edges = (edge_0,)
     grad_fn = functions.ChannelShuffleBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.groups = groups
     result = kernel(ks, self, groups)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36065,23 +37889,26 @@ def fast_im2col(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, kernel_size, dilation, padding, stride)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, kernel_size, dilation, padding, stride)
-    _next_edges = (edge_0,)
     grad_fn = functions.Im2ColBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dilation = dilation
     grad_fn.kernel_size = kernel_size
     grad_fn.padding = padding
@@ -36115,23 +37942,26 @@ def fast_col2im(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, kernel_size, dilation, padding, stride)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, kernel_size, dilation, padding, stride)
-    _next_edges = (edge_0,)
     grad_fn = functions.Col2ImBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dilation = dilation
     grad_fn.kernel_size = kernel_size
     grad_fn.padding = padding
@@ -36159,23 +37989,26 @@ def fast_affine_grid_generator(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, theta, size, align_corners)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if theta._base is not None:
         refresh_view(theta)
-    if theta._grad_fn is not None:
-        edge_0 = (theta._grad_fn, theta._output_nr)
+    nr_0 = 0
+    fn_0 = theta._grad_fn
+    if fn_0 is not None:
+        nr_0 = theta._output_nr
     elif theta._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = theta._grad_accumulator and theta._grad_accumulator()
         if accumulator is None:
             accumulator = theta._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, theta, size, align_corners)
-    _next_edges = (edge_0,)
     grad_fn = functions.AffineGridGeneratorBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.size = size
     result = kernel(ks, theta, size, align_corners)
@@ -36205,34 +38038,44 @@ def fast_grid_sampler_2d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if input._base is not None:
         refresh_view(input)
-    if input._grad_fn is not None:
-        edge_0 = (input._grad_fn, input._output_nr)
+    nr_0 = 0
+    fn_0 = input._grad_fn
+    if fn_0 is not None:
+        nr_0 = input._output_nr
     elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input._grad_accumulator and input._grad_accumulator()
         if accumulator is None:
             accumulator = input._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if grid._base is not None:
         refresh_view(grid)
-    if grid._grad_fn is not None:
-        edge_1 = (grid._grad_fn, grid._output_nr)
+    nr_1 = 0
+    fn_1 = grid._grad_fn
+    if fn_1 is not None:
+        nr_1 = grid._output_nr
     elif grid._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grid._grad_accumulator and grid._grad_accumulator()
         if accumulator is None:
             accumulator = grid._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.GridSampler2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.align_corners = align_corners
     grad_fn.grid_ = SavedVariable.input(grid)
     grad_fn.input_ = SavedVariable.input(input)
@@ -36265,34 +38108,44 @@ def fast_grid_sampler_3d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if input._base is not None:
         refresh_view(input)
-    if input._grad_fn is not None:
-        edge_0 = (input._grad_fn, input._output_nr)
+    nr_0 = 0
+    fn_0 = input._grad_fn
+    if fn_0 is not None:
+        nr_0 = input._output_nr
     elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input._grad_accumulator and input._grad_accumulator()
         if accumulator is None:
             accumulator = input._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if grid._base is not None:
         refresh_view(grid)
-    if grid._grad_fn is not None:
-        edge_1 = (grid._grad_fn, grid._output_nr)
+    nr_1 = 0
+    fn_1 = grid._grad_fn
+    if fn_1 is not None:
+        nr_1 = grid._output_nr
     elif grid._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grid._grad_accumulator and grid._grad_accumulator()
         if accumulator is None:
             accumulator = grid._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.GridSampler3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.align_corners = align_corners
     grad_fn.grid_ = SavedVariable.input(grid)
     grad_fn.input_ = SavedVariable.input(input)
@@ -36321,34 +38174,44 @@ def fast__thnn_fused_gru_cell_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_hy, workspace, has_bias)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_hy._base is not None:
         refresh_view(grad_hy)
-    if grad_hy._grad_fn is not None:
-        edge_0 = (grad_hy._grad_fn, grad_hy._output_nr)
+    nr_0 = 0
+    fn_0 = grad_hy._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_hy._output_nr
     elif grad_hy._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_hy._grad_accumulator and grad_hy._grad_accumulator()
         if accumulator is None:
             accumulator = grad_hy._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if workspace._base is not None:
         refresh_view(workspace)
-    if workspace._grad_fn is not None:
-        edge_1 = (workspace._grad_fn, workspace._output_nr)
+    nr_1 = 0
+    fn_1 = workspace._grad_fn
+    if fn_1 is not None:
+        nr_1 = workspace._output_nr
     elif workspace._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = workspace._grad_accumulator and workspace._grad_accumulator()
         if accumulator is None:
             accumulator = workspace._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_hy, workspace, has_bias)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("_thnn_fused_gru_cell_backward")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, grad_hy, workspace, has_bias)
     set_history_if_differentiable(result[0], grad_fn)
     set_history_if_differentiable(result[1], grad_fn)
@@ -36367,23 +38230,26 @@ def fast_erfc(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.ErfcBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36406,34 +38272,44 @@ def fast_xlogy_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.XlogyBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.other_ = SavedVariable.input(other)
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
@@ -36457,23 +38333,26 @@ def fast_xlogy_Scalar_Self(self: Number, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_0 = (other._grad_fn, other._output_nr)
+    nr_0 = 0
+    fn_0 = other._grad_fn
+    if fn_0 is not None:
+        nr_0 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.XlogyBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.other_ = SavedVariable.input(other)
     grad_fn.self = self
     result = kernel(ks, self, other)
@@ -36497,23 +38376,26 @@ def fast_xlogy_Scalar_Other(self: Tensor, other: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.XlogyBackward2()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.other = other
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
@@ -36537,23 +38419,26 @@ def fast_mvlgamma(self: Tensor, p: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, p)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, p)
-    _next_edges = (edge_0,)
     grad_fn = functions.MvlgammaBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.p = p
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, p)
@@ -36577,23 +38462,26 @@ def fast_logit(self: Tensor, eps: float | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, eps)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, eps)
-    _next_edges = (edge_0,)
     grad_fn = functions.LogitBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.eps = eps
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, eps)
@@ -36617,23 +38505,26 @@ def fast_sinc(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SincBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36656,23 +38547,26 @@ def fast_lgamma(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.LgammaBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36695,23 +38589,26 @@ def fast_digamma(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.DigammaBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36734,23 +38631,26 @@ def fast_polygamma(n: int, self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, n, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, n, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.PolygammaBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.n = n
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, n, self)
@@ -36774,23 +38674,26 @@ def fast_erfinv(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.ErfinvBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36813,23 +38716,26 @@ def fast_i0(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.I0Backward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36852,37 +38758,47 @@ def fast_igamma(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IgammaBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[1][0] is not None:
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn1 is not None:
         grad_fn.other_ = SavedVariable.input(other)
-    if _next_edges[1][0] is not None:
+    if grad_fn._fn1 is not None:
         grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36905,37 +38821,47 @@ def fast_igammac(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IgammacBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[1][0] is not None:
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn1 is not None:
         grad_fn.other_ = SavedVariable.input(other)
-    if _next_edges[1][0] is not None:
+    if grad_fn._fn1 is not None:
         grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36958,34 +38884,44 @@ def fast_logit_backward(grad_output: Tensor, self: Tensor, eps: float | None) ->
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, eps)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, eps)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("logit_backward")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, grad_output, self, eps)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -37000,23 +38936,26 @@ def fast_special_entr(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialEntrBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -37039,23 +38978,26 @@ def fast_special_ndtri(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialNdtriBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37078,23 +39020,26 @@ def fast_special_log_ndtr(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialLogNdtrBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -37118,23 +39063,26 @@ def fast_special_erfcx(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialErfcxBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -37158,34 +39106,44 @@ def fast_special_xlog1py(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SpecialXlog1PyBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.other_ = SavedVariable.input(other)
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
@@ -37209,23 +39167,26 @@ def fast_special_xlog1py_self_scalar(self: Number, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_0 = (other._grad_fn, other._output_nr)
+    nr_0 = 0
+    fn_0 = other._grad_fn
+    if fn_0 is not None:
+        nr_0 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialXlog1PyBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.other_ = SavedVariable.input(other)
     grad_fn.self = self
     result = kernel(ks, self, other)
@@ -37249,23 +39210,26 @@ def fast_special_xlog1py_other_scalar(self: Tensor, other: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialXlog1PyBackward2()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.other = other
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
@@ -37289,37 +39253,47 @@ def fast_special_zeta(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SpecialZetaBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[1][0] is not None:
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn1 is not None:
         grad_fn.other_ = SavedVariable.input(other)
-    if _next_edges[1][0] is not None:
+    if grad_fn._fn1 is not None:
         grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -37342,23 +39316,26 @@ def fast_special_zeta_self_scalar(self: Number, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_0 = (other._grad_fn, other._output_nr)
+    nr_0 = 0
+    fn_0 = other._grad_fn
+    if fn_0 is not None:
+        nr_0 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialZetaBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.other_ = SavedVariable.input(other)
     grad_fn.self = self
     result = kernel(ks, self, other)
@@ -37382,23 +39359,26 @@ def fast_special_zeta_other_scalar(self: Tensor, other: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialZetaBackward2()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37420,23 +39400,26 @@ def fast_special_i0e(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialI0EBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -37460,23 +39443,26 @@ def fast_special_i1(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialI1Backward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -37500,23 +39486,26 @@ def fast_special_i1e(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialI1EBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_ = SavedVariable.input(self)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -37542,23 +39531,26 @@ def fast__fft_r2c(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, normalization, onesided)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, normalization, onesided)
-    _next_edges = (edge_0,)
     grad_fn = functions.FftR2CBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.normalization = normalization
     grad_fn.onesided = onesided
@@ -37586,23 +39578,26 @@ def fast__fft_c2r(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, normalization, last_dim_size)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, normalization, last_dim_size)
-    _next_edges = (edge_0,)
     grad_fn = functions.FftC2RBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.normalization = normalization
     result = kernel(ks, self, dim, normalization, last_dim_size)
@@ -37628,23 +39623,26 @@ def fast__fft_c2c(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, normalization, forward)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, normalization, forward)
-    _next_edges = (edge_0,)
     grad_fn = functions.FftC2CBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.forward = forward
     grad_fn.normalization = normalization

@@ -286,7 +286,15 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> N
     stack = [root]
     pop, push, get = stack.pop, stack.append, dependencies.get
     while stack:
-        for function, _ in pop()._next_edges:
+        node = pop()
+        count = node._num_edges  # the edges kept flat in the node, read inline
+        if count == 1:
+            functions: Sequence[Node | None] = (node._fn0,)
+        elif count == 2:
+            functions = (node._fn0, node._fn1)
+        else:
+            functions = [function for function, _ in node._next_edges]
+        for function in functions:
             if function is None:
                 continue
             count = get(function)
@@ -624,7 +632,16 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                     task.captured[output_index] = inputs[input_nr]  # type: ignore
             if node not in task.needed:
                 continue
-        edges = node._next_edges
+        count = node._num_edges  # Node._next_edges, inline
+        edges = (
+            ((node._fn0, node._nr0),)
+            if count == 1
+            else (
+                ((node._fn0, node._nr0), (node._fn1, node._nr1))
+                if count == 2
+                else node._next_edges
+            )
+        )
         if node._pre_hooks or node._post_hooks or anomaly_mode._enabled:
             outputs = _call_function(task, node, _as_tensors(inputs))
         else:
