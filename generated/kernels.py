@@ -1050,8 +1050,11 @@ def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
         value = self + other if alpha == 1 else self + alpha * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1079,8 +1082,11 @@ def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
         value = subtract(self, other, alpha)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1108,8 +1114,11 @@ def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = self * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1125,8 +1134,11 @@ def numpy_pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
         value = power(self, exponent)
     except ValueError as error:
         raise broadcast_error(error, self, exponent) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1455,8 +1467,11 @@ def numpy_sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
         value = sigmoid_backward(grad_output, output)
     except ValueError as error:
         raise broadcast_error(error, grad_output, output) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1484,8 +1499,11 @@ def numpy_tanh_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
         value = tanh_backward(grad_output, output)
     except ValueError as error:
         raise broadcast_error(error, grad_output, output) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1562,8 +1580,11 @@ def numpy_pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
         value = power(self, exponent)
     except ValueError as error:
         raise broadcast_error(error, self, exponent) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1579,8 +1600,11 @@ def numpy_pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
         value = power(self, exponent)
     except ValueError as error:
         raise broadcast_error(error, self, exponent) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1596,8 +1620,11 @@ def numpy_add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any
         value = self + other if alpha == 1 else self + alpha * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1613,8 +1640,11 @@ def numpy_sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any
         value = self - other if alpha == 1 else self - alpha * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1630,8 +1660,11 @@ def numpy_mul_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         value = self * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1660,8 +1693,11 @@ def numpy_div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = div_true(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1678,8 +1714,11 @@ def numpy_div_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         value = div_true(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1709,8 +1748,11 @@ def numpy_div_Tensor_mode(
         value = div_mode(self, other, rounding_mode)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1789,8 +1831,11 @@ def numpy_floor_divide(ks: int, self: Tensor, other: Tensor) -> Any:
         value = div_floor(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1806,8 +1851,11 @@ def numpy_floor_divide_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         value = div_floor(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1848,8 +1896,11 @@ def numpy_maximum(ks: int, self: Tensor, other: Tensor) -> Any:
         value = extremum("maximum", np.maximum, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1877,8 +1928,11 @@ def numpy_minimum(ks: int, self: Tensor, other: Tensor) -> Any:
         value = extremum("minimum", np.minimum, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1906,8 +1960,11 @@ def numpy_fmax(ks: int, self: Tensor, other: Tensor) -> Any:
         value = extremum("fmax", np.fmax, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1935,8 +1992,11 @@ def numpy_fmin(ks: int, self: Tensor, other: Tensor) -> Any:
         value = extremum("fmin", np.fmin, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1965,8 +2025,11 @@ def numpy_atan2(ks: int, self: Tensor, other: Tensor) -> Any:
         value = atan2_floating(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1994,8 +2057,11 @@ def numpy_hypot(ks: int, self: Tensor, other: Tensor) -> Any:
         value = hypot_floating(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2076,8 +2142,11 @@ def numpy_where_self(ks: int, condition: Tensor, self: Tensor, other: Tensor) ->
         value = where_select(condition, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2140,8 +2209,11 @@ def numpy_fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = modulo("fmod", np.fmod, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2157,8 +2229,11 @@ def numpy_fmod_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         value = modulo("fmod", np.fmod, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2186,8 +2261,11 @@ def numpy_remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = modulo("remainder", np.remainder, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2203,8 +2281,11 @@ def numpy_remainder_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         value = modulo("remainder", np.remainder, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2337,8 +2418,11 @@ def numpy_bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = bitwise("bitwise_and", np.bitwise_and, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2366,8 +2450,11 @@ def numpy_bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = bitwise("bitwise_or", np.bitwise_or, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2395,8 +2482,11 @@ def numpy_bitwise_xor_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = bitwise("bitwise_xor", np.bitwise_xor, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2530,8 +2620,11 @@ def numpy_addcmul(
         value = addcmul(self, tensor1, tensor2, value)
     except ValueError as error:
         raise broadcast_error(error, self, tensor1, tensor2) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2698,8 +2791,11 @@ def numpy_copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = floating_binary("copysign", np.copysign, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2741,8 +2837,11 @@ def numpy_copysign_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         value = floating_binary("copysign", np.copysign, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2833,8 +2932,11 @@ def numpy_nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
         value = floating_binary("nextafter", np.nextafter, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2888,8 +2990,11 @@ def numpy_logaddexp2(ks: int, self: Tensor, other: Tensor) -> Any:
         value = floating_binary("logaddexp2", np.logaddexp2, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -3286,8 +3391,11 @@ def numpy_logaddexp(ks: int, self: Tensor, other: Tensor) -> Any:
         value = logaddexp(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -4625,8 +4733,11 @@ def numpy_addr(
         value = addr(self, vec1, vec2, beta, alpha)
     except ValueError as error:
         raise broadcast_error(error, self, vec1, vec2) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -4828,8 +4939,11 @@ def numpy_threshold_backward(
         value = threshold_backward(grad_output, self, threshold)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -4859,8 +4973,11 @@ def numpy_gelu_backward(
         value = gelu_backward(grad_output, self, approximate)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -4888,8 +5005,11 @@ def numpy_silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         value = silu_backward(grad_output, self)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -4966,8 +5086,11 @@ def numpy_leaky_relu_backward(
         value = leaky_relu_backward(grad_output, self, negative_slope, self_is_result)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5020,8 +5143,11 @@ def numpy_elu_backward(
         )
     except ValueError as error:
         raise broadcast_error(error, grad_output, self_or_result) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5066,8 +5192,11 @@ def numpy_softplus_backward(
         value = softplus_backward(grad_output, self, beta, threshold)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5105,8 +5234,11 @@ def numpy_log_sigmoid_backward(
         value = log_sigmoid_backward(grad_output, self, buffer)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5142,8 +5274,11 @@ def numpy_hardtanh_backward(
         value = hardtanh_backward(grad_output, self, min_val, max_val)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5184,8 +5319,11 @@ def numpy_mish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         value = mish_backward(grad_output, self)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5232,8 +5370,11 @@ def numpy_glu_backward(ks: int, grad_output: Tensor, self: Tensor, dim: int) -> 
         value = glu_backward(grad_output, self, dim)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5269,8 +5410,11 @@ def numpy_hardshrink_backward(
         value = hardshrink_backward(grad_out, self, lambd)
     except ValueError as error:
         raise broadcast_error(error, grad_out, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5306,8 +5450,11 @@ def numpy_softshrink_backward(
         value = softshrink_backward(grad_output, self, lambd)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5341,8 +5488,11 @@ def numpy_hardsigmoid_backward(ks: int, grad_output: Tensor, self: Tensor) -> An
         value = hardsigmoid_backward(grad_output, self)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5376,8 +5526,11 @@ def numpy_hardswish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         value = hardswish_backward(grad_output, self)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5447,8 +5600,11 @@ def numpy_rrelu_with_noise_backward(
         )
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5476,8 +5632,11 @@ def numpy__prelu_kernel(ks: int, self: Tensor, weight: Tensor) -> Any:
         value = prelu_kernel(self, weight)
     except ValueError as error:
         raise broadcast_error(error, self, weight) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5534,8 +5693,11 @@ def numpy_mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any
         value = mse_loss(self, target, reduction)
     except ValueError as error:
         raise broadcast_error(error, self, target) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5563,8 +5725,11 @@ def numpy_mse_loss_backward(
         value = mse_loss_backward(grad_output, self, target, reduction)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self, target) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5704,8 +5869,11 @@ def numpy_smooth_l1_loss(
         value = smooth_l1_loss(self, target, reduction, beta)
     except ValueError as error:
         raise broadcast_error(error, self, target) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5738,8 +5906,11 @@ def numpy_smooth_l1_loss_backward(
         value = smooth_l1_loss_backward(grad_output, self, target, reduction, beta)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self, target) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5811,8 +5982,11 @@ def numpy_soft_margin_loss(
         value = soft_margin_loss(self, target, reduction)
     except ValueError as error:
         raise broadcast_error(error, self, target) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5840,8 +6014,11 @@ def numpy_soft_margin_loss_backward(
         value = soft_margin_loss_backward(grad_output, self, target, reduction)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self, target) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -7824,8 +8001,11 @@ def numpy_xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = xlogy(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -7842,8 +8022,11 @@ def numpy_xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
         value = xlogy(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -7860,8 +8043,11 @@ def numpy_xlogy_Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
         value = xlogy(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8031,8 +8217,11 @@ def numpy_igamma(ks: int, self: Tensor, other: Tensor) -> Any:
         value = igamma(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8084,8 +8273,11 @@ def numpy_igammac(ks: int, self: Tensor, other: Tensor) -> Any:
         value = igammac(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8139,8 +8331,11 @@ def numpy_logit_backward(
         value = logit_backward(grad_output, self, eps)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8193,8 +8388,11 @@ def numpy_special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
         value = xlog1py(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8211,8 +8409,11 @@ def numpy_special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> A
         value = xlog1py(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8229,8 +8430,11 @@ def numpy_special_xlog1py_other_scalar(ks: int, self: Tensor, other: Number) -> 
         value = xlog1py(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8259,8 +8463,11 @@ def numpy_special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
         value = zeta(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8277,8 +8484,11 @@ def numpy_special_zeta_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
         value = zeta(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8295,8 +8505,11 @@ def numpy_special_zeta_other_scalar(ks: int, self: Tensor, other: Number) -> Any
         value = zeta(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8373,8 +8586,11 @@ def numpy_special_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8391,8 +8607,11 @@ def numpy_special_chebyshev_polynomial_t_x_scalar(ks: int, x: Number, n: Tensor)
         value = orthogonal_polynomial("chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8409,8 +8628,11 @@ def numpy_special_chebyshev_polynomial_t_n_scalar(ks: int, x: Tensor, n: Number)
         value = orthogonal_polynomial("chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8439,8 +8661,11 @@ def numpy_special_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8457,8 +8682,11 @@ def numpy_special_chebyshev_polynomial_u_x_scalar(ks: int, x: Number, n: Tensor)
         value = orthogonal_polynomial("chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8475,8 +8703,11 @@ def numpy_special_chebyshev_polynomial_u_n_scalar(ks: int, x: Tensor, n: Number)
         value = orthogonal_polynomial("chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8505,8 +8736,11 @@ def numpy_special_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8523,8 +8757,11 @@ def numpy_special_chebyshev_polynomial_v_x_scalar(ks: int, x: Number, n: Tensor)
         value = orthogonal_polynomial("chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8541,8 +8778,11 @@ def numpy_special_chebyshev_polynomial_v_n_scalar(ks: int, x: Tensor, n: Number)
         value = orthogonal_polynomial("chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8571,8 +8811,11 @@ def numpy_special_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8589,8 +8832,11 @@ def numpy_special_chebyshev_polynomial_w_x_scalar(ks: int, x: Number, n: Tensor)
         value = orthogonal_polynomial("chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8607,8 +8853,11 @@ def numpy_special_chebyshev_polynomial_w_n_scalar(ks: int, x: Tensor, n: Number)
         value = orthogonal_polynomial("chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8637,8 +8886,11 @@ def numpy_special_hermite_polynomial_h(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("hermite_polynomial_h", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8655,8 +8907,11 @@ def numpy_special_hermite_polynomial_h_x_scalar(ks: int, x: Number, n: Tensor) -
         value = orthogonal_polynomial("hermite_polynomial_h", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8673,8 +8928,11 @@ def numpy_special_hermite_polynomial_h_n_scalar(ks: int, x: Tensor, n: Number) -
         value = orthogonal_polynomial("hermite_polynomial_h", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8703,8 +8961,11 @@ def numpy_special_hermite_polynomial_he(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("hermite_polynomial_he", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8721,8 +8982,11 @@ def numpy_special_hermite_polynomial_he_x_scalar(ks: int, x: Number, n: Tensor) 
         value = orthogonal_polynomial("hermite_polynomial_he", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8739,8 +9003,11 @@ def numpy_special_hermite_polynomial_he_n_scalar(ks: int, x: Tensor, n: Number) 
         value = orthogonal_polynomial("hermite_polynomial_he", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8769,8 +9036,11 @@ def numpy_special_laguerre_polynomial_l(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("laguerre_polynomial_l", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8787,8 +9057,11 @@ def numpy_special_laguerre_polynomial_l_x_scalar(ks: int, x: Number, n: Tensor) 
         value = orthogonal_polynomial("laguerre_polynomial_l", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8805,8 +9078,11 @@ def numpy_special_laguerre_polynomial_l_n_scalar(ks: int, x: Tensor, n: Number) 
         value = orthogonal_polynomial("laguerre_polynomial_l", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8835,8 +9111,11 @@ def numpy_special_legendre_polynomial_p(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("legendre_polynomial_p", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8853,8 +9132,11 @@ def numpy_special_legendre_polynomial_p_x_scalar(ks: int, x: Number, n: Tensor) 
         value = orthogonal_polynomial("legendre_polynomial_p", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8871,8 +9153,11 @@ def numpy_special_legendre_polynomial_p_n_scalar(ks: int, x: Tensor, n: Number) 
         value = orthogonal_polynomial("legendre_polynomial_p", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8937,8 +9222,11 @@ def numpy_special_shifted_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) 
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8957,8 +9245,11 @@ def numpy_special_shifted_chebyshev_polynomial_t_x_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8977,8 +9268,11 @@ def numpy_special_shifted_chebyshev_polynomial_t_n_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9007,8 +9301,11 @@ def numpy_special_shifted_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) 
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9027,8 +9324,11 @@ def numpy_special_shifted_chebyshev_polynomial_u_x_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9047,8 +9347,11 @@ def numpy_special_shifted_chebyshev_polynomial_u_n_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9077,8 +9380,11 @@ def numpy_special_shifted_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) 
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9097,8 +9403,11 @@ def numpy_special_shifted_chebyshev_polynomial_v_x_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9117,8 +9426,11 @@ def numpy_special_shifted_chebyshev_polynomial_v_n_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9147,8 +9459,11 @@ def numpy_special_shifted_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) 
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9167,8 +9482,11 @@ def numpy_special_shifted_chebyshev_polynomial_w_x_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9187,8 +9505,11 @@ def numpy_special_shifted_chebyshev_polynomial_w_n_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
