@@ -21,6 +21,10 @@ class SaveStatement:
     target: str  # e.g. "grad_fn.self_"
     value: str  # e.g. "SavedVariable(self, False)"
     guard: str | None  # e.g. "grad_fn._fn1 is not None"
+    # For an input saved plain: SavedVariable.input's common case inline (the tensor
+    # itself when it has no version counter and no saved-tensor hooks are open), as
+    # the fast paths store it; None for every other save.
+    fast_value: str | None = None
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from gradgen.dispatch import (
 )
 from gradgen.dtypes import dtype
 from gradgen.grad_mode import _state as grad_mode_state
-from gradgen.graph import SavedVariable, SavedVariableList
+from gradgen.graph import OPEN_HOOKS, SavedVariable, SavedVariableList
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import (
     ONE_OUTPUT_METADATA,
@@ -20991,10 +20991,18 @@ def fast_as_strided_scatter(
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     if grad_fn._fn0 is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     grad_fn.size = size
     if grad_fn._fn0 is not None:
-        grad_fn.src_ = SavedVariable.input(src)
+        grad_fn.src_ = (
+            src
+            if src._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(src)
+        )
     grad_fn.storage_offset = storage_offset
     grad_fn.stride = stride
     result = kernel(ks, self, src, size, stride, storage_offset)
@@ -21475,10 +21483,18 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     if grad_fn._fn0 is not None:
-        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
     grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
     if grad_fn._fn1 is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -21522,7 +21538,11 @@ def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.exponent = exponent
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, exponent)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21788,7 +21808,11 @@ def fast_log(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21830,7 +21854,11 @@ def fast_log2(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21872,7 +21900,11 @@ def fast_log10(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21914,7 +21946,11 @@ def fast_log1p(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22124,7 +22160,11 @@ def fast_abs(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22166,7 +22206,11 @@ def fast_sgn(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22250,7 +22294,11 @@ def fast_sin(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22292,7 +22340,11 @@ def fast_cos(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22376,7 +22428,11 @@ def fast_asin(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22418,7 +22474,11 @@ def fast_acos(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22460,7 +22520,11 @@ def fast_atan(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22502,7 +22566,11 @@ def fast_sinh(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22544,7 +22612,11 @@ def fast_cosh(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22670,7 +22742,11 @@ def fast_erf(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22917,7 +22993,11 @@ def fast_angle(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22977,8 +23057,16 @@ def fast_sigmoid_backward(grad_output: Tensor, output: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.output_ = SavedVariable.input(output)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.output_ = (
+        output
+        if output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(output)
+    )
     result = kernel(ks, grad_output, output)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23038,8 +23126,16 @@ def fast_tanh_backward(grad_output: Tensor, output: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.output_ = SavedVariable.input(output)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.output_ = (
+        output
+        if output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(output)
+    )
     result = kernel(ks, grad_output, output)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23099,8 +23195,16 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.exponent_ = SavedVariable.input(exponent)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.exponent_ = (
+        exponent
+        if exponent._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(exponent)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, exponent)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23143,7 +23247,11 @@ def fast_pow_Scalar(self: Number, exponent: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.exponent_ = SavedVariable.input(exponent)
+    grad_fn.exponent_ = (
+        exponent
+        if exponent._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(exponent)
+    )
     grad_fn.self = self
     result = kernel(ks, self, exponent)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -23332,9 +23440,17 @@ def fast_div_Tensor(self: Tensor, other: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.other_ = SavedVariable.input(other)
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
     if grad_fn._fn1 is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -23438,10 +23554,18 @@ def fast_div_Tensor_mode(self: Tensor, other: Tensor, rounding_mode: str | None)
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.other_ = SavedVariable.input(other)
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
     grad_fn.rounding_mode = rounding_mode
     if grad_fn._fn1 is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other, rounding_mode)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -23693,8 +23817,16 @@ def fast_maximum(self: Tensor, other: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.other_ = SavedVariable.input(other)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23754,8 +23886,16 @@ def fast_minimum(self: Tensor, other: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.other_ = SavedVariable.input(other)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23815,8 +23955,16 @@ def fast_fmax(self: Tensor, other: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.other_ = SavedVariable.input(other)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23876,8 +24024,16 @@ def fast_fmin(self: Tensor, other: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.other_ = SavedVariable.input(other)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23937,8 +24093,16 @@ def fast_atan2(self: Tensor, other: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.other_ = SavedVariable.input(other)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23999,9 +24163,17 @@ def fast_hypot(self: Tensor, other: Tensor) -> Any:
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     if grad_fn._fn1 is not None:
-        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
     if grad_fn._fn0 is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24257,7 +24429,11 @@ def fast_where_self(condition: Tensor, self: Tensor, other: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.condition_ = SavedVariable.input(condition)
+    grad_fn.condition_ = (
+        condition
+        if condition._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(condition)
+    )
     result = kernel(ks, condition, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24301,7 +24477,11 @@ def fast_clamp(self: Tensor, min: Number | None, max: Number | None) -> Any:
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.max = max
     grad_fn.min = min
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, min, max)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24344,7 +24524,11 @@ def fast_clamp_min(self: Tensor, min: Number) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.min = min
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, min)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24387,7 +24571,11 @@ def fast_clamp_max(self: Tensor, max: Number) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.max = max
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, max)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24448,9 +24636,17 @@ def fast_fmod_Tensor(self: Tensor, other: Tensor) -> Any:
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     if grad_fn._fn1 is not None:
-        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
     if grad_fn._fn1 is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24552,9 +24748,17 @@ def fast_remainder_Tensor(self: Tensor, other: Tensor) -> Any:
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     if grad_fn._fn1 is not None:
-        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
     if grad_fn._fn1 is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25090,7 +25294,11 @@ def fast_nan_to_num(
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, nan, posinf, neginf)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25132,7 +25340,11 @@ def fast_acosh(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25174,7 +25386,11 @@ def fast_asinh(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25216,7 +25432,11 @@ def fast_atanh(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25360,7 +25580,11 @@ def fast_copysign_Tensor(self: Tensor, other: Tensor) -> Any:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.other_info = TypeAndSize(other)
     if grad_fn._fn0 is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25403,7 +25627,11 @@ def fast_copysign_Scalar(self: Tensor, other: Number) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25541,7 +25769,11 @@ def fast_ldexp_Tensor(self: Tensor, other: Tensor) -> Any:
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     if grad_fn._fn0 is not None:
-        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25655,10 +25887,18 @@ def fast_nextafter(self: Tensor, other: Tensor) -> Any:
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     if grad_fn._fn0 is not None:
-        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
     grad_fn.other_info = TypeAndSize(other)
     if grad_fn._fn0 is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25718,8 +25958,16 @@ def fast_logaddexp2(self: Tensor, other: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.other_ = SavedVariable.input(other)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25779,8 +26027,16 @@ def fast_clamp_min_Tensor(self: Tensor, min: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.min_ = SavedVariable.input(min)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.min_ = (
+        min
+        if min._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(min)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, min)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25840,8 +26096,16 @@ def fast_clamp_max_Tensor(self: Tensor, max: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.max_ = SavedVariable.input(max)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.max_ = (
+        max
+        if max._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(max)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, max)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25901,8 +26165,16 @@ def fast_logaddexp(self: Tensor, other: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.other_ = SavedVariable.input(other)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26239,7 +26511,11 @@ def fast_prod(self: Tensor, dtype: dtype | None) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26286,7 +26562,11 @@ def fast_prod_dim_int(
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim, keepdim, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26367,7 +26647,11 @@ def fast_max(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26448,7 +26732,11 @@ def fast_min(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26493,7 +26781,11 @@ def fast_amax(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim, keepdim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26538,7 +26830,11 @@ def fast_amin(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim, keepdim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26583,7 +26879,11 @@ def fast_logsumexp(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim, keepdim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26631,7 +26931,11 @@ def fast_var_correction(
     grad_fn.correction = correction
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim, correction, keepdim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26678,7 +26982,11 @@ def fast_std_correction(
     grad_fn.correction = correction
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim, correction, keepdim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26765,7 +27073,11 @@ def fast_cumprod(self: Tensor, dim: int, dtype: dtype | None) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, dim, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -26923,7 +27235,11 @@ def fast_logcumsumexp(self: Tensor, dim: int) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26967,7 +27283,11 @@ def fast_cummax(self: Tensor, dim: int) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim)
     set_history(result[0], grad_fn)
     grad_fn.indices_ = SavedVariable(result[1], True)
@@ -27004,7 +27324,11 @@ def fast_cummin(self: Tensor, dim: int) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim)
     set_history(result[0], grad_fn)
     grad_fn.indices_ = SavedVariable(result[1], True)
@@ -27078,7 +27402,11 @@ def fast_median(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27159,7 +27487,11 @@ def fast_nanmedian(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27280,7 +27612,11 @@ def fast_aminmax(self: Tensor, dim: int | None, keepdim: bool) -> Any:
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim, keepdim)
     set_history(result[0], grad_fn)
     set_history(result[1], grad_fn)
@@ -27322,7 +27658,11 @@ def fast_nansum(
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, dim, keepdim, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27370,7 +27710,11 @@ def fast_std_mean_correction(
     grad_fn.correction = correction
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim, correction, keepdim)
     set_history(result[0], grad_fn)
     set_history(result[1], grad_fn)
@@ -27412,7 +27756,11 @@ def fast_var_mean_correction(
     grad_fn.correction = correction
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim, correction, keepdim)
     set_history(result[0], grad_fn)
     set_history(result[1], grad_fn)
@@ -27645,7 +27993,11 @@ def fast_segment_reduce(
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.axis = axis
-    grad_fn.data_ = SavedVariable.input(data)
+    grad_fn.data_ = (
+        data
+        if data._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(data)
+    )
     grad_fn.initial = initial
     grad_fn.lengths_ = None if lengths is None else SavedVariable.input(lengths)
     grad_fn.offsets_ = None if offsets is None else SavedVariable.input(offsets)
@@ -27693,7 +28045,11 @@ def fast_index_select(self: Tensor, dim: int, index: Tensor) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable.input(index)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, dim, index)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27759,9 +28115,17 @@ def fast_index_add(
     grad_fn.alpha = alpha
     grad_fn.dim = dim
     if grad_fn._fn1 is not None:
-        grad_fn.index_ = SavedVariable.input(index)
+        grad_fn.index_ = (
+            index
+            if index._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(index)
+        )
     if grad_fn._fn1 is not None:
-        grad_fn.source_ = SavedVariable.input(source)
+        grad_fn.source_ = (
+            source
+            if source._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(source)
+        )
     grad_fn.source_dim = source.dim()
     result = kernel(ks, self, dim, index, source, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27805,8 +28169,16 @@ def fast_gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool) -> Any
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable.input(index)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.sparse_grad = sparse_grad
     result = kernel(ks, self, dim, index, sparse_grad)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27868,7 +28240,11 @@ def fast_scatter_src(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable.input(index)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
     result = kernel(ks, self, dim, index, src)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27911,7 +28287,11 @@ def fast_scatter_value(self: Tensor, dim: int, index: Tensor, value: Number) -> 
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable.input(index)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
     result = kernel(ks, self, dim, index, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27973,7 +28353,11 @@ def fast_scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
     if grad_fn._fn1 is not None:
-        grad_fn.index_ = SavedVariable.input(index)
+        grad_fn.index_ = (
+            index
+            if index._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(index)
+        )
     result = kernel(ks, self, dim, index, src)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28015,7 +28399,11 @@ def fast_masked_fill_Scalar(self: Tensor, mask: Tensor, value: Number) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.mask_ = SavedVariable.input(mask)
+    grad_fn.mask_ = (
+        mask
+        if mask._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(mask)
+    )
     result = kernel(ks, self, mask, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28075,7 +28463,11 @@ def fast_masked_fill_Tensor(self: Tensor, mask: Tensor, value: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.mask_ = SavedVariable.input(mask)
+    grad_fn.mask_ = (
+        mask
+        if mask._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(mask)
+    )
     result = kernel(ks, self, mask, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28246,10 +28638,22 @@ def fast_scatter_reduce_two(
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
     grad_fn.include_self = include_self
-    grad_fn.index_ = SavedVariable.input(index)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
     grad_fn.reduce = reduce
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.src_ = SavedVariable.input(src)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.src_ = (
+        src
+        if src._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(src)
+    )
     result = kernel(ks, self, dim, index, src, reduce, include_self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28311,9 +28715,17 @@ def fast_index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor) -> An
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable.input(index)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
     if grad_fn._fn1 is not None:
-        grad_fn.source_ = SavedVariable.input(source)
+        grad_fn.source_ = (
+            source
+            if source._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(source)
+        )
     grad_fn.source_dim = source.dim()
     result = kernel(ks, self, dim, index, source)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -28359,7 +28771,11 @@ def fast_index_fill_int_Scalar(
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable.input(index)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
     result = kernel(ks, self, dim, index, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28422,7 +28838,11 @@ def fast_index_fill_int_Tensor(
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable.input(index)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
     result = kernel(ks, self, dim, index, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28482,7 +28902,11 @@ def fast_masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.mask_ = SavedVariable.input(mask)
+    grad_fn.mask_ = (
+        mask
+        if mask._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(mask)
+    )
     grad_fn.source_sym_sizes = tuple(source.shape)
     result = kernel(ks, self, mask, source)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -28525,8 +28949,16 @@ def fast_masked_select(self: Tensor, mask: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.mask_ = SavedVariable.input(mask)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.mask_ = (
+        mask
+        if mask._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(mask)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, mask)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28568,8 +29000,16 @@ def fast_take(self: Tensor, index: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.index_ = SavedVariable.input(index)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, index)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28630,9 +29070,17 @@ def fast_put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> A
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.accumulate = accumulate
-    grad_fn.index_ = SavedVariable.input(index)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
     if grad_fn._fn1 is not None:
-        grad_fn.source_ = SavedVariable.input(source)
+        grad_fn.source_ = (
+            source
+            if source._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(source)
+        )
     grad_fn.source_info = TypeAndSize(source)
     result = kernel(ks, self, index, source, accumulate)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -28756,10 +29204,22 @@ def fast_index_reduce(
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
     grad_fn.include_self = include_self
-    grad_fn.index_ = SavedVariable.input(index)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
     grad_fn.reduce = reduce
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.source_ = SavedVariable.input(source)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.source_ = (
+        source
+        if source._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(source)
+    )
     result = kernel(ks, self, dim, index, source, reduce, include_self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28805,7 +29265,11 @@ def fast_masked_scatter_backward(
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.grad_output_info = TypeAndSize(grad_output)
-    grad_fn.mask_ = SavedVariable.input(mask)
+    grad_fn.mask_ = (
+        mask
+        if mask._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(mask)
+    )
     result = kernel(ks, grad_output, mask, sizes)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29166,11 +29630,19 @@ def fast_mm(self: Tensor, mat2: Tensor) -> Any:
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     if grad_fn._fn0 is not None:
-        grad_fn.mat2_ = SavedVariable.input(mat2)
+        grad_fn.mat2_ = (
+            mat2
+            if mat2._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(mat2)
+        )
     grad_fn.mat2_sym_sizes = tuple(mat2.shape)
     grad_fn.mat2_sym_strides = mat2.stride()
     if grad_fn._fn1 is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     grad_fn.self_sym_sizes = tuple(self.shape)
     grad_fn.self_sym_strides = self.stride()
     result = kernel(ks, self, mat2)
@@ -29233,9 +29705,17 @@ def fast_bmm(self: Tensor, mat2: Tensor) -> Any:
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     if grad_fn._fn0 is not None:
-        grad_fn.mat2_ = SavedVariable.input(mat2)
+        grad_fn.mat2_ = (
+            mat2
+            if mat2._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(mat2)
+        )
     if grad_fn._fn1 is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, mat2)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29296,9 +29776,17 @@ def fast_dot(self: Tensor, tensor: Tensor) -> Any:
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     if grad_fn._fn1 is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     if grad_fn._fn0 is not None:
-        grad_fn.tensor_ = SavedVariable.input(tensor)
+        grad_fn.tensor_ = (
+            tensor
+            if tensor._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(tensor)
+        )
     result = kernel(ks, self, tensor)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29359,9 +29847,17 @@ def fast_vdot(self: Tensor, other: Tensor) -> Any:
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     if grad_fn._fn0 is not None:
-        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
     if grad_fn._fn1 is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29422,9 +29918,17 @@ def fast_mv(self: Tensor, vec: Tensor) -> Any:
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     if grad_fn._fn1 is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     if grad_fn._fn0 is not None:
-        grad_fn.vec_ = SavedVariable.input(vec)
+        grad_fn.vec_ = (
+            vec
+            if vec._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(vec)
+        )
     result = kernel(ks, self, vec)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29487,8 +29991,16 @@ def fast__cdist_forward(
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.p = p
-    grad_fn.x1_ = SavedVariable.input(x1)
-    grad_fn.x2_ = SavedVariable.input(x2)
+    grad_fn.x1_ = (
+        x1
+        if x1._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(x1)
+    )
+    grad_fn.x2_ = (
+        x2
+        if x2._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(x2)
+    )
     result = kernel(ks, x1, x2, p, compute_mode)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29532,7 +30044,11 @@ def fast__pdist_forward(self: Tensor, p: float) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, p)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29710,7 +30226,11 @@ def fast_linalg_vector_norm(
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.ord = ord
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, ord, dim, keepdim, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29754,7 +30274,11 @@ def fast_norm_Scalar(self: Tensor, p: Number) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, p)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29802,7 +30326,11 @@ def fast_norm_ScalarOpt_dim(
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, p, dim, keepdim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29863,9 +30391,17 @@ def fast_dist(self: Tensor, other: Tensor, p: Number) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.other_ = SavedVariable.input(other)
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other, p)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29943,7 +30479,11 @@ def fast__linalg_det(A: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.A_ = SavedVariable.input(A)
+    grad_fn.A_ = (
+        A
+        if A._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(A)
+    )
     result = kernel(ks, A)
     set_history(result[0], grad_fn)
     grad_fn.LU_ = SavedVariable(result[1], True)
@@ -29981,7 +30521,11 @@ def fast__linalg_slogdet(A: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.A_ = SavedVariable.input(A)
+    grad_fn.A_ = (
+        A
+        if A._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(A)
+    )
     result = kernel(ks, A)
     set_history(result[0], grad_fn)
     set_history(result[1], grad_fn)
@@ -30038,7 +30582,11 @@ def fast__linalg_solve_ex(A: Tensor, B: Tensor, left: bool, check_errors: bool) 
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.A_ = SavedVariable.input(A)
+    grad_fn.A_ = (
+        A
+        if A._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(A)
+    )
     grad_fn.left = left
     result = kernel(ks, A, B, left, check_errors)
     set_history(result[0], grad_fn)
@@ -30290,7 +30838,11 @@ def fast_linalg_solve_triangular(
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.left = left
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.unitriangular = unitriangular
     grad_fn.upper = upper
     result = kernel(ks, self, B, upper, left, unitriangular)
@@ -30355,9 +30907,17 @@ def fast_linalg_cross(self: Tensor, other: Tensor, dim: int) -> Any:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
     if grad_fn._fn0 is not None:
-        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
     if grad_fn._fn1 is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other, dim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30399,7 +30959,11 @@ def fast_linalg_matrix_exp(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30445,7 +31009,11 @@ def fast_linalg_pinv_atol_rtol_tensor(
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, atol, rtol, hermitian)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30508,8 +31076,16 @@ def fast_linalg_lstsq(
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.b_ = SavedVariable.input(b)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.b_ = (
+        b
+        if b._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(b)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, b, rcond, driver)
     set_history(result[0], grad_fn)
     set_history(result[1], grad_fn)
@@ -30644,10 +31220,18 @@ def fast_linalg_lu_solve(
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.LU_ = SavedVariable.input(LU)
+    grad_fn.LU_ = (
+        LU
+        if LU._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(LU)
+    )
     grad_fn.adjoint = adjoint
     grad_fn.left = left
-    grad_fn.pivots_ = SavedVariable.input(pivots)
+    grad_fn.pivots_ = (
+        pivots
+        if pivots._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(pivots)
+    )
     result = kernel(ks, LU, pivots, B, left, adjoint)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30751,8 +31335,16 @@ def fast_linalg_householder_product(input: Tensor, tau: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.input_ = SavedVariable.input(input)
-    grad_fn.tau_ = SavedVariable.input(tau)
+    grad_fn.input_ = (
+        input
+        if input._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(input)
+    )
+    grad_fn.tau_ = (
+        tau
+        if tau._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(tau)
+    )
     result = kernel(ks, input, tau)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30796,7 +31388,11 @@ def fast_norm_ScalarOpt_dtype(self: Tensor, p: Number | None, dtype: dtype) -> A
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, p, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30844,7 +31440,11 @@ def fast_norm_ScalarOpt_dim_dtype(
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, p, dim, keepdim, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30890,7 +31490,11 @@ def fast_renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
     grad_fn.dim = dim
     grad_fn.maxnorm = maxnorm
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, p, dim, maxnorm)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30932,7 +31536,11 @@ def fast_cholesky_inverse(self: Tensor, upper: bool) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.upper = upper
     result = kernel(ks, self, upper)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -30994,8 +31602,16 @@ def fast_cholesky_solve(self: Tensor, input2: Tensor, upper: bool) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.input2_ = SavedVariable.input(input2)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.input2_ = (
+        input2
+        if input2._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(input2)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.upper = upper
     result = kernel(ks, self, input2, upper)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -31059,8 +31675,16 @@ def fast_triangular_solve(
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.A_ = SavedVariable.input(A)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.A_ = (
+        A
+        if A._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(A)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.transpose = transpose
     grad_fn.unitriangular = unitriangular
     grad_fn.upper = upper
@@ -31216,7 +31840,11 @@ def fast_gelu(self: Tensor, approximate: str) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.approximate = approximate
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, approximate)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31258,7 +31886,11 @@ def fast_silu(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31320,7 +31952,11 @@ def fast_threshold_backward(
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.threshold = threshold
     result = kernel(ks, grad_output, self, threshold)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -31382,8 +32018,16 @@ def fast_gelu_backward(grad_output: Tensor, self: Tensor, approximate: str) -> A
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.approximate = approximate
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, grad_output, self, approximate)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31542,9 +32186,17 @@ def fast__softmax_backward_data(
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
     grad_fn.input_dtype = input_dtype
-    grad_fn.output_ = SavedVariable.input(output)
+    grad_fn.output_ = (
+        output
+        if output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(output)
+    )
     grad_fn.output_scalar_type = SCALAR_TYPES[output._data.dtype]
     result = kernel(ks, grad_output, output, dim, input_dtype)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -31652,8 +32304,16 @@ def fast__log_softmax_backward_data(
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.output_ = SavedVariable.input(output)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.output_ = (
+        output
+        if output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(output)
+    )
     grad_fn.output_scalar_type = SCALAR_TYPES[output._data.dtype]
     result = kernel(ks, grad_output, output, dim, input_dtype)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -31697,7 +32357,11 @@ def fast_leaky_relu(self: Tensor, negative_slope: Number) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.negative_slope = negative_slope
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, negative_slope)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31760,7 +32424,11 @@ def fast_leaky_relu_backward(
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.negative_slope = negative_slope
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, grad_output, self, negative_slope, self_is_result)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31805,7 +32473,11 @@ def fast_elu(self: Tensor, alpha: Number, scale: Number, input_scale: Number) ->
     grad_fn.alpha = alpha
     grad_fn.input_scale = input_scale
     grad_fn.scale = scale
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, alpha, scale, input_scale)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31881,11 +32553,19 @@ def fast_elu_backward(
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.alpha = alpha
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
     grad_fn.input_scale = input_scale
     grad_fn.is_result = is_result
     grad_fn.scale = scale
-    grad_fn.self_or_result_ = SavedVariable.input(self_or_result)
+    grad_fn.self_or_result_ = (
+        self_or_result
+        if self_or_result._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self_or_result)
+    )
     result = kernel(
         ks, grad_output, alpha, scale, input_scale, is_result, self_or_result
     )
@@ -31930,7 +32610,11 @@ def fast_softplus(self: Tensor, beta: Number, threshold: Number) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.beta = beta
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.threshold = threshold
     result = kernel(ks, self, beta, threshold)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -31994,8 +32678,16 @@ def fast_softplus_backward(
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.beta = beta
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.threshold = threshold
     result = kernel(ks, grad_output, self, beta, threshold)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -32038,7 +32730,11 @@ def fast_log_sigmoid_forward(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     set_history(result[0], grad_fn)
     grad_fn.buffer_ = SavedVariable(result[1], True)
@@ -32093,9 +32789,21 @@ def fast_log_sigmoid_backward(grad_output: Tensor, self: Tensor, buffer: Tensor)
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.buffer_ = SavedVariable.input(buffer)
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.buffer_ = (
+        buffer
+        if buffer._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(buffer)
+    )
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, grad_output, self, buffer)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32139,7 +32847,11 @@ def fast_hardtanh(self: Tensor, min_val: Number, max_val: Number) -> Any:
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.max_val = max_val
     grad_fn.min_val = min_val
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, min_val, max_val)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32203,7 +32915,11 @@ def fast_hardtanh_backward(
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.max_val = max_val
     grad_fn.min_val = min_val
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, grad_output, self, min_val, max_val)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32245,7 +32961,11 @@ def fast_mish(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32340,7 +33060,11 @@ def fast_celu(self: Tensor, alpha: Number) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.alpha = alpha
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32383,7 +33107,11 @@ def fast_glu(self: Tensor, dim: int) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32444,8 +33172,16 @@ def fast_glu_backward(grad_output: Tensor, self: Tensor, dim: int) -> Any:
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, grad_output, self, dim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32488,7 +33224,11 @@ def fast_hardshrink(self: Tensor, lambd: Number) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.lambd = lambd
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, lambd)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32549,7 +33289,11 @@ def fast_hardshrink_backward(grad_out: Tensor, self: Tensor, lambd: Number) -> A
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.lambd = lambd
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, grad_out, self, lambd)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32592,7 +33336,11 @@ def fast_softshrink(self: Tensor, lambd: Number) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.lambd = lambd
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, lambd)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32653,7 +33401,11 @@ def fast_softshrink_backward(grad_output: Tensor, self: Tensor, lambd: Number) -
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.lambd = lambd
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, grad_output, self, lambd)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32695,7 +33447,11 @@ def fast_hardsigmoid(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32755,7 +33511,11 @@ def fast_hardsigmoid_backward(grad_output: Tensor, self: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, grad_output, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32797,7 +33557,11 @@ def fast_hardswish(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32857,8 +33621,16 @@ def fast_hardswish_backward(grad_output: Tensor, self: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, grad_output, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -32901,7 +33673,11 @@ def fast_threshold(self: Tensor, threshold: Number, value: Number) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.threshold = threshold
     result = kernel(ks, self, threshold, value)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -32952,8 +33728,16 @@ def fast_rrelu_with_noise(
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.lower = lower
-    grad_fn.noise_ = SavedVariable.input(noise)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.noise_ = (
+        noise
+        if noise._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(noise)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.training = training
     grad_fn.upper = upper
     result = kernel(ks, self, noise, lower, upper, training, generator)
@@ -33031,8 +33815,16 @@ def fast_rrelu_with_noise_backward(
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.lower = lower
-    grad_fn.noise_ = SavedVariable.input(noise)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.noise_ = (
+        noise
+        if noise._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(noise)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.training = training
     grad_fn.upper = upper
     result = kernel(
@@ -33096,8 +33888,16 @@ def fast__prelu_kernel(self: Tensor, weight: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.weight_ = SavedVariable.input(weight)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.weight_ = (
+        weight
+        if weight._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(weight)
+    )
     result = kernel(ks, self, weight)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -33196,8 +33996,16 @@ def fast_native_dropout_backward(
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.mask_ = SavedVariable.input(mask)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.mask_ = (
+        mask
+        if mask._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(mask)
+    )
     grad_fn.scale = scale
     result = kernel(ks, grad_output, mask, scale)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -33259,8 +34067,16 @@ def fast_mse_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     result = kernel(ks, self, target, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -33311,8 +34127,16 @@ def fast_nll_loss_forward(
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.ignore_index = ignore_index
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(ks, self, target, weight, reduction, ignore_index)
     set_history(result[0], grad_fn)
@@ -33385,7 +34209,11 @@ def fast_nll_loss_backward(
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.ignore_index = ignore_index
     grad_fn.reduction = reduction
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(
         ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
@@ -33439,8 +34267,16 @@ def fast_nll_loss2d_forward(
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.ignore_index = ignore_index
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(ks, self, target, weight, reduction, ignore_index)
     set_history(result[0], grad_fn)
@@ -33513,7 +34349,11 @@ def fast_nll_loss2d_backward(
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.ignore_index = ignore_index
     grad_fn.reduction = reduction
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(
         ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
@@ -33580,8 +34420,16 @@ def fast_binary_cross_entropy(
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(ks, self, target, weight, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -33646,8 +34494,16 @@ def fast_smooth_l1_loss(
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.beta = beta
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     result = kernel(ks, self, target, reduction, beta)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -33709,8 +34565,16 @@ def fast_huber_loss(self: Tensor, target: Tensor, reduction: int, delta: float) 
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.delta = delta
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     result = kernel(ks, self, target, reduction, delta)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -33782,8 +34646,16 @@ def fast_binary_cross_entropy_with_logits(
         None if pos_weight is None else SavedVariable.input(pos_weight)
     )
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(ks, self, target, weight, pos_weight, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -33828,8 +34700,16 @@ def fast_soft_margin_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     result = kernel(ks, self, target, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -33892,10 +34772,22 @@ def fast_soft_margin_loss_backward(
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     result = kernel(ks, grad_output, self, target, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -33948,8 +34840,16 @@ def fast_multi_margin_loss(
     grad_fn.margin = margin
     grad_fn.p = p
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(ks, self, target, p, margin, weight, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -34019,12 +34919,24 @@ def fast_multi_margin_loss_backward(
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
     grad_fn.margin = margin
     grad_fn.p = p
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(ks, grad_output, self, target, p, margin, weight, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -34070,8 +34982,16 @@ def fast_multilabel_margin_loss_forward(
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     result = kernel(ks, self, target, reduction)
     set_history(result[0], grad_fn)
     grad_fn.is_target_ = SavedVariable(result[1], True)
@@ -34127,11 +35047,27 @@ def fast_multilabel_margin_loss_backward(
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.is_target_ = SavedVariable.input(is_target)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.is_target_ = (
+        is_target
+        if is_target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(is_target)
+    )
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     result = kernel(ks, grad_output, self, target, reduction, is_target)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -34179,7 +35115,11 @@ def fast_embedding(
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.indices_ = SavedVariable.input(indices)
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     grad_fn.padding_idx = padding_idx
     grad_fn.scale_grad_by_freq = scale_grad_by_freq
     grad_fn.sparse = sparse
@@ -34237,7 +35177,11 @@ def fast_embedding_dense_backward(
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.indices_ = SavedVariable.input(indices)
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     grad_fn.padding_idx = padding_idx
     grad_fn.scale_grad_by_freq = scale_grad_by_freq
     result = kernel(
@@ -34284,7 +35228,11 @@ def fast_reflection_pad1d(self: Tensor, padding: Sequence[int]) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -34390,7 +35338,11 @@ def fast_reflection_pad2d(self: Tensor, padding: Sequence[int]) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -34496,7 +35448,11 @@ def fast_reflection_pad3d(self: Tensor, padding: Sequence[int]) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -34602,7 +35558,11 @@ def fast_replication_pad1d(self: Tensor, padding: Sequence[int]) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -34708,7 +35668,11 @@ def fast_replication_pad2d(self: Tensor, padding: Sequence[int]) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -34814,7 +35778,11 @@ def fast_replication_pad3d(self: Tensor, padding: Sequence[int]) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -34930,7 +35898,11 @@ def fast_max_pool2d_with_indices(
     grad_fn.dilation = dilation
     grad_fn.kernel_size = kernel_size
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.stride = stride
     result = kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
     set_history(result[0], grad_fn)
@@ -35023,7 +35995,11 @@ def fast_max_pool2d_with_indices_backward(
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.indices_ = SavedVariable.input(indices)
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(
         ks,
@@ -35087,7 +36063,11 @@ def fast_max_pool3d_with_indices(
     grad_fn.dilation = dilation
     grad_fn.kernel_size = kernel_size
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.stride = stride
     result = kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
     set_history(result[0], grad_fn)
@@ -35180,7 +36160,11 @@ def fast_max_pool3d_with_indices_backward(
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.indices_ = SavedVariable.input(indices)
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(
         ks,
@@ -35272,7 +36256,11 @@ def fast_avg_pool2d(
     grad_fn.divisor_override = divisor_override
     grad_fn.kernel_size = kernel_size
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.stride = stride
     result = kernel(
         ks,
@@ -35477,7 +36465,11 @@ def fast_avg_pool3d(
     grad_fn.divisor_override = divisor_override
     grad_fn.kernel_size = kernel_size
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.stride = stride
     result = kernel(
         ks,
@@ -35643,7 +36635,11 @@ def fast__adaptive_avg_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, output_size)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -35746,7 +36742,11 @@ def fast__adaptive_avg_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, output_size)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -35849,7 +36849,11 @@ def fast_adaptive_max_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, output_size)
     set_history(result[0], grad_fn)
     grad_fn.result1_ = SavedVariable(result[1], True)
@@ -35905,7 +36909,11 @@ def fast_adaptive_max_pool2d_backward(
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.indices_ = SavedVariable.input(indices)
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, indices)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -35948,7 +36956,11 @@ def fast_adaptive_max_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, output_size)
     set_history(result[0], grad_fn)
     grad_fn.result1_ = SavedVariable(result[1], True)
@@ -36004,7 +37016,11 @@ def fast_adaptive_max_pool3d_backward(
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.indices_ = SavedVariable.input(indices)
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, indices)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36047,7 +37063,11 @@ def fast_max_unpool2d(self: Tensor, indices: Tensor, output_size: Sequence[int])
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.indices_ = SavedVariable.input(indices)
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     result = kernel(ks, self, indices, output_size)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36095,7 +37115,11 @@ def fast_max_unpool3d(
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.indices_ = SavedVariable.input(indices)
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     result = kernel(ks, self, indices, output_size, stride, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36145,7 +37169,11 @@ def fast_fractional_max_pool2d(
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.kernel_size = kernel_size
     grad_fn.output_size = output_size
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, kernel_size, output_size, random_samples)
     set_history(result[0], grad_fn)
     grad_fn.result1_ = SavedVariable(result[1], True)
@@ -36205,7 +37233,11 @@ def fast_fractional_max_pool2d_backward(
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.indices_ = SavedVariable.input(indices)
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, kernel_size, output_size, indices)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36256,7 +37288,11 @@ def fast_fractional_max_pool3d(
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.kernel_size = kernel_size
     grad_fn.output_size = output_size
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, kernel_size, output_size, random_samples)
     set_history(result[0], grad_fn)
     grad_fn.result1_ = SavedVariable(result[1], True)
@@ -36316,7 +37352,11 @@ def fast_fractional_max_pool3d_backward(
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.indices_ = SavedVariable.input(indices)
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, kernel_size, output_size, indices)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -38077,8 +39117,16 @@ def fast_grid_sampler_2d(
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.align_corners = align_corners
-    grad_fn.grid_ = SavedVariable.input(grid)
-    grad_fn.input_ = SavedVariable.input(input)
+    grad_fn.grid_ = (
+        grid
+        if grid._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grid)
+    )
+    grad_fn.input_ = (
+        input
+        if input._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(input)
+    )
     grad_fn.interpolation_mode = interpolation_mode
     grad_fn.padding_mode = padding_mode
     result = kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
@@ -38147,8 +39195,16 @@ def fast_grid_sampler_3d(
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.align_corners = align_corners
-    grad_fn.grid_ = SavedVariable.input(grid)
-    grad_fn.input_ = SavedVariable.input(input)
+    grad_fn.grid_ = (
+        grid
+        if grid._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grid)
+    )
+    grad_fn.input_ = (
+        input
+        if input._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(input)
+    )
     grad_fn.interpolation_mode = interpolation_mode
     grad_fn.padding_mode = padding_mode
     result = kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
@@ -38250,7 +39306,11 @@ def fast_erfc(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38310,8 +39370,16 @@ def fast_xlogy_Tensor(self: Tensor, other: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.other_ = SavedVariable.input(other)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38353,7 +39421,11 @@ def fast_xlogy_Scalar_Self(self: Number, other: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.other_ = SavedVariable.input(other)
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
     grad_fn.self = self
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -38397,7 +39469,11 @@ def fast_xlogy_Scalar_Other(self: Tensor, other: Number) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.other = other
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38440,7 +39516,11 @@ def fast_mvlgamma(self: Tensor, p: int) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, p)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38483,7 +39563,11 @@ def fast_logit(self: Tensor, eps: float | None) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.eps = eps
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, eps)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38525,7 +39609,11 @@ def fast_sinc(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38567,7 +39655,11 @@ def fast_lgamma(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38609,7 +39701,11 @@ def fast_digamma(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38652,7 +39748,11 @@ def fast_polygamma(n: int, self: Tensor) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.n = n
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, n, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38694,7 +39794,11 @@ def fast_erfinv(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38736,7 +39840,11 @@ def fast_i0(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38797,9 +39905,17 @@ def fast_igamma(self: Tensor, other: Tensor) -> Any:
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     if grad_fn._fn1 is not None:
-        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
     if grad_fn._fn1 is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38860,9 +39976,17 @@ def fast_igammac(self: Tensor, other: Tensor) -> Any:
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     if grad_fn._fn1 is not None:
-        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
     if grad_fn._fn1 is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38956,7 +40080,11 @@ def fast_special_entr(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -39040,7 +40168,11 @@ def fast_special_log_ndtr(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -39083,7 +40215,11 @@ def fast_special_erfcx(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -39144,8 +40280,16 @@ def fast_special_xlog1py(self: Tensor, other: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.other_ = SavedVariable.input(other)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -39187,7 +40331,11 @@ def fast_special_xlog1py_self_scalar(self: Number, other: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.other_ = SavedVariable.input(other)
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
     grad_fn.self = self
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -39231,7 +40379,11 @@ def fast_special_xlog1py_other_scalar(self: Tensor, other: Number) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.other = other
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -39292,9 +40444,17 @@ def fast_special_zeta(self: Tensor, other: Tensor) -> Any:
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
     if grad_fn._fn1 is not None:
-        grad_fn.other_ = SavedVariable.input(other)
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
     if grad_fn._fn1 is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -39336,7 +40496,11 @@ def fast_special_zeta_self_scalar(self: Number, other: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.other_ = SavedVariable.input(other)
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
     grad_fn.self = self
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -39420,7 +40584,11 @@ def fast_special_i0e(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -39463,7 +40631,11 @@ def fast_special_i1(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -39506,7 +40678,11 @@ def fast_special_i1e(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)

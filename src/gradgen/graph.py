@@ -446,7 +446,7 @@ class _SavedTensorsHooks(threading.local):
 SAVED_TENSORS_HOOKS = _SavedTensorsHooks()
 # How many saved_tensors_hooks contexts are open in all threads: a SavedVariable looks
 # at its thread's stack only when some are (the common case costs one global read).
-_open_hooks = [0]
+OPEN_HOOKS = [0]
 
 
 def push_saved_tensors_hooks(
@@ -455,12 +455,12 @@ def push_saved_tensors_hooks(
     if SAVED_TENSORS_HOOKS.disabled is not None:
         raise RuntimeError(SAVED_TENSORS_HOOKS.disabled)
     SAVED_TENSORS_HOOKS.stack.append((pack_hook, unpack_hook))
-    _open_hooks[0] += 1
+    OPEN_HOOKS[0] += 1
 
 
 def pop_saved_tensors_hooks() -> None:
     SAVED_TENSORS_HOOKS.stack.pop()
-    _open_hooks[0] -= 1
+    OPEN_HOOKS[0] -= 1
 
 
 @final
@@ -514,7 +514,7 @@ class SavedVariable:
         else:
             self._data = tensor
             self._output = None
-        if _open_hooks[0] and SAVED_TENSORS_HOOKS.stack:
+        if OPEN_HOOKS[0] and SAVED_TENSORS_HOOKS.stack:
             self._pack(tensor, is_output)
 
     def _pack(self, tensor: Tensor, is_output: bool) -> None:
@@ -615,7 +615,7 @@ class SavedVariable:
         version 0 (or has no version counter yet), `(tensor, version)` otherwise, with
         no SavedVariable object; a SavedVariable when saved-tensor hooks are open
         (in any thread: the hooks must see every save)."""
-        if _open_hooks[0] and SAVED_TENSORS_HOOKS.stack:
+        if OPEN_HOOKS[0] and SAVED_TENSORS_HOOKS.stack:
             return SavedVariable(tensor, False)
         counter = tensor._version_counter
         if counter is None:
