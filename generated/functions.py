@@ -4081,10 +4081,26 @@ class MulBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
@@ -4209,7 +4225,15 @@ class PowBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -4577,7 +4601,15 @@ class ExpBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
@@ -4664,7 +4696,15 @@ class Exp2Backward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
@@ -4755,7 +4795,15 @@ class LogBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -4842,7 +4890,15 @@ class Log2Backward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -4933,7 +4989,15 @@ class Log10Backward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -5024,7 +5088,15 @@ class Log1PBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -5109,7 +5181,15 @@ class Expm1Backward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
@@ -5198,7 +5278,15 @@ class SqrtBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
@@ -5287,7 +5375,15 @@ class RsqrtBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
@@ -5378,7 +5474,15 @@ class ReciprocalBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
@@ -5467,7 +5571,15 @@ class AbsBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -5668,7 +5780,15 @@ class SinBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -5757,7 +5877,15 @@ class CosBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -5846,7 +5974,15 @@ class TanBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
@@ -5935,7 +6071,15 @@ class AsinBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -6031,7 +6175,15 @@ class AcosBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -6129,7 +6281,15 @@ class AtanBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -6218,7 +6378,15 @@ class SinhBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -6307,7 +6475,15 @@ class CoshBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -6396,7 +6572,15 @@ class TanhBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
@@ -6483,7 +6667,15 @@ class SigmoidBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
@@ -6570,7 +6762,15 @@ class ErfBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -7019,10 +7219,27 @@ class SigmoidBackwardBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_grad_output = self.grad_output_
-        if saved_grad_output is not None:
+        if (
+            saved_grad_output.__class__ is Tensor
+            and saved_grad_output._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_grad_output = (
+                saved_grad_output._data.item()
+                if saved_grad_output._is_wrapped_number
+                else saved_grad_output._data
+            )
+        elif saved_grad_output is not None:
             saved_grad_output = saved_array(saved_grad_output, self)
         saved_output = self.output_
-        if saved_output is not None:
+        if (
+            saved_output.__class__ is Tensor and saved_output._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_output = (
+                saved_output._data.item()
+                if saved_output._is_wrapped_number
+                else saved_output._data
+            )
+        elif saved_output is not None:
             saved_output = saved_array(saved_output, self)
         if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
             return None
@@ -7145,10 +7362,27 @@ class TanhBackwardBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_grad_output = self.grad_output_
-        if saved_grad_output is not None:
+        if (
+            saved_grad_output.__class__ is Tensor
+            and saved_grad_output._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_grad_output = (
+                saved_grad_output._data.item()
+                if saved_grad_output._is_wrapped_number
+                else saved_grad_output._data
+            )
+        elif saved_grad_output is not None:
             saved_grad_output = saved_array(saved_grad_output, self)
         saved_output = self.output_
-        if saved_output is not None:
+        if (
+            saved_output.__class__ is Tensor and saved_output._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_output = (
+                saved_output._data.item()
+                if saved_output._is_wrapped_number
+                else saved_output._data
+            )
+        elif saved_output is not None:
             saved_output = saved_array(saved_output, self)
         if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
             return None
@@ -7643,10 +7877,26 @@ class DivBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
@@ -7862,10 +8112,26 @@ class DivBackward2(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
@@ -8194,10 +8460,26 @@ class MaximumBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
@@ -8327,10 +8609,26 @@ class MinimumBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
@@ -8460,10 +8758,26 @@ class FmaxBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
@@ -8593,10 +8907,26 @@ class FminBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
@@ -8885,13 +9215,37 @@ class HypotBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if (
             saved_other is NOT_PLAIN
@@ -9007,7 +9361,16 @@ class WhereBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_condition = self.condition_
-        if saved_condition is not None:
+        if (
+            saved_condition.__class__ is Tensor
+            and saved_condition._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_condition = (
+                saved_condition._data.item()
+                if saved_condition._is_wrapped_number
+                else saved_condition._data
+            )
+        elif saved_condition is not None:
             saved_condition = saved_array(saved_condition, self)
         if saved_condition is NOT_PLAIN:
             return None
@@ -9109,13 +9472,37 @@ class ClampBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_max = self.max_
-        if saved_max is not None:
+        if (
+            saved_max.__class__ is Tensor and saved_max._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_max = (
+                saved_max._data.item()
+                if saved_max._is_wrapped_number
+                else saved_max._data
+            )
+        elif saved_max is not None:
             saved_max = saved_array(saved_max, self)
         saved_min = self.min_
-        if saved_min is not None:
+        if (
+            saved_min.__class__ is Tensor and saved_min._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_min = (
+                saved_min._data.item()
+                if saved_min._is_wrapped_number
+                else saved_min._data
+            )
+        elif saved_min is not None:
             saved_min = saved_array(saved_min, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_max is NOT_PLAIN or saved_min is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
@@ -9256,7 +9643,15 @@ class ClampBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -9537,10 +9932,26 @@ class FmodBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
@@ -9712,10 +10123,26 @@ class RemainderBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
@@ -10258,13 +10685,37 @@ class LerpBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_end = self.end_
-        if saved_end is not None:
+        if (
+            saved_end.__class__ is Tensor and saved_end._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_end = (
+                saved_end._data.item()
+                if saved_end._is_wrapped_number
+                else saved_end._data
+            )
+        elif saved_end is not None:
             saved_end = saved_array(saved_end, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if (
             saved_end is NOT_PLAIN
@@ -10414,10 +10865,26 @@ class AddcmulBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_tensor1 = self.tensor1_
-        if saved_tensor1 is not None:
+        if (
+            saved_tensor1.__class__ is Tensor and saved_tensor1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_tensor1 = (
+                saved_tensor1._data.item()
+                if saved_tensor1._is_wrapped_number
+                else saved_tensor1._data
+            )
+        elif saved_tensor1 is not None:
             saved_tensor1 = saved_array(saved_tensor1, self)
         saved_tensor2 = self.tensor2_
-        if saved_tensor2 is not None:
+        if (
+            saved_tensor2.__class__ is Tensor and saved_tensor2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_tensor2 = (
+                saved_tensor2._data.item()
+                if saved_tensor2._is_wrapped_number
+                else saved_tensor2._data
+            )
+        elif saved_tensor2 is not None:
             saved_tensor2 = saved_array(saved_tensor2, self)
         if saved_tensor1 is NOT_PLAIN or saved_tensor2 is NOT_PLAIN:
             return None
@@ -10586,10 +11053,26 @@ class AddcdivBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_tensor1 = self.tensor1_
-        if saved_tensor1 is not None:
+        if (
+            saved_tensor1.__class__ is Tensor and saved_tensor1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_tensor1 = (
+                saved_tensor1._data.item()
+                if saved_tensor1._is_wrapped_number
+                else saved_tensor1._data
+            )
+        elif saved_tensor1 is not None:
             saved_tensor1 = saved_array(saved_tensor1, self)
         saved_tensor2 = self.tensor2_
-        if saved_tensor2 is not None:
+        if (
+            saved_tensor2.__class__ is Tensor and saved_tensor2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_tensor2 = (
+                saved_tensor2._data.item()
+                if saved_tensor2._is_wrapped_number
+                else saved_tensor2._data
+            )
+        elif saved_tensor2 is not None:
             saved_tensor2 = saved_array(saved_tensor2, self)
         if saved_tensor1 is NOT_PLAIN or saved_tensor2 is NOT_PLAIN:
             return None
@@ -10865,7 +11348,15 @@ class AsinhBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -10984,7 +11475,15 @@ class AtanhBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -11339,7 +11838,16 @@ class FrexpBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_exponent = self.exponent_
-        if saved_exponent is not None:
+        if (
+            saved_exponent.__class__ is Tensor
+            and saved_exponent._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_exponent = (
+                saved_exponent._data.item()
+                if saved_exponent._is_wrapped_number
+                else saved_exponent._data
+            )
+        elif saved_exponent is not None:
             saved_exponent = saved_array(saved_exponent, self)
         if saved_exponent is NOT_PLAIN:
             return None
@@ -11434,10 +11942,26 @@ class LdexpBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_other is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
@@ -11556,10 +12080,26 @@ class NextafterBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
@@ -11672,10 +12212,26 @@ class Logaddexp2Backward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
@@ -11789,10 +12345,26 @@ class ClampMinBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_min = self.min_
-        if saved_min is not None:
+        if (
+            saved_min.__class__ is Tensor and saved_min._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_min = (
+                saved_min._data.item()
+                if saved_min._is_wrapped_number
+                else saved_min._data
+            )
+        elif saved_min is not None:
             saved_min = saved_array(saved_min, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_min is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
@@ -11902,10 +12474,26 @@ class ClampMaxBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_max = self.max_
-        if saved_max is not None:
+        if (
+            saved_max.__class__ is Tensor and saved_max._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_max = (
+                saved_max._data.item()
+                if saved_max._is_wrapped_number
+                else saved_max._data
+            )
+        elif saved_max is not None:
             saved_max = saved_array(saved_max, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_max is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
@@ -12015,10 +12603,26 @@ class LogaddexpBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
@@ -12774,7 +13378,15 @@ class MaxBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
-        if saved_indices is not None:
+        if (
+            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_indices = (
+                saved_indices._data.item()
+                if saved_indices._is_wrapped_number
+                else saved_indices._data
+            )
+        elif saved_indices is not None:
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
@@ -12959,7 +13571,15 @@ class MinBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
-        if saved_indices is not None:
+        if (
+            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_indices = (
+                saved_indices._data.item()
+                if saved_indices._is_wrapped_number
+                else saved_indices._data
+            )
+        elif saved_indices is not None:
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
@@ -13298,10 +13918,26 @@ class LogsumexpBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
@@ -13728,7 +14364,15 @@ class SortBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
-        if saved_indices is not None:
+        if (
+            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_indices = (
+                saved_indices._data.item()
+                if saved_indices._is_wrapped_number
+                else saved_indices._data
+            )
+        elif saved_indices is not None:
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
@@ -13847,7 +14491,15 @@ class SortBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
-        if saved_indices is not None:
+        if (
+            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_indices = (
+                saved_indices._data.item()
+                if saved_indices._is_wrapped_number
+                else saved_indices._data
+            )
+        elif saved_indices is not None:
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
@@ -13966,7 +14618,15 @@ class TopkBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
-        if saved_indices is not None:
+        if (
+            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_indices = (
+                saved_indices._data.item()
+                if saved_indices._is_wrapped_number
+                else saved_indices._data
+            )
+        elif saved_indices is not None:
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
@@ -14277,7 +14937,15 @@ class KthvalueBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
-        if saved_indices is not None:
+        if (
+            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_indices = (
+                saved_indices._data.item()
+                if saved_indices._is_wrapped_number
+                else saved_indices._data
+            )
+        elif saved_indices is not None:
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
@@ -14462,7 +15130,15 @@ class MedianBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
-        if saved_indices is not None:
+        if (
+            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_indices = (
+                saved_indices._data.item()
+                if saved_indices._is_wrapped_number
+                else saved_indices._data
+            )
+        elif saved_indices is not None:
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
@@ -14647,7 +15323,15 @@ class NanmedianBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
-        if saved_indices is not None:
+        if (
+            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_indices = (
+                saved_indices._data.item()
+                if saved_indices._is_wrapped_number
+                else saved_indices._data
+            )
+        elif saved_indices is not None:
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
@@ -14776,7 +15460,15 @@ class ModeBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
-        if saved_indices is not None:
+        if (
+            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_indices = (
+                saved_indices._data.item()
+                if saved_indices._is_wrapped_number
+                else saved_indices._data
+            )
+        elif saved_indices is not None:
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
@@ -15498,10 +16190,26 @@ class IndexAddBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_index = self.index_
-        if saved_index is not None:
+        if (
+            saved_index.__class__ is Tensor and saved_index._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_index = (
+                saved_index._data.item()
+                if saved_index._is_wrapped_number
+                else saved_index._data
+            )
+        elif saved_index is not None:
             saved_index = saved_array(saved_index, self)
         saved_source = self.source_
-        if saved_source is not None:
+        if (
+            saved_source.__class__ is Tensor and saved_source._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_source = (
+                saved_source._data.item()
+                if saved_source._is_wrapped_number
+                else saved_source._data
+            )
+        elif saved_source is not None:
             saved_source = saved_array(saved_source, self)
         if saved_index is NOT_PLAIN or saved_source is NOT_PLAIN:
             return None
@@ -15720,7 +16428,15 @@ class ScatterBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_index = self.index_
-        if saved_index is not None:
+        if (
+            saved_index.__class__ is Tensor and saved_index._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_index = (
+                saved_index._data.item()
+                if saved_index._is_wrapped_number
+                else saved_index._data
+            )
+        elif saved_index is not None:
             saved_index = saved_array(saved_index, self)
         if saved_index is NOT_PLAIN:
             return None
@@ -15823,7 +16539,15 @@ class ScatterBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_index = self.index_
-        if saved_index is not None:
+        if (
+            saved_index.__class__ is Tensor and saved_index._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_index = (
+                saved_index._data.item()
+                if saved_index._is_wrapped_number
+                else saved_index._data
+            )
+        elif saved_index is not None:
             saved_index = saved_array(saved_index, self)
         if saved_index is NOT_PLAIN:
             return None
@@ -15923,7 +16647,15 @@ class ScatterAddBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_index = self.index_
-        if saved_index is not None:
+        if (
+            saved_index.__class__ is Tensor and saved_index._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_index = (
+                saved_index._data.item()
+                if saved_index._is_wrapped_number
+                else saved_index._data
+            )
+        elif saved_index is not None:
             saved_index = saved_array(saved_index, self)
         if saved_index is NOT_PLAIN:
             return None
@@ -16019,7 +16751,15 @@ class MaskedFillBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_mask = self.mask_
-        if saved_mask is not None:
+        if (
+            saved_mask.__class__ is Tensor and saved_mask._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_mask = (
+                saved_mask._data.item()
+                if saved_mask._is_wrapped_number
+                else saved_mask._data
+            )
+        elif saved_mask is not None:
             saved_mask = saved_array(saved_mask, self)
         if saved_mask is NOT_PLAIN:
             return None
@@ -16105,7 +16845,15 @@ class MaskedFillBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_mask = self.mask_
-        if saved_mask is not None:
+        if (
+            saved_mask.__class__ is Tensor and saved_mask._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_mask = (
+                saved_mask._data.item()
+                if saved_mask._is_wrapped_number
+                else saved_mask._data
+            )
+        elif saved_mask is not None:
             saved_mask = saved_array(saved_mask, self)
         if saved_mask is NOT_PLAIN:
             return None
@@ -17381,10 +18129,26 @@ class MmBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_mat2 = self.mat2_
-        if saved_mat2 is not None:
+        if (
+            saved_mat2.__class__ is Tensor and saved_mat2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_mat2 = (
+                saved_mat2._data.item()
+                if saved_mat2._is_wrapped_number
+                else saved_mat2._data
+            )
+        elif saved_mat2 is not None:
             saved_mat2 = saved_array(saved_mat2, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_mat2 is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
@@ -17538,10 +18302,26 @@ class BmmBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_mat2 = self.mat2_
-        if saved_mat2 is not None:
+        if (
+            saved_mat2.__class__ is Tensor and saved_mat2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_mat2 = (
+                saved_mat2._data.item()
+                if saved_mat2._is_wrapped_number
+                else saved_mat2._data
+            )
+        elif saved_mat2 is not None:
             saved_mat2 = saved_array(saved_mat2, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_mat2 is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
@@ -17659,10 +18439,26 @@ class DotBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_tensor = self.tensor_
-        if saved_tensor is not None:
+        if (
+            saved_tensor.__class__ is Tensor and saved_tensor._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_tensor = (
+                saved_tensor._data.item()
+                if saved_tensor._is_wrapped_number
+                else saved_tensor._data
+            )
+        elif saved_tensor is not None:
             saved_tensor = saved_array(saved_tensor, self)
         if saved_self is NOT_PLAIN or saved_tensor is NOT_PLAIN:
             return None
@@ -17772,10 +18568,26 @@ class VdotBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
@@ -17959,10 +18771,26 @@ class AddmmBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_mat1 = self.mat1_
-        if saved_mat1 is not None:
+        if (
+            saved_mat1.__class__ is Tensor and saved_mat1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_mat1 = (
+                saved_mat1._data.item()
+                if saved_mat1._is_wrapped_number
+                else saved_mat1._data
+            )
+        elif saved_mat1 is not None:
             saved_mat1 = saved_array(saved_mat1, self)
         saved_mat2 = self.mat2_
-        if saved_mat2 is not None:
+        if (
+            saved_mat2.__class__ is Tensor and saved_mat2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_mat2 = (
+                saved_mat2._data.item()
+                if saved_mat2._is_wrapped_number
+                else saved_mat2._data
+            )
+        elif saved_mat2 is not None:
             saved_mat2 = saved_array(saved_mat2, self)
         if saved_mat1 is NOT_PLAIN or saved_mat2 is NOT_PLAIN:
             return None
@@ -20150,10 +20978,26 @@ class AddrBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_vec1 = self.vec1_
-        if saved_vec1 is not None:
+        if (
+            saved_vec1.__class__ is Tensor and saved_vec1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_vec1 = (
+                saved_vec1._data.item()
+                if saved_vec1._is_wrapped_number
+                else saved_vec1._data
+            )
+        elif saved_vec1 is not None:
             saved_vec1 = saved_array(saved_vec1, self)
         saved_vec2 = self.vec2_
-        if saved_vec2 is not None:
+        if (
+            saved_vec2.__class__ is Tensor and saved_vec2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_vec2 = (
+                saved_vec2._data.item()
+                if saved_vec2._is_wrapped_number
+                else saved_vec2._data
+            )
+        elif saved_vec2 is not None:
             saved_vec2 = saved_array(saved_vec2, self)
         if saved_vec1 is NOT_PLAIN or saved_vec2 is NOT_PLAIN:
             return None
@@ -20320,10 +21164,26 @@ class AddbmmBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_batch1 = self.batch1_
-        if saved_batch1 is not None:
+        if (
+            saved_batch1.__class__ is Tensor and saved_batch1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_batch1 = (
+                saved_batch1._data.item()
+                if saved_batch1._is_wrapped_number
+                else saved_batch1._data
+            )
+        elif saved_batch1 is not None:
             saved_batch1 = saved_array(saved_batch1, self)
         saved_batch2 = self.batch2_
-        if saved_batch2 is not None:
+        if (
+            saved_batch2.__class__ is Tensor and saved_batch2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_batch2 = (
+                saved_batch2._data.item()
+                if saved_batch2._is_wrapped_number
+                else saved_batch2._data
+            )
+        elif saved_batch2 is not None:
             saved_batch2 = saved_array(saved_batch2, self)
         if saved_batch1 is NOT_PLAIN or saved_batch2 is NOT_PLAIN:
             return None
@@ -20526,10 +21386,26 @@ class BaddbmmBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_batch1 = self.batch1_
-        if saved_batch1 is not None:
+        if (
+            saved_batch1.__class__ is Tensor and saved_batch1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_batch1 = (
+                saved_batch1._data.item()
+                if saved_batch1._is_wrapped_number
+                else saved_batch1._data
+            )
+        elif saved_batch1 is not None:
             saved_batch1 = saved_array(saved_batch1, self)
         saved_batch2 = self.batch2_
-        if saved_batch2 is not None:
+        if (
+            saved_batch2.__class__ is Tensor and saved_batch2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_batch2 = (
+                saved_batch2._data.item()
+                if saved_batch2._is_wrapped_number
+                else saved_batch2._data
+            )
+        elif saved_batch2 is not None:
             saved_batch2 = saved_array(saved_batch2, self)
         if saved_batch1 is NOT_PLAIN or saved_batch2 is NOT_PLAIN:
             return None
@@ -21429,7 +22305,15 @@ class ReluBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
@@ -21523,7 +22407,15 @@ class GeluBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -21623,7 +22515,15 @@ class SiluBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -21730,7 +22630,15 @@ class ThresholdBackwardBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -21912,7 +22820,15 @@ class SoftmaxBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
@@ -22109,7 +23025,15 @@ class LogSoftmaxBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
@@ -22226,10 +23150,27 @@ class LogSoftmaxBackwardDataBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_grad_output = self.grad_output_
-        if saved_grad_output is not None:
+        if (
+            saved_grad_output.__class__ is Tensor
+            and saved_grad_output._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_grad_output = (
+                saved_grad_output._data.item()
+                if saved_grad_output._is_wrapped_number
+                else saved_grad_output._data
+            )
+        elif saved_grad_output is not None:
             saved_grad_output = saved_array(saved_grad_output, self)
         saved_output = self.output_
-        if saved_output is not None:
+        if (
+            saved_output.__class__ is Tensor and saved_output._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_output = (
+                saved_output._data.item()
+                if saved_output._is_wrapped_number
+                else saved_output._data
+            )
+        elif saved_output is not None:
             saved_output = saved_array(saved_output, self)
         if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
             return None
@@ -22377,7 +23318,15 @@ class LeakyReluBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -22483,7 +23432,15 @@ class LeakyReluBackwardBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -22598,7 +23555,15 @@ class EluBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -22815,7 +23780,15 @@ class SoftplusBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -23004,10 +23977,26 @@ class LogSigmoidBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_buffer = self.buffer_
-        if saved_buffer is not None:
+        if (
+            saved_buffer.__class__ is Tensor and saved_buffer._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_buffer = (
+                saved_buffer._data.item()
+                if saved_buffer._is_wrapped_number
+                else saved_buffer._data
+            )
+        elif saved_buffer is not None:
             saved_buffer = saved_array(saved_buffer, self)
         if saved_self is NOT_PLAIN or saved_buffer is NOT_PLAIN:
             return None
@@ -23188,7 +24177,15 @@ class HardtanhBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -23304,7 +24301,15 @@ class HardtanhBackwardBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -23470,7 +24475,15 @@ class CeluBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -23575,7 +24588,15 @@ class GluBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -23746,7 +24767,15 @@ class HardshrinkBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -23848,7 +24877,15 @@ class HardshrinkBackwardBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -23953,7 +24990,15 @@ class SoftshrinkBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -24055,7 +25100,15 @@ class SoftshrinkBackwardBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -24155,7 +25208,15 @@ class HardsigmoidBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -24243,7 +25304,15 @@ class HardsigmoidBackwardBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -24334,7 +25403,15 @@ class HardswishBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -24494,7 +25571,15 @@ class ThresholdBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -24760,10 +25845,26 @@ class PreluKernelBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
@@ -25151,10 +26252,26 @@ class MseLossBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_target = self.target_
-        if saved_target is not None:
+        if (
+            saved_target.__class__ is Tensor and saved_target._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_target = (
+                saved_target._data.item()
+                if saved_target._is_wrapped_number
+                else saved_target._data
+            )
+        elif saved_target is not None:
             saved_target = saved_array(saved_target, self)
         if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
             return None
@@ -25389,16 +26506,49 @@ class NllLossBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_target = self.target_
-        if saved_target is not None:
+        if (
+            saved_target.__class__ is Tensor and saved_target._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_target = (
+                saved_target._data.item()
+                if saved_target._is_wrapped_number
+                else saved_target._data
+            )
+        elif saved_target is not None:
             saved_target = saved_array(saved_target, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         saved_total_weight = self.total_weight_
-        if saved_total_weight is not None:
+        if (
+            saved_total_weight.__class__ is Tensor
+            and saved_total_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_total_weight = (
+                saved_total_weight._data.item()
+                if saved_total_weight._is_wrapped_number
+                else saved_total_weight._data
+            )
+        elif saved_total_weight is not None:
             saved_total_weight = saved_array(saved_total_weight, self)
         if (
             saved_self is NOT_PLAIN
@@ -25641,16 +26791,49 @@ class NllLoss2DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_target = self.target_
-        if saved_target is not None:
+        if (
+            saved_target.__class__ is Tensor and saved_target._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_target = (
+                saved_target._data.item()
+                if saved_target._is_wrapped_number
+                else saved_target._data
+            )
+        elif saved_target is not None:
             saved_target = saved_array(saved_target, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         saved_total_weight = self.total_weight_
-        if saved_total_weight is not None:
+        if (
+            saved_total_weight.__class__ is Tensor
+            and saved_total_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_total_weight = (
+                saved_total_weight._data.item()
+                if saved_total_weight._is_wrapped_number
+                else saved_total_weight._data
+            )
+        elif saved_total_weight is not None:
             saved_total_weight = saved_array(saved_total_weight, self)
         if (
             saved_self is NOT_PLAIN
@@ -26069,10 +27252,26 @@ class SmoothL1LossBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_target = self.target_
-        if saved_target is not None:
+        if (
+            saved_target.__class__ is Tensor and saved_target._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_target = (
+                saved_target._data.item()
+                if saved_target._is_wrapped_number
+                else saved_target._data
+            )
+        elif saved_target is not None:
             saved_target = saved_array(saved_target, self)
         if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
             return None
@@ -26314,10 +27513,26 @@ class HuberLossBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_target = self.target_
-        if saved_target is not None:
+        if (
+            saved_target.__class__ is Tensor and saved_target._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_target = (
+                saved_target._data.item()
+                if saved_target._is_wrapped_number
+                else saved_target._data
+            )
+        elif saved_target is not None:
             saved_target = saved_array(saved_target, self)
         if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
             return None
@@ -27201,22 +28416,72 @@ class NativeBatchNormBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_input = self.input_
-        if saved_input is not None:
+        if (
+            saved_input.__class__ is Tensor and saved_input._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_input = (
+                saved_input._data.item()
+                if saved_input._is_wrapped_number
+                else saved_input._data
+            )
+        elif saved_input is not None:
             saved_input = saved_array(saved_input, self)
         saved_running_mean = self.running_mean_
-        if saved_running_mean is not None:
+        if (
+            saved_running_mean.__class__ is Tensor
+            and saved_running_mean._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_running_mean = (
+                saved_running_mean._data.item()
+                if saved_running_mean._is_wrapped_number
+                else saved_running_mean._data
+            )
+        elif saved_running_mean is not None:
             saved_running_mean = saved_array(saved_running_mean, self)
         saved_running_var = self.running_var_
-        if saved_running_var is not None:
+        if (
+            saved_running_var.__class__ is Tensor
+            and saved_running_var._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_running_var = (
+                saved_running_var._data.item()
+                if saved_running_var._is_wrapped_number
+                else saved_running_var._data
+            )
+        elif saved_running_var is not None:
             saved_running_var = saved_array(saved_running_var, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         saved_result1 = self.result1_
-        if saved_result1 is not None:
+        if (
+            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result1 = (
+                saved_result1._data.item()
+                if saved_result1._is_wrapped_number
+                else saved_result1._data
+            )
+        elif saved_result1 is not None:
             saved_result1 = saved_array(saved_result1, self)
         saved_result2 = self.result2_
-        if saved_result2 is not None:
+        if (
+            saved_result2.__class__ is Tensor and saved_result2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result2 = (
+                saved_result2._data.item()
+                if saved_result2._is_wrapped_number
+                else saved_result2._data
+            )
+        elif saved_result2 is not None:
             saved_result2 = saved_array(saved_result2, self)
         if (
             saved_input is NOT_PLAIN
@@ -27758,19 +29023,59 @@ class NativeLayerNormBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_bias = self.bias_
-        if saved_bias is not None:
+        if (
+            saved_bias.__class__ is Tensor and saved_bias._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_bias = (
+                saved_bias._data.item()
+                if saved_bias._is_wrapped_number
+                else saved_bias._data
+            )
+        elif saved_bias is not None:
             saved_bias = saved_array(saved_bias, self)
         saved_input = self.input_
-        if saved_input is not None:
+        if (
+            saved_input.__class__ is Tensor and saved_input._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_input = (
+                saved_input._data.item()
+                if saved_input._is_wrapped_number
+                else saved_input._data
+            )
+        elif saved_input is not None:
             saved_input = saved_array(saved_input, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         saved_result1 = self.result1_
-        if saved_result1 is not None:
+        if (
+            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result1 = (
+                saved_result1._data.item()
+                if saved_result1._is_wrapped_number
+                else saved_result1._data
+            )
+        elif saved_result1 is not None:
             saved_result1 = saved_array(saved_result1, self)
         saved_result2 = self.result2_
-        if saved_result2 is not None:
+        if (
+            saved_result2.__class__ is Tensor and saved_result2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result2 = (
+                saved_result2._data.item()
+                if saved_result2._is_wrapped_number
+                else saved_result2._data
+            )
+        elif saved_result2 is not None:
             saved_result2 = saved_array(saved_result2, self)
         if (
             saved_bias is NOT_PLAIN
@@ -28123,22 +29428,72 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_input = self.input_
-        if saved_input is not None:
+        if (
+            saved_input.__class__ is Tensor and saved_input._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_input = (
+                saved_input._data.item()
+                if saved_input._is_wrapped_number
+                else saved_input._data
+            )
+        elif saved_input is not None:
             saved_input = saved_array(saved_input, self)
         saved_running_mean = self.running_mean_
-        if saved_running_mean is not None:
+        if (
+            saved_running_mean.__class__ is Tensor
+            and saved_running_mean._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_running_mean = (
+                saved_running_mean._data.item()
+                if saved_running_mean._is_wrapped_number
+                else saved_running_mean._data
+            )
+        elif saved_running_mean is not None:
             saved_running_mean = saved_array(saved_running_mean, self)
         saved_running_var = self.running_var_
-        if saved_running_var is not None:
+        if (
+            saved_running_var.__class__ is Tensor
+            and saved_running_var._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_running_var = (
+                saved_running_var._data.item()
+                if saved_running_var._is_wrapped_number
+                else saved_running_var._data
+            )
+        elif saved_running_var is not None:
             saved_running_var = saved_array(saved_running_var, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         saved_result1 = self.result1_
-        if saved_result1 is not None:
+        if (
+            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result1 = (
+                saved_result1._data.item()
+                if saved_result1._is_wrapped_number
+                else saved_result1._data
+            )
+        elif saved_result1 is not None:
             saved_result1 = saved_array(saved_result1, self)
         saved_result2 = self.result2_
-        if saved_result2 is not None:
+        if (
+            saved_result2.__class__ is Tensor and saved_result2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result2 = (
+                saved_result2._data.item()
+                if saved_result2._is_wrapped_number
+                else saved_result2._data
+            )
+        elif saved_result2 is not None:
             saved_result2 = saved_array(saved_result2, self)
         if (
             saved_input is NOT_PLAIN
@@ -28367,16 +29722,48 @@ class NativeBatchNormLegitBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_input = self.input_
-        if saved_input is not None:
+        if (
+            saved_input.__class__ is Tensor and saved_input._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_input = (
+                saved_input._data.item()
+                if saved_input._is_wrapped_number
+                else saved_input._data
+            )
+        elif saved_input is not None:
             saved_input = saved_array(saved_input, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         saved_result1 = self.result1_
-        if saved_result1 is not None:
+        if (
+            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result1 = (
+                saved_result1._data.item()
+                if saved_result1._is_wrapped_number
+                else saved_result1._data
+            )
+        elif saved_result1 is not None:
             saved_result1 = saved_array(saved_result1, self)
         saved_result2 = self.result2_
-        if saved_result2 is not None:
+        if (
+            saved_result2.__class__ is Tensor and saved_result2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result2 = (
+                saved_result2._data.item()
+                if saved_result2._is_wrapped_number
+                else saved_result2._data
+            )
+        elif saved_result2 is not None:
             saved_result2 = saved_array(saved_result2, self)
         if (
             saved_input is NOT_PLAIN
@@ -29138,10 +30525,26 @@ class ConvolutionBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_input = self.input_
-        if saved_input is not None:
+        if (
+            saved_input.__class__ is Tensor and saved_input._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_input = (
+                saved_input._data.item()
+                if saved_input._is_wrapped_number
+                else saved_input._data
+            )
+        elif saved_input is not None:
             saved_input = saved_array(saved_input, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
@@ -29483,7 +30886,15 @@ class ReflectionPad1DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -29628,7 +31039,15 @@ class ReflectionPad2DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -29773,7 +31192,15 @@ class ReflectionPad3DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -29918,7 +31345,15 @@ class ReplicationPad1DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -30065,7 +31500,15 @@ class ReplicationPad2DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -30212,7 +31655,15 @@ class ReplicationPad3DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -30464,10 +31915,26 @@ class SlowConvTranspose2DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
@@ -30680,10 +32147,26 @@ class SlowConvTranspose3DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
@@ -31324,10 +32807,26 @@ class SlowConv3DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
@@ -31523,10 +33022,26 @@ class SlowConvDilated2DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
@@ -31729,10 +33244,26 @@ class SlowConvDilated3DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
@@ -31944,10 +33475,26 @@ class ConvolutionBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_input = self.input_
-        if saved_input is not None:
+        if (
+            saved_input.__class__ is Tensor and saved_input._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_input = (
+                saved_input._data.item()
+                if saved_input._is_wrapped_number
+                else saved_input._data
+            )
+        elif saved_input is not None:
             saved_input = saved_array(saved_input, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
@@ -32424,10 +33971,26 @@ class NnpackSpatialConvolutionBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_input = self.input_
-        if saved_input is not None:
+        if (
+            saved_input.__class__ is Tensor and saved_input._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_input = (
+                saved_input._data.item()
+                if saved_input._is_wrapped_number
+                else saved_input._data
+            )
+        elif saved_input is not None:
             saved_input = saved_array(saved_input, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
@@ -32626,10 +34189,26 @@ class MaxPool2DWithIndicesBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_result1 = self.result1_
-        if saved_result1 is not None:
+        if (
+            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result1 = (
+                saved_result1._data.item()
+                if saved_result1._is_wrapped_number
+                else saved_result1._data
+            )
+        elif saved_result1 is not None:
             saved_result1 = saved_array(saved_result1, self)
         if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
@@ -32792,10 +34371,26 @@ class MaxPool3DWithIndicesBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_result1 = self.result1_
-        if saved_result1 is not None:
+        if (
+            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result1 = (
+                saved_result1._data.item()
+                if saved_result1._is_wrapped_number
+                else saved_result1._data
+            )
+        elif saved_result1 is not None:
             saved_result1 = saved_array(saved_result1, self)
         if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
@@ -33060,7 +34655,15 @@ class AvgPool2DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -33233,7 +34836,15 @@ class AvgPool3DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -33564,7 +35175,15 @@ class AdaptiveAvgPool2DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -33655,7 +35274,15 @@ class AdaptiveAvgPool3DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -33854,10 +35481,26 @@ class AdaptiveMaxPool2DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_result1 = self.result1_
-        if saved_result1 is not None:
+        if (
+            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result1 = (
+                saved_result1._data.item()
+                if saved_result1._is_wrapped_number
+                else saved_result1._data
+            )
+        elif saved_result1 is not None:
             saved_result1 = saved_array(saved_result1, self)
         if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
@@ -33966,10 +35609,26 @@ class AdaptiveMaxPool3DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_result1 = self.result1_
-        if saved_result1 is not None:
+        if (
+            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result1 = (
+                saved_result1._data.item()
+                if saved_result1._is_wrapped_number
+                else saved_result1._data
+            )
+        elif saved_result1 is not None:
             saved_result1 = saved_array(saved_result1, self)
         if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
@@ -37337,7 +38996,15 @@ class ErfcBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -37502,7 +39169,15 @@ class XlogyBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         if saved_other is NOT_PLAIN:
             return None
@@ -37807,7 +39482,15 @@ class LgammaBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -37894,7 +39577,15 @@ class DigammaBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -37986,7 +39677,15 @@ class PolygammaBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -38087,7 +39786,15 @@ class PolygammaBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -38183,7 +39890,15 @@ class ErfinvBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -38282,7 +39997,15 @@ class I0Backward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -38491,7 +40214,15 @@ class SpecialEntrBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
@@ -38633,10 +40364,26 @@ class SpecialLogNdtrBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
@@ -38750,10 +40497,26 @@ class SpecialErfcxBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
@@ -38928,7 +40691,15 @@ class SpecialXlog1PyBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         if saved_other is NOT_PLAIN:
             return None
@@ -39228,10 +40999,26 @@ class SpecialI0EBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None

@@ -123,6 +123,10 @@ def _array_buffer_add(
         slots[position] = np.asarray(old_array + new_array)
 
 
+# Gradients up to this many elements are summed into a new array by the engine's loop
+# (the in-place add saves an allocation only where one costs more than the checks).
+_SMALL_SUM = 1024
+
 # In _array_buffer_add an array nobody else holds is referenced by the local
 # `old_array` and getrefcount's argument only (its slot was emptied).
 _BUFFER_ARRAY_REFS = 2
@@ -287,10 +291,10 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> N
     pop, push, get = stack.pop, stack.append, dependencies.get
     while stack:
         node = pop()
-        count = node._num_edges  # the edges kept flat in the node, read inline
-        if count == 1:
+        edges = node._num_edges  # the edges kept flat in the node, read inline
+        if edges == 1:
             functions: Sequence[Node | None] = (node._fn0,)
-        elif count == 2:
+        elif edges == 2:
             functions = (node._fn0, node._fn1)
         else:
             functions = [function for function, _ in node._next_edges]
@@ -705,9 +709,22 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                     continue
                 next_buffer = [None] * len(function._input_metadata)
             if gradient is not None:
-                if next_buffer[input_nr] is None:
+                old = next_buffer[input_nr]
+                if old is None:
                     next_buffer[input_nr] = gradient
+                elif (
+                    arrays
+                    and (
+                        old.__class__ in _SCALARS
+                        or (old.__class__ is _NDARRAY and old.size <= _SMALL_SUM)
+                    )
+                    and gradient.__class__ in _ARRAYS
+                ):
+                    # buffer_add's small case inline: a new array (or numpy scalar)
+                    # costs less than the checks that would allow adding in place.
+                    next_buffer[input_nr] = old + gradient
                 else:
+                    del old  # (buffer_add may add in place when nothing else sees it)
                     buffer_add(next_buffer, input_nr, gradient)
             if remaining == 0:
                 # (its count stays: no edge leads into it again, in_graph reads it)
@@ -729,7 +746,7 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
             pushes += 1
         # Drop this node's references to the gradients it passed on: a gradient that
         # only its buffer holds can be taken over (not copied) where it arrives.
-        outputs = produced = gradient = next_buffer = data = None  # type: ignore
+        outputs = produced = gradient = next_buffer = data = old = None  # type: ignore
 
 
 def _checked(
