@@ -684,7 +684,13 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                 if (
                     data is None
                     or data.shape != expected_shape
-                    or (expected_dtype is not None and data.dtype != expected_dtype)
+                    or (
+                        # (numpy's dtypes of one type are mostly one object: `is`
+                        # first spares the comparison's call)
+                        data.dtype is not expected_dtype
+                        and expected_dtype is not None
+                        and data.dtype != expected_dtype
+                    )
                 ):
                     gradient = _checked(node, index, gradient, function, input_nr)
                     cls = gradient.__class__
