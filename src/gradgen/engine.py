@@ -613,18 +613,23 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
         else:
             break
         convert = mixed
+        # A node's hooks and metadata are all in `_extras` (None: it has none).
+        extras = node._extras
         if type(node) is AccumulateGrad:
             if (
                 arrays
                 and exec_info is None
-                and not (node._pre_hooks or node._post_hooks or anomaly_mode._enabled)
+                and not (
+                    (extras is not None and (extras.pre_hooks or extras.post_hooks))
+                    or anomaly_mode._enabled
+                )
                 and not node.variable._hooks
                 and _accumulate_array(node, inputs)
             ):
                 continue  # the leaf's sink, straight from the buffer
             _call_tensor_pre_hooks(node, _as_tensors(inputs))
             convert = True
-        elif node._tensor_pre_hooks or node._retains_grad:
+        elif extras is not None and (extras.tensor_pre_hooks or extras.retains_grad):
             _call_tensor_pre_hooks(node, _as_tensors(inputs))
             convert = True
         if exec_info is not None:
@@ -646,7 +651,9 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                 else node._next_edges
             )
         )
-        if node._pre_hooks or node._post_hooks or anomaly_mode._enabled:
+        if (
+            extras is not None and (extras.pre_hooks or extras.post_hooks)
+        ) or anomaly_mode._enabled:
             outputs = _call_function(task, node, _as_tensors(inputs))
         else:
             # _call_function's common case, with validate_outputs folded into the loop

@@ -113,6 +113,29 @@ class _TaskState(threading.local):
 task_state = _TaskState()
 
 
+@final
+class NodeExtras:
+    """What a Node has only once hooks or metadata were given to it."""
+
+    __slots__ = (
+        "pre_hooks",
+        "post_hooks",
+        "tensor_pre_hooks",
+        "retains_grad",
+        "metadata",
+    )
+
+    def __init__(self) -> None:
+        self.pre_hooks: list[Callable[..., Any]] | None = None
+        self.post_hooks: list[Callable[..., Any]] | None = None
+        # Hooks registered on the tensors the node produced, by output number.
+        self.tensor_pre_hooks: dict[int, list[Callable[..., Any]]] | None = None
+        # Outputs that called retain_grad(), by output number (held weakly).
+        self.retains_grad: dict[int, weakref.ref[Tensor]] | None = None
+        # PyTorch's Node.metadata (anomaly mode's forward stack, users' entries).
+        self.metadata: dict[str, Any] | None = None
+
+
 class Node:
     """A backward function: takes output gradients, returns input gradients.
 
@@ -136,11 +159,7 @@ class Node:
         "_input_metadata",
         "_sequence_number",
         "_topological_nr",
-        "_pre_hooks",
-        "_post_hooks",
-        "_tensor_pre_hooks",
-        "_retains_grad",
-        "_metadata",
+        "_extras",
         "__weakref__",
     )
 
@@ -151,15 +170,65 @@ class Node:
         self._input_metadata: tuple[InputMetadata, ...] = ()
         self._sequence_number = next(_sequence_numbers)
         self._topological_nr = 0
-        self._pre_hooks: list[Callable[..., Any]] | None = None
-        self._post_hooks: list[Callable[..., Any]] | None = None
-        # Hooks registered on the tensors this node produced, by output number.
-        self._tensor_pre_hooks: dict[int, list[Callable[..., Any]]] | None = None
-        # Outputs that called retain_grad(), by output number (held weakly).
-        self._retains_grad: dict[int, weakref.ref[Tensor]] | None = None
-        self._metadata: dict[str, Any] | None = None
+        # Hooks and metadata, which most nodes never get: one slot, None until then
+        # (see NodeExtras; `_pre_hooks` and the others read and write it).
+        self._extras: NodeExtras | None = None
         if anomaly_mode._enabled:
-            self._metadata = {"traceback_": anomaly_mode.forward_stack()}
+            self._extra().metadata = {"traceback_": anomaly_mode.forward_stack()}
+
+    # -- hooks and metadata, kept in `_extras` ---------------------------------------
+    def _extra(self) -> NodeExtras:
+        extras = self._extras
+        if extras is None:
+            extras = self._extras = NodeExtras()
+        return extras
+
+    @property
+    def _pre_hooks(self) -> list[Callable[..., Any]] | None:
+        extras = self._extras
+        return None if extras is None else extras.pre_hooks
+
+    @_pre_hooks.setter
+    def _pre_hooks(self, hooks: list[Callable[..., Any]] | None) -> None:
+        self._extra().pre_hooks = hooks
+
+    @property
+    def _post_hooks(self) -> list[Callable[..., Any]] | None:
+        extras = self._extras
+        return None if extras is None else extras.post_hooks
+
+    @_post_hooks.setter
+    def _post_hooks(self, hooks: list[Callable[..., Any]] | None) -> None:
+        self._extra().post_hooks = hooks
+
+    @property
+    def _tensor_pre_hooks(self) -> dict[int, list[Callable[..., Any]]] | None:
+        extras = self._extras
+        return None if extras is None else extras.tensor_pre_hooks
+
+    @_tensor_pre_hooks.setter
+    def _tensor_pre_hooks(
+        self, hooks: dict[int, list[Callable[..., Any]]] | None
+    ) -> None:
+        self._extra().tensor_pre_hooks = hooks
+
+    @property
+    def _retains_grad(self) -> dict[int, weakref.ref[Tensor]] | None:
+        extras = self._extras
+        return None if extras is None else extras.retains_grad
+
+    @_retains_grad.setter
+    def _retains_grad(self, refs: dict[int, weakref.ref[Tensor]] | None) -> None:
+        self._extra().retains_grad = refs
+
+    @property
+    def _metadata(self) -> dict[str, Any] | None:
+        extras = self._extras
+        return None if extras is None else extras.metadata
+
+    @_metadata.setter
+    def _metadata(self, metadata: dict[str, Any] | None) -> None:
+        self._extra().metadata = metadata
 
     # -- graph structure -------------------------------------------------------------
     def set_next_edges(self, edges: Sequence[EdgeTuple]) -> None:
@@ -263,9 +332,10 @@ class Node:
 
     @property
     def metadata(self) -> dict[str, Any]:
-        if self._metadata is None:
-            self._metadata = {}
-        return self._metadata
+        extras = self._extra()
+        if extras.metadata is None:
+            extras.metadata = {}
+        return extras.metadata
 
     # -- running ----------------------------------------------------------------------
     def apply(self, grads: Sequence[Tensor | None]) -> Sequence[Tensor | None]:
@@ -307,24 +377,27 @@ class Node:
     # -- hooks ------------------------------------------------------------------------
     def register_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """`hook(grad_inputs, grad_outputs)` runs after `apply`; may return new grad_inputs."""
-        if self._post_hooks is None:
-            self._post_hooks = []
-        self._post_hooks.append(hook)
-        return RemovableHandle(self._post_hooks, hook)
+        extras = self._extra()
+        if extras.post_hooks is None:
+            extras.post_hooks = []
+        extras.post_hooks.append(hook)
+        return RemovableHandle(extras.post_hooks, hook)
 
     def register_prehook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """`hook(grad_outputs)` runs before `apply`; may return new grad_outputs."""
-        if self._pre_hooks is None:
-            self._pre_hooks = []
-        self._pre_hooks.append(hook)
-        return RemovableHandle(self._pre_hooks, hook)
+        extras = self._extra()
+        if extras.pre_hooks is None:
+            extras.pre_hooks = []
+        extras.pre_hooks.append(hook)
+        return RemovableHandle(extras.pre_hooks, hook)
 
     def _register_tensor_pre_hook(
         self, output_nr: int, hook: Callable[..., Any]
     ) -> RemovableHandle:
-        if self._tensor_pre_hooks is None:
-            self._tensor_pre_hooks = {}
-        hooks = self._tensor_pre_hooks.setdefault(output_nr, [])
+        extras = self._extra()
+        if extras.tensor_pre_hooks is None:
+            extras.tensor_pre_hooks = {}
+        hooks = extras.tensor_pre_hooks.setdefault(output_nr, [])
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 
