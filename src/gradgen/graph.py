@@ -2,8 +2,10 @@
 
 Invariants:
 - A Node is the backward of one forward call. `next_edges[i]` says where the gradient
-  for the forward's i-th differentiable input goes: ``Edge(node, input_nr)``, or
-  ``Edge(None, 0)`` when that input needs no gradient. `input_metadata[k]` describes
+  for the forward's i-th differentiable input goes: ``(node, input_nr)``, or
+  ``(None, 0)`` when that input needs no gradient. The node keeps them flat in its own
+  slots (see Node.__slots__), so it is the only object of a recorded call that the
+  cyclic garbage collector tracks. `input_metadata[k]` describes
   the forward's k-th output (shape, dtype), which is the k-th gradient the Node takes.
 - Nodes hold their children strongly (through edges) and are held by the tensors they
   produced (`Tensor._grad_fn`), so a graph lives exactly as long as an output or a
