@@ -22,9 +22,8 @@ from __future__ import annotations
 import heapq
 import itertools
 import sys
-import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -36,12 +35,11 @@ from .graph import (
     EdgeTuple,
     GraphRoot,
     Node,
-    _legacy_type_name,
     is_stealable,
     task_state,
 )
+from .engine_hooks import call_tensor_pre_hooks, replace_gradients
 from .numpy_kernels import sum_to_size
-from .scalars import python_type_name
 from .tensor import Tensor
 
 _NDARRAY = np.ndarray
@@ -355,94 +353,12 @@ def init_to_execute(
     task.exec_info = dict.fromkeys(needed | task.captures.keys(), True)
 
 
-# Guards the `.grad` of non-leaves that retain it (leaves have their AccumulateGrad's).
-_RETAIN_GRAD_LOCK = threading.Lock()
-
-
-def _call_tensor_pre_hooks(node: Node, inputs: list[Tensor | None]) -> None:
-    """Tensor hooks of the node's outputs, then retain_grad, as PyTorch orders them."""
-    if isinstance(node, AccumulateGrad):
-        leaf_hooks = node.variable._hooks
-        hooks_by_output = {0: leaf_hooks} if leaf_hooks else None
-    else:
-        hooks_by_output = node._tensor_pre_hooks
-    if hooks_by_output:
-        _run_tensor_hooks(hooks_by_output, inputs)
-    if node._retains_grad:
-        for output_nr, ref in node._retains_grad.items():
-            tensor, grad = ref(), inputs[output_nr]
-            if tensor is None or grad is None:
-                continue
-            with _RETAIN_GRAD_LOCK:  # backward passes on other threads may share it
-                if tensor._grad is None:
-                    tensor._grad = grad.clone()
-                else:
-                    tensor._grad = tensor._grad + grad
-
-
-def _run_tensor_hooks(
-    hooks_by_output: dict[int, list[Callable[..., Tensor | None]]],
-    inputs: list[Tensor | None],
-) -> None:
-    for output_nr, hooks in hooks_by_output.items():
-        for hook in list(hooks):
-            grad = inputs[output_nr]
-            replaced = hook(
-                grad
-            )  # called with None for an undefined gradient, as PyTorch
-            if replaced is not None:
-                inputs[output_nr] = _checked_replacement(hook, grad, replaced)
-
-
-NONE_REPLACED_ERROR = "can't replace a None gradient with a non-None value"
-
-
-def _checked_replacement(hook: object, grad: Tensor | None, replaced: object) -> Tensor:
-    """A gradient a hook returned instead of `grad`: a Tensor of the same dtype and
-    shape (PyTorch's check_single_result, with its messages)."""
-    if not isinstance(replaced, Tensor):
-        raise TypeError(
-            f"expected Variable, but hook returned '{python_type_name(replaced)}'"
-        )
-    if grad is None:
-        raise RuntimeError(NONE_REPLACED_ERROR)
-    name = getattr(hook, "__name__", hook)
-    if replaced._data.dtype != grad._data.dtype:
-        raise RuntimeError(
-            f"hook '{name}' has changed the type of value (was "
-            f"{_legacy_type_name(grad)} got {_legacy_type_name(replaced)})"
-        )
-    if replaced._data.shape != grad._data.shape:
-        raise RuntimeError(f"hook '{name}' has changed the size of value")
-    return replaced
-
-
-def _replace_gradients(
-    hook: object, old: Sequence[Tensor | None], new: object
-) -> list[Tensor | None]:
-    """What a node hook returned, checked: None (no change) or a tuple with one
-    gradient per value, each None or a Tensor like the one it replaces."""
-    if new is None:
-        return list(old)
-    if not isinstance(new, tuple):
-        raise TypeError(f"expected tuple, but hook returned '{python_type_name(new)}'")
-    if len(new) != len(old):
-        raise RuntimeError(
-            f"hook '{getattr(hook, '__name__', hook)}' has returned an incorrect number "
-            f"of values (got {len(new)}, but expected {len(old)})"
-        )
-    return [
-        None if after is None else _checked_replacement(hook, before, after)
-        for before, after in zip(old, new)
-    ]
-
-
 def _call_function(
     task: GraphTask, node: Node, inputs: list[Tensor | None]
 ) -> list[Tensor | None]:
     if node._pre_hooks:
         for hook in list(node._pre_hooks):
-            inputs = _replace_gradients(hook, inputs, hook(tuple(inputs)))
+            inputs = replace_gradients(hook, inputs, hook(tuple(inputs)))
     if not task.keep_graph:
         node.will_release_variables()
     if anomaly_mode._enabled:
@@ -453,7 +369,7 @@ def _call_function(
     validate_outputs(node._next_edges, outputs, node)
     if node._post_hooks:
         for hook in list(node._post_hooks):
-            outputs = _replace_gradients(
+            outputs = replace_gradients(
                 hook, outputs, hook(tuple(outputs), tuple(inputs))
             )
     return outputs
@@ -627,10 +543,10 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                 and _accumulate_array(node, inputs)
             ):
                 continue  # the leaf's sink, straight from the buffer
-            _call_tensor_pre_hooks(node, _as_tensors(inputs))
+            call_tensor_pre_hooks(node, _as_tensors(inputs))
             convert = True
         elif extras is not None and (extras.tensor_pre_hooks or extras.retains_grad):
-            _call_tensor_pre_hooks(node, _as_tensors(inputs))
+            call_tensor_pre_hooks(node, _as_tensors(inputs))
             convert = True
         if exec_info is not None:
             captures = task.captures.get(node)
@@ -691,13 +607,7 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                 if (
                     data is None
                     or data.shape != expected_shape
-                    or (
-                        # (numpy's dtypes of one type are mostly one object: `is`
-                        # first spares the comparison's call)
-                        data.dtype is not expected_dtype
-                        and expected_dtype is not None
-                        and data.dtype != expected_dtype
-                    )
+                    or (expected_dtype is not None and data.dtype != expected_dtype)
                 ):
                     gradient = _checked(node, index, gradient, function, input_nr)
                     cls = gradient.__class__
